@@ -1,0 +1,82 @@
+"""Turns the exported functions of the benchmarked module into workloads.
+
+The rules themselves are hooks (``ireebench_classify_function`` and
+``ireebench_select_function``); the built-in ones are in
+:mod:`ireebench.plugins.discovery` and follow iree-benchmark-module.
+"""
+
+from __future__ import annotations
+
+from .errors import UsageError
+from .pluginmanager import call_hook, collect_named
+from .workload import FunctionInfo, Workload
+
+
+def invocation_kinds(config) -> dict:
+    return collect_named(config.pm, "ireebench_invocation_kinds", "invocation kind")
+
+
+def exported_functions(session) -> list[FunctionInfo]:
+    module = session.module
+    return [FunctionInfo.from_vm_function(module.lookup_function(name))
+            for name in module.function_names]
+
+
+def classify(config, function: FunctionInfo, kinds: dict):
+    name = call_hook(config.pm, "ireebench_classify_function", function=function, kinds=kinds)
+    if name not in kinds:
+        raise UsageError(f"function {function.name!r}: classified as unknown kind {name!r}")
+    return kinds[name]
+
+
+def discover_workloads(config, session) -> list[Workload]:
+    kinds = invocation_kinds(config)
+    functions = exported_functions(session)
+    wanted = config.getoption("function")
+    if wanted:
+        matches = [f for f in functions if f.name == wanted]
+        if not matches:
+            public = [f.name for f in functions if not f.name.startswith("__")]
+            raise UsageError(
+                f"--function={wanted}: no exported function named {wanted!r} in "
+                f"{session.module_path} (exported: {', '.join(public) or 'none'})"
+            )
+        candidates = [(matches[0], True)]
+    else:
+        candidates = [(f, False) for f in functions]
+    workloads = []
+    for function, selected in candidates:
+        kind = classify(config, function, kinds)
+        chosen = call_hook(config.pm, "ireebench_select_function",
+                           function=function, kind=kind, selected=selected)
+        if not chosen:
+            continue
+        workload = build_workload(config, session, function, kind, selected)
+        if config.selects(workload.run_name):
+            workloads.append(workload)
+    if config.getoption("enable_output_processing") and len(workloads) != 1:
+        raise UsageError(
+            "--enable_output_processing: output processing requires one function; use --function"
+        )
+    return workloads
+
+
+def build_workload(config, session, function, kind, selected) -> Workload:
+    batch, concurrency = kind.batching(
+        config.getoption("batch_size"), config.getoption("batch_concurrency")
+    )
+    if batch > 2**31 - 1:
+        raise UsageError(f"--batch_size={config.getoption('batch_size')}: "
+                         "rounded batch size is too large")
+    workload = Workload(
+        name=f"BM_{function.name}",
+        function=function,
+        kind=kind,
+        batch_size=batch,
+        concurrency=concurrency,
+        time_unit=config.getoption("time_unit") or kind.default_time_unit,
+        selected=selected,
+    )
+    specs = list(config.getoption("input") or []) if selected else []
+    workload.inputs = kind.build_inputs(workload, session, specs)
+    return workload

@@ -1,0 +1,20 @@
+"""The one exception type for user errors.
+
+Anything the user can fix (a flag value, a missing file, a plugin that does
+not import) raises :class:`UsageError` in the core. The CLI turns it into a
+single ``ireebench: error: ...`` line on stderr and exit code 1, never a
+traceback.
+"""
+
+
+class UsageError(Exception):
+    """A user-fixable error. ``str(err)`` is the one line shown to the user."""
+
+    def __init__(self, message: str, exit_code: int = 1):
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+def flag_error(flag: str, value, reason: str) -> UsageError:
+    """Builds the canonical message that names the flag and its value."""
+    return UsageError(f"--{flag}={value}: {reason}")

@@ -1,0 +1,55 @@
+"""Number formatting shared by reporters, as Google Benchmark prints numbers."""
+
+from __future__ import annotations
+
+_BIG_SI = ["k", "M", "G", "T", "P", "E", "Z", "Y"]
+_BIG_IEC = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi"]
+_SMALL_SI = ["m", "u", "n", "p", "f", "a", "z", "y"]
+
+
+def cpp_stream(value: float) -> str:
+    """``std::ostream << double`` with the default precision (6, %g-like)."""
+    text = format(value, ".6g")
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        sign = exponent[0]
+        digits = exponent[1:].lstrip("0").rjust(2, "0")
+        text = f"{mantissa}e{sign}{digits}"
+    return text
+
+
+def human_readable(value: float, one_k: int = 1000) -> str:
+    """Google Benchmark's HumanReadableNumber (precision 1): 152.154k, 30.5m."""
+    sign = ""
+    if value < 0:
+        sign, value = "-", -value
+    threshold = 1.0
+    big = threshold * one_k
+    if value > big:
+        scaled = value
+        units = _BIG_IEC if one_k == 1024 else _BIG_SI
+        for unit in units:
+            scaled /= one_k
+            if scaled <= big:
+                return f"{sign}{cpp_stream(scaled)}{unit}"
+        return f"{sign}{cpp_stream(value)}"
+    if value < threshold and value < 0.01:
+        scaled = value
+        for unit in _SMALL_SI:
+            scaled *= one_k
+            if scaled >= threshold:
+                return f"{sign}{cpp_stream(scaled)}{unit}"
+    return f"{sign}{cpp_stream(value)}"
+
+
+def format_time(value: float) -> str:
+    """The console's time column (Google Benchmark's FormatTime)."""
+    if value < 1.0:
+        return f"{value:10.3f}"
+    if value < 10.0:
+        return f"{value:10.2f}"
+    if value < 100.0:
+        return f"{value:10.1f}"
+    if value > 9999999999:
+        return f"{value:1.4e}"
+    return f"{value:10.0f}"

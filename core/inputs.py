@@ -1,0 +1,389 @@
+"""The ``--input`` grammar of IREE's tools, parsed on the host.
+
+Mirrors ``iree_tooling_parse_variants`` (runtime/src/iree/tooling/function_io.c):
+
+* ``42``, ``-3.14``: a primitive, when the argument is a primitive (cconv
+  ``i``/``I``/``f``/``F``).
+* ``2x2xi32=1 2 3 4``: a tensor; values separated by spaces, commas or
+  brackets (``[[1 2][3 4]]``); no values = zeros; one value = splat;
+  integers may be hex (``0x1f``).
+* ``2x2xf32=@file.bin`` / ``=+file.bin``: raw bytes from the start of a file,
+  or continuing where the previous input read that file.
+* ``@f.npy`` / ``+f.npy``: one array from a .npy file (from the start / next);
+  ``*f.npy``: every remaining array. Loaded with ``allow_pickle=False``.
+* ``&2xf32``: storage (a bare buffer instead of a buffer view).
+* ``(null)`` / ``(ignored)``: a zero primitive or a null reference.
+
+Parsing returns :class:`Tensor`/:class:`Scalar`/:class:`Null` values or
+raises :class:`UsageError`; nothing else. Turning them into device buffers is
+:func:`to_vm_list`, done once before timing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import dtypes
+from .errors import UsageError
+
+
+@dataclass
+class Scalar:
+    cconv: str  # i, I, f or F
+    value: int | float
+
+
+@dataclass
+class Tensor:
+    array: np.ndarray  # host storage (bf16 as uint16 bits)
+    element_type: dtypes.ElementType
+    storage_only: bool = False  # `&`: pass the buffer, not a buffer view
+
+
+@dataclass
+class Null:
+    cconv: str
+
+
+InputValue = Scalar | Tensor | Null
+
+_PRIMITIVES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
+_INT_LIMITS = {"i": (-(2**31), 2**32 - 1), "I": (-(2**63), 2**64 - 1)}
+_SEPARATORS = re.compile(r"[\s,\[\]]+")
+_MAX_ELEMENTS = 1 << 32
+
+
+def split_cconv(arguments: str) -> list[str]:
+    """Splits the argument fragment of a calling convention into types.
+
+    A variadic span ``C...D`` counts as one argument.
+    """
+    if arguments == "v":  # void
+        return []
+    types, i = [], 0
+    while i < len(arguments):
+        char = arguments[i]
+        if char == "C":
+            end = arguments.find("D", i)
+            end = len(arguments) - 1 if end < 0 else end
+            types.append(arguments[i : end + 1])
+            i = end + 1
+        else:
+            types.append(char)
+            i += 1
+    return types
+
+
+class _Streams:
+    """Open files shared by the inputs of one parse, for ``+``/``*``."""
+
+    def __init__(self):
+        self._files: dict[str, object] = {}
+
+    def open(self, path: str, append: bool, spec: str):
+        handle = self._files.get(path)
+        if handle is None:
+            try:
+                handle = open(path, "rb")  # noqa: SIM115 - closed by close()
+            except FileNotFoundError:
+                raise UsageError(f"--input={spec}: file not found: {path}") from None
+            except OSError as exc:
+                raise UsageError(f"--input={spec}: cannot read {path}: {exc.strerror}") from None
+            self._files[path] = handle
+        elif not append:
+            handle.seek(0)
+        return handle
+
+    def close(self):
+        for handle in self._files.values():
+            handle.close()
+        self._files.clear()
+
+
+def parse_inputs(specs: list[str] | tuple[str, ...], argument_types: list[str]) -> list[InputValue]:
+    """Parses ``--input`` strings against the function's argument types."""
+    streams = _Streams()
+    values: list[InputValue] = []
+    try:
+        for raw in specs:
+            spec = raw.strip()
+            remaining = argument_types[len(values) :]
+            values.extend(_parse_one(spec, remaining, streams))
+    finally:
+        streams.close()
+    return values
+
+
+def _expect(remaining: list[str], spec: str) -> str:
+    if not remaining:
+        raise UsageError(f"--input={spec}: function expected fewer input values")
+    return remaining[0]
+
+
+def _parse_one(spec: str, remaining: list[str], streams: _Streams) -> list[InputValue]:
+    if not spec:
+        raise UsageError("--input=: no value specified for input")
+    if spec in ("(null)", "(ignored)"):
+        return [Null(_expect(remaining, spec))]
+    if spec[0] in "@+*":
+        return _parse_npy(spec, remaining, streams)
+    if spec.startswith("&"):
+        cconv = _expect(remaining, spec)
+        if cconv != "r":
+            raise UsageError(
+                f"--input={spec}: function signature mismatch: expected cconv type `{cconv}` "
+                "but provided type `r`"
+            )
+        tensor = parse_tensor(spec[1:], spec, streams)
+        tensor.storage_only = True
+        return [tensor]
+    cconv = _expect(remaining, spec)
+    if cconv in _PRIMITIVES:
+        return [_parse_primitive(spec, cconv)]
+    if cconv != "r":
+        raise UsageError(f"--input={spec}: unsupported argument type `{cconv}`")
+    if "=" not in spec and "x" not in spec:
+        raise UsageError(
+            f"--input={spec}: invalid tensor specification, requires at least a "
+            "shape/type (`4x2xf32=...`)"
+        )
+    return [parse_tensor(spec, spec, streams)]
+
+
+def _parse_int(text: str) -> int:
+    return int(text, 0) if text.lower().lstrip("+-").startswith("0x") else int(text, 10)
+
+
+def _parse_primitive(spec: str, cconv: str) -> Scalar:
+    type_name = _PRIMITIVES[cconv]
+    text = spec
+    # Accept an explicit `i32=42` spelling too (what the tools print).
+    if "=" in text:
+        prefix, text = text.split("=", 1)
+        if prefix.strip() not in (type_name, ""):
+            raise UsageError(
+                f"--input={spec}: function signature mismatch: argument is {type_name}, "
+                f"value is {prefix.strip()}"
+            )
+    text = text.strip()
+    try:
+        if cconv in "iI":
+            value = _parse_int(text)
+            low, high = _INT_LIMITS[cconv]
+            if not low <= value <= high:
+                raise ValueError
+            return Scalar(cconv, value)
+        return Scalar(cconv, float(text))
+    except ValueError:
+        raise UsageError(f"--input={spec}: parsing value `{text}` as {type_name}") from None
+
+
+def _parse_shape_and_type(metadata: str, spec: str) -> tuple[list[int], dtypes.ElementType]:
+    parts = metadata.strip().split("x")
+    type_name = parts[-1].strip()
+    element_type = dtypes.by_name(type_name)
+    if element_type is None:
+        raise UsageError(
+            f"--input={spec}: unknown element type `{type_name}` "
+            f"(known: {', '.join(dtypes.ELEMENT_TYPES)})"
+        )
+    shape = []
+    for dim in parts[:-1]:
+        dim = dim.strip()
+        if not dim.isdigit():
+            raise UsageError(f"--input={spec}: invalid shape dimension `{dim}`")
+        shape.append(int(dim))
+    if int(np.prod(shape, dtype=np.float64)) > _MAX_ELEMENTS:
+        raise UsageError(f"--input={spec}: shape {metadata} is too large")
+    return shape, element_type
+
+
+def _check_brackets(text: str, spec: str) -> None:
+    depth = 0
+    for char in text:
+        if char == "[":
+            depth += 1
+        elif char == "]":
+            depth -= 1
+            if depth < 0:
+                break
+    if depth != 0:
+        raise UsageError(f"--input={spec}: unbalanced brackets in values")
+
+
+def _convert_values(tokens: list[str], element_type: dtypes.ElementType, spec: str) -> np.ndarray:
+    try:
+        if element_type.is_float:
+            floats = np.array([float(t) for t in tokens], dtype=np.float64)
+            if element_type.is_bf16:
+                return dtypes.f32_to_bf16(floats.astype(np.float32))
+            with np.errstate(over="ignore"):
+                return floats.astype(element_type.numpy)
+        ints = [_parse_int(t) for t in tokens]
+    except ValueError as exc:
+        bad = next((t for t in tokens if not _is_number(t, element_type)), str(exc))
+        raise UsageError(
+            f"--input={spec}: parsing value `{bad}` as {element_type.name}"
+        ) from None
+    if element_type.name == "i1":
+        return np.array([i != 0 for i in ints], dtype=np.bool_)
+    info = np.iinfo(element_type.numpy)
+    # Signless integers accept the unsigned range too (bit patterns), like IREE.
+    low = info.min
+    high = info.max if element_type.name.startswith(("si", "ui")) else (1 << info.bits) - 1
+    for value in ints:
+        if not low <= value <= high:
+            raise UsageError(
+                f"--input={spec}: value `{value}` out of range for {element_type.name}"
+            )
+    bits = np.array([v & ((1 << info.bits) - 1) for v in ints], dtype=np.uint64)
+    return bits.astype(np.dtype(f"u{info.bits // 8}")).view(element_type.numpy)
+
+
+def _is_number(token: str, element_type: dtypes.ElementType) -> bool:
+    try:
+        float(token) if element_type.is_float else _parse_int(token)
+        return True
+    except ValueError:
+        return False
+
+
+def parse_tensor(text: str, spec: str, streams: _Streams | None = None) -> Tensor:
+    """Parses ``SHAPExTYPE[=values|@file|+file]`` into a host tensor."""
+    metadata, has_values, contents = text.partition("=")
+    shape, element_type = _parse_shape_and_type(metadata, spec)
+    count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+    contents = contents.strip()
+    if has_values and contents[:1] in ("@", "+"):
+        if streams is None:
+            raise UsageError(f"--input={spec}: file contents are not allowed here")
+        path = contents[1:]
+        handle = streams.open(path, append=contents[0] == "+", spec=spec)
+        nbytes = count * element_type.numpy.itemsize
+        data = handle.read(nbytes)
+        if len(data) != nbytes:
+            raise UsageError(
+                f"--input={spec}: {path} has {len(data)} bytes left, {nbytes} needed "
+                f"for {metadata}"
+            )
+        array = np.frombuffer(data, dtype=element_type.numpy).reshape(shape).copy()
+        return Tensor(array, element_type)
+    _check_brackets(contents, spec)
+    tokens = [t for t in _SEPARATORS.split(contents) if t]
+    if not tokens:
+        array = np.zeros(count, dtype=element_type.numpy)
+    else:
+        values = _convert_values(tokens, element_type, spec)
+        if len(values) == 1:
+            array = np.full(count, values[0], dtype=element_type.numpy)
+        elif len(values) == count:
+            array = values
+        else:
+            raise UsageError(
+                f"--input={spec}: value count mismatch: {metadata} needs {count} values, "
+                f"got {len(values)}"
+            )
+    return Tensor(array.reshape(shape), element_type)
+
+
+def _load_npy(handle, path: str, spec: str) -> Tensor:
+    try:
+        array = np.load(handle, allow_pickle=False)
+    except ValueError as exc:
+        raise UsageError(f"--input={spec}: cannot load {path}: {exc}") from None
+    except (OSError, EOFError) as exc:
+        raise UsageError(f"--input={spec}: cannot load {path}: {exc}") from None
+    if not isinstance(array, np.ndarray):
+        raise UsageError(f"--input={spec}: {path} is not a .npy array")
+    element_type = dtypes.by_numpy(array.dtype)
+    if element_type is None:
+        raise UsageError(f"--input={spec}: {path}: unsupported numpy dtype {array.dtype}")
+    return Tensor(np.ascontiguousarray(array, dtype=element_type.numpy), element_type)
+
+
+def _parse_npy(spec: str, remaining: list[str], streams: _Streams) -> list[InputValue]:
+    mode, path = spec[0], spec[1:]
+    if not path.endswith(".npy"):
+        raise UsageError(
+            f"--input={spec}: only numpy (.npy) files are supported for metadata-less "
+            "variant I/O"
+        )
+    handle = streams.open(path, append=mode != "@", spec=spec)
+    if mode != "*":
+        _expect_ref(remaining, spec)
+        return [_load_npy(handle, path, spec)]
+    values: list[InputValue] = []
+    size = os.fstat(handle.fileno()).st_size
+    while handle.tell() < size:
+        _expect_ref(remaining[len(values) :], spec)
+        values.append(_load_npy(handle, path, spec))
+    return values
+
+
+def _expect_ref(remaining: list[str], spec: str) -> None:
+    cconv = _expect(remaining, spec)
+    if cconv != "r":
+        raise UsageError(
+            f"--input={spec}: function signature mismatch: expected cconv type `{cconv}` "
+            "but provided type `r`"
+        )
+
+
+@dataclass
+class PreparedInputs:
+    """Inputs materialized once on the device, ready for every invocation."""
+
+    vm_list: object  # iree.runtime.VmVariantList
+    items: list = field(default_factory=list)  # (push method name, value) pairs
+
+    def clone(self, extra_capacity: int = 0):
+        """A new VmVariantList with the same values (for async invocations)."""
+        from iree.runtime import VmVariantList
+
+        clone = VmVariantList(len(self.items) + extra_capacity)
+        for method, value in self.items:
+            getattr(clone, method)(value)
+        return clone
+
+
+def to_vm_list(values: list[InputValue], device) -> PreparedInputs:
+    """Uploads host values into device buffers and a VM argument list."""
+    import iree.runtime as rt
+
+    items = []
+    for value in values:
+        if isinstance(value, Scalar):
+            method = "push_int" if value.cconv in "iI" else "push_float"
+            items.append((method, value.value))
+        elif isinstance(value, Null):
+            if value.cconv in "iI":
+                items.append(("push_int", 0))
+            elif value.cconv in "fF":
+                items.append(("push_float", 0.0))
+            else:
+                raise UsageError(
+                    "--input=(null): null references cannot be passed through "
+                    "iree.runtime's Python bindings"
+                )
+        else:
+            buffer_view = device.allocator.allocate_buffer_copy(
+                memory_type=rt.MemoryType.DEVICE_LOCAL,
+                allowed_usage=rt.BufferUsage.DEFAULT | rt.BufferUsage.MAPPING,
+                device=device,
+                buffer=np.ascontiguousarray(value.array).reshape(-1)
+                if value.array.ndim == 0
+                else np.ascontiguousarray(value.array),
+                element_type=value.element_type.hal,
+            )
+            if value.array.ndim == 0:
+                buffer_view = rt.HalBufferView(buffer_view.get_buffer(), [], value.element_type.hal)
+            ref = buffer_view.get_buffer() if value.storage_only else buffer_view
+            items.append(("push_ref", ref))
+    vm_list = rt.VmVariantList(max(len(items), 1))
+    for method, item in items:
+        getattr(vm_list, method)(item)
+    return PreparedInputs(vm_list, items)

@@ -1,0 +1,110 @@
+"""The result model: Google Benchmark's ``Run`` with numbers, not strings.
+
+Times are kept as accumulated seconds over ``iterations`` like Google
+Benchmark does; ``real_time``/``cpu_time`` give the per-iteration value in
+``time_unit``. Raw per-repetition samples stay on the runs so later statistics
+are computed from data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+TIME_UNIT_MULTIPLIER = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}
+
+
+@dataclass
+class Counter:
+    value: float
+    is_rate: bool = False  # printed with a "/s" suffix on the console
+    one_k: int = 1000
+
+
+@dataclass
+class Run:
+    """One row of a report: a repetition, an aggregate or an extra row."""
+
+    name: str  # family name, e.g. "BM_add" (extra rows: "BM_add/<dispatch>")
+    run_name: str  # "BM_add/process_time/real_time"
+    iterations: int = 0
+    real_accumulated_time: float = 0.0  # seconds over all iterations
+    cpu_accumulated_time: float = 0.0
+    time_unit: str = "ms"
+    run_type: str = "iteration"  # or "aggregate"
+    family_index: int = 0
+    per_family_instance_index: int = 0
+    repetitions: int = 1
+    repetition_index: int | None = 0
+    threads: int = 1
+    aggregate_name: str = ""  # mean, median, stddev, cv
+    aggregate_unit: str = "time"  # or "percentage"
+    counters: dict[str, Counter] = field(default_factory=dict)
+    label: str = ""
+    error_occurred: bool = False
+    error_message: str = ""
+    extra_row: bool = False  # appended by a plugin (e.g. dispatch statistics)
+    batch_size: int = 1
+    samples: list[float] = field(default_factory=list)  # per-batch seconds, where kept
+
+    @property
+    def benchmark_name(self) -> str:
+        """The reported name; aggregates carry their suffix (``_mean``...)."""
+        if self.run_type == "aggregate" and self.aggregate_name:
+            return f"{self.run_name}_{self.aggregate_name}"
+        return self.run_name
+
+    def _adjusted(self, accumulated: float) -> float:
+        if self.run_type == "aggregate" and self.aggregate_unit == "percentage":
+            return accumulated
+        if not self.iterations:
+            return 0.0
+        return accumulated / self.iterations * TIME_UNIT_MULTIPLIER[self.time_unit]
+
+    @property
+    def real_time(self) -> float:
+        """Per-iteration real time in ``time_unit`` (a fraction for cv)."""
+        return self._adjusted(self.real_accumulated_time)
+
+    @property
+    def cpu_time(self) -> float:
+        return self._adjusted(self.cpu_accumulated_time)
+
+    def to_dict(self) -> dict:
+        """Plain data, for the Python API and notebooks."""
+        data = {
+            "name": self.benchmark_name,
+            "run_name": self.run_name,
+            "run_type": self.run_type,
+            "repetitions": self.repetitions,
+            "repetition_index": self.repetition_index,
+            "iterations": self.iterations,
+            "real_time": self.real_time,
+            "cpu_time": self.cpu_time,
+            "time_unit": self.time_unit,
+            "counters": {k: c.value for k, c in self.counters.items()},
+        }
+        if self.run_type == "aggregate":
+            data["aggregate_name"] = self.aggregate_name
+            data["aggregate_unit"] = self.aggregate_unit
+        if self.error_occurred:
+            data["error_occurred"] = True
+            data["error_message"] = self.error_message
+        return data
+
+
+@dataclass
+class RunResult:
+    """What one ``ireebench`` invocation produced (the Python API's return)."""
+
+    exit_code: int
+    runs: list[Run]
+    context: object = None
+
+    def __iter__(self):
+        return iter(self.runs)
+
+    def by_name(self, name: str) -> Run:
+        for run in self.runs:
+            if run.benchmark_name == name:
+                return run
+        raise KeyError(name)

@@ -1,0 +1,159 @@
+"""Orchestrates one run: backend selection, reporters, and the in-process backend."""
+
+from __future__ import annotations
+
+import sys
+
+from . import context as context_module
+from .errors import UsageError
+from .measure import measure
+from .pluginmanager import call_hook, collect_named
+from .reporting import AtomicFile, ReportHub
+from .results import RunResult
+from .session import Session
+from .stats import compute_aggregates
+
+FORMAT_ALIASES = {"console": "console", "json": "json", "csv": "csv"}
+
+
+def _reporter_factories(config) -> dict:
+    return collect_named(config.pm, "ireebench_reporters", "reporter")
+
+
+def build_hub(config, stdout=None, stderr=None) -> ReportHub:
+    """Creates the display reporter (stdout) and the --benchmark_out reporter."""
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    factories = _reporter_factories(config)
+    display_name = config.getoption("reporter") or config.getoption("benchmark_format")
+    flag = "reporter" if config.getoption("reporter") else "benchmark_format"
+    if display_name not in factories:
+        raise UsageError(
+            f"--{flag}={display_name}: unknown reporter (known: {', '.join(sorted(factories))})"
+        )
+    display = factories[display_name](stdout, config, stderr)
+    file_reporter = handle = None
+    out_path = config.getoption("benchmark_out")
+    if out_path:
+        out_format = config.getoption("benchmark_out_format")
+        if out_format not in factories:
+            raise UsageError(
+                f"--benchmark_out_format={out_format}: unknown reporter "
+                f"(known: {', '.join(sorted(factories))})"
+            )
+        handle = AtomicFile(out_path)
+        file_reporter = factories[out_format](handle.stream, config, handle.stream)
+        # Google Benchmark's file console reporter writes its context to the file too.
+    return ReportHub(config, display, file_reporter, handle)
+
+
+def run_config(config, stdout=None, stderr=None) -> RunResult:
+    backends = collect_named(config.pm, "ireebench_backends", "backend")
+    name = config.getoption("backend")
+    if name not in backends:
+        raise UsageError(f"--backend={name}: unknown backend (known: {', '.join(sorted(backends))})")
+    if config.getoption("benchmark_list_tests"):
+        return RunResult(backends[name](config, None), [])
+    hub = build_hub(config, stdout, stderr)
+    try:
+        exit_code = backends[name](config, hub)
+    except BaseException:
+        if hub.context is None:
+            if hub._file_handle is not None:
+                hub._file_handle.discard()
+        else:
+            hub.finalize()
+        raise
+    if hub.context is None and hub._file_handle is not None:
+        hub._file_handle.discard()
+    else:
+        hub.finalize()
+    return RunResult(exit_code, hub.runs, hub.context)
+
+
+def name_field_width(workloads, repetitions: int) -> int:
+    """Google Benchmark's console name column: longest name (+ "_median")."""
+    width = max([10] + [len(w.run_name) for w in workloads])
+    if repetitions > 1:
+        width += 1 + max(len("median"), len("stddev"))
+    return width
+
+
+def build_context(config, workloads, executable=None):
+    context = context_module.gather(executable, config.benchmark_context)
+    context.name_field_width = name_field_width(
+        workloads, config.getoption("benchmark_repetitions")
+    )
+    call_hook(config.pm, "ireebench_report_context", config=config, context=context)
+    return context
+
+
+def parse_runtime_flags(config) -> None:
+    """Hands flags ireebench does not own to the IREE runtime."""
+    if not config.runtime_flags:
+        return
+    import iree.runtime as rt
+
+    for flag in config.runtime_flags:
+        try:
+            rt.flags.parse_flags(flag)
+        except ValueError as exc:
+            detail = str(exc).rsplit(";", 1)[-1].strip()
+            raise UsageError(f"{flag}: unknown flag ({detail})") from None
+
+
+def run_in_process(config, hub) -> int:
+    """The default backend: measures in this process with iree.runtime."""
+    parse_runtime_flags(config)
+    session = Session(config)
+    outcome = {"exit_code": 0}
+    try:
+        session.open()
+        call_hook(config.pm, "ireebench_sessionstart", session=session)
+        # Runtime objects (batches, fences, buffers) live only inside this
+        # call, so they are released before the session closes the devices.
+        return _measure_and_report(config, session, hub, outcome)
+    finally:
+        try:
+            call_hook(config.pm, "ireebench_sessionfinish", session=session,
+                      exitstatus=outcome["exit_code"])
+        finally:
+            if config.getoption("print_statistics") and session.devices:
+                for uri, text in session.allocator_statistics():
+                    sys.stderr.write(f"Device: {uri}\n{text}\n")
+            session.close()
+
+
+def _measure_and_report(config, session, hub, outcome) -> int:
+    from .discovery import discover_workloads
+    from .outputs import snapshot
+
+    workloads = discover_workloads(config, session)
+    if hub is None:  # --benchmark_list_tests
+        for workload in workloads:
+            print(workload.run_name)
+        return 0
+    hub.report_context(build_context(config, workloads))
+    keep_outputs = bool(config.getoption("enable_output_processing"))
+    for workload in workloads:
+        last = {}
+        runs = measure(workload, session, config,
+                       on_sample=(lambda s: last.update(batch=s.batch)) if keep_outputs else None)
+        if last.get("batch") is not None:
+            workload.outputs = snapshot(last.pop("batch").outputs(), session.device,
+                                        workload.function.results)
+        runs += compute_aggregates(runs)
+        if any(r.error_occurred for r in runs):
+            outcome["exit_code"] = 1
+        extra = []
+        for rows in call_hook(config.pm, "ireebench_report_extra_rows",
+                              workload=workload, runs=runs):
+            extra.extend(rows or [])
+        hub.report(runs, extra)
+    call_hook(config.pm, "ireebench_replay_capture", config=config, workloads=workloads)
+    for code in call_hook(config.pm, "ireebench_process_outputs", config=config,
+                          session=session, workloads=workloads):
+        outcome["exit_code"] = max(outcome["exit_code"], code or 0)
+    for workload in workloads:
+        workload.inputs = None
+    return outcome["exit_code"]

@@ -1,0 +1,141 @@
+"""The runtime session: VM instance, HAL devices, modules, parameters, context."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+
+from .errors import UsageError
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().replace("\n", " ")
+    return " ".join(text.split())
+
+
+class Session:
+    """Owns the VM and HAL state of one run.
+
+    Open it with :meth:`open`; :meth:`close` releases everything in the order
+    the runtime needs (context before modules before devices).
+    """
+
+    def __init__(self, config):
+        self.config = config
+        self.instance = None
+        self.devices: list = []
+        self.device_uris: list[str] = []
+        self.modules: list = []
+        self.module_paths: list[str] = []
+        self.context = None
+        self._parameter_indices: list = []
+
+    @property
+    def device(self):
+        """The first device: inputs and outputs live there."""
+        return self.devices[0] if self.devices else None
+
+    @property
+    def module(self):
+        """The benchmarked module: the last --module."""
+        return self.modules[-1]
+
+    @property
+    def module_path(self) -> str:
+        return self.module_paths[-1]
+
+    def open(self) -> "Session":
+        import iree.runtime as rt
+
+        config = self.config
+        module_specs = list(config.getoption("module") or [])
+        if not module_specs:
+            raise UsageError("no user module specified; use --module=file.vmfb")
+        self.instance = rt.VmInstance()
+        self.device_uris = list(config.getoption("device") or []) or ["local-task"]
+        for uri in self.device_uris:
+            self.devices.append(self._create_device(rt, uri))
+        for spec in module_specs:
+            self.modules.append(self._load_module(rt, spec))
+            self.module_paths.append(spec)
+        hal_module = rt.create_hal_module(self.instance, devices=self.devices)
+        vm_modules = [hal_module]
+        parameters = list(config.getoption("parameters") or [])
+        if parameters:
+            vm_modules.append(self._parameters_module(rt, parameters))
+        vm_modules.extend(self.modules)
+        try:
+            self.context = rt.VmContext(self.instance, modules=vm_modules)
+        except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
+            raise UsageError(
+                f"--module={self.module_path}: cannot create a context "
+                f"(missing import, or compiled for another device than "
+                f"--device={','.join(self.device_uris)}?): {_one_line(exc)}"
+            ) from None
+        return self
+
+    def _create_device(self, rt, uri: str):
+        driver = uri.split("://", 1)[0].split(":", 1)[0]
+        if driver not in rt.query_available_drivers():
+            raise UsageError(
+                f"--device={uri}: unknown driver {driver!r} "
+                f"(available: {', '.join(rt.query_available_drivers())})"
+            )
+        try:
+            return rt.get_device(uri, cache=False)
+        except Exception as exc:  # noqa: BLE001
+            raise UsageError(f"--device={uri}: cannot create device: {_one_line(exc)}") from None
+
+    def _load_module(self, rt, spec: str):
+        if spec == "-":
+            data = sys.stdin.buffer.read()
+            if not data:
+                raise UsageError("--module=-: standard input is empty")
+            loader = lambda: rt.VmModule.copy_buffer(self.instance, data)  # noqa: E731
+        else:
+            path = Path(spec)
+            if not path.is_file():
+                raise UsageError(f"--module={spec}: file not found")
+            if path.stat().st_size == 0:
+                raise UsageError(f"--module={spec}: file is empty")
+            loader = lambda: rt.VmModule.mmap(self.instance, str(path))  # noqa: E731
+        try:
+            return loader()
+        except Exception as exc:  # noqa: BLE001
+            raise UsageError(
+                f"--module={spec}: not a valid IREE module (.vmfb): {_one_line(exc)}"
+            ) from None
+
+    def _parameters_module(self, rt, specs: list[str]):
+        providers = []
+        for spec in specs:
+            scope, _, path = spec.rpartition("=")
+            if not Path(path).is_file():
+                raise UsageError(f"--parameters={spec}: file not found")
+            index = rt.ParameterIndex()
+            try:
+                index.load(path)
+            except Exception as exc:  # noqa: BLE001
+                raise UsageError(f"--parameters={spec}: {_one_line(exc)}") from None
+            self._parameter_indices.append(index)
+            providers.append(index.create_provider(scope=scope))
+        return rt.create_io_parameters_module(self.instance, *providers)
+
+    def allocator_statistics(self) -> list[tuple[str, str]]:
+        """(device uri, formatted allocator statistics) per device."""
+        return [
+            (uri, device.allocator.formatted_statistics)
+            for uri, device in zip(self.device_uris, self.devices)
+        ]
+
+    def close(self) -> None:
+        # Release in dependency order; the bindings crash at interpreter exit
+        # when a device outlives the objects that use it.
+        self.context = None
+        self.modules.clear()
+        self._parameter_indices.clear()
+        gc.collect()
+        self.devices.clear()
+        self.instance = None
+        gc.collect()

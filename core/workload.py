@@ -1,0 +1,79 @@
+"""Exported functions and the workloads built from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .inputs import split_cconv
+
+
+@dataclass
+class FunctionInfo:
+    """What discovery knows about one exported VM function."""
+
+    name: str
+    vm_function: Any  # iree.runtime.VmFunction
+    reflection: dict[str, str]
+    cconv: str  # e.g. "0rr_r"
+
+    @classmethod
+    def from_vm_function(cls, vm_function) -> "FunctionInfo":
+        return cls(
+            name=vm_function.name,
+            vm_function=vm_function,
+            reflection=dict(vm_function.reflection),
+            cconv=_cconv_of(vm_function),
+        )
+
+    def attr(self, name: str) -> str:
+        return self.reflection.get(name, "")
+
+    @property
+    def argument_types(self) -> list[str]:
+        return split_cconv(self.arguments)
+
+    @property
+    def arguments(self) -> str:
+        body = self.cconv[1:] if self.cconv[:1].isdigit() else self.cconv
+        return body.partition("_")[0]
+
+    @property
+    def results(self) -> str:
+        body = self.cconv[1:] if self.cconv[:1].isdigit() else self.cconv
+        results = body.partition("_")[2]
+        return "" if results == "v" else results
+
+    @property
+    def argument_count(self) -> int:
+        return len(self.argument_types)
+
+
+def _cconv_of(vm_function) -> str:
+    # The bindings expose the calling convention only through repr():
+    # "<VmFunction NAME(CCONV), reflection = {...}>".
+    text = repr(vm_function)
+    prefix = f"<VmFunction {vm_function.name}("
+    if text.startswith(prefix):
+        return text[len(prefix) :].split(")", 1)[0]
+    return "0v_v"
+
+
+@dataclass
+class Workload:
+    """A function to benchmark, with its ABI and batch accounting resolved."""
+
+    name: str  # "BM_" + function name
+    function: FunctionInfo
+    kind: Any  # ireebench.kinds.InvocationKind
+    batch_size: int  # logical iterations per measured batch
+    concurrency: int  # fence timelines (async), else 1
+    time_unit: str  # ns, us or ms
+    selected: bool  # named with --function
+    inputs: Any = None  # ireebench.inputs.PreparedInputs
+    outputs: list | None = None  # host copies of the last measured outputs
+    extra: dict = field(default_factory=dict)  # plugin-owned state
+
+    @property
+    def run_name(self) -> str:
+        return f"{self.name}/process_time/real_time"

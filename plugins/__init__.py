@@ -1,0 +1,1 @@
+"""Built-in plugins of ireebench, each registered like a third-party plugin."""

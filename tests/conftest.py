@@ -1,0 +1,138 @@
+"""Shared fixtures: modules compiled from MLIR once per session, and CLI runners.
+
+Modules are compiled with iree-base-compiler at test time (llvm-cpu, generic
+CPU so the cache never depends on the host) and cached for the whole session.
+The CLI runs in a subprocess (``python -m ireebench``) because the runtime's
+flags are process-global and some failures must be observed as exit codes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+MLIR_DIR = Path(__file__).parent / "mlir"
+CPU_FLAGS = [
+    "--iree-hal-target-device=local",
+    "--iree-hal-local-target-device-backends=llvm-cpu",
+    "--iree-llvmcpu-target-cpu=generic",
+]
+
+
+@pytest.fixture(scope="session")
+def module_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("modules")
+
+
+@pytest.fixture(scope="session")
+def compile_mlir(module_cache):
+    """compile_mlir(source_or_name, *extra_flags) -> path of a cached .vmfb.
+
+    ``source_or_name`` is MLIR text, or the stem of a file in tests/mlir/.
+    """
+    from iree.compiler import tools
+
+    def compile_(source: str, *flags: str) -> Path:
+        if "\n" not in source and (MLIR_DIR / f"{source}.mlir").is_file():
+            source = (MLIR_DIR / f"{source}.mlir").read_text()
+        all_flags = [*CPU_FLAGS, *flags]
+        key = hashlib.sha256((source + "\0" + "\0".join(all_flags)).encode()).hexdigest()[:16]
+        output = module_cache / f"{key}.vmfb"
+        if not output.exists():
+            binary = tools.compile_str(source, extra_args=all_flags, input_type="auto")
+            output.write_bytes(binary)
+        return output
+
+    return compile_
+
+
+@pytest.fixture(scope="session")
+def dispatch_module(compile_mlir, module_cache) -> Path:
+    """A module of dispatch benchmark wrappers (iree.benchmark = "dispatch")."""
+    from iree.compiler import tools
+
+    dump = module_cache / "dispatch_benchmarks"
+    output = module_cache / "dispatch_benchmarks.vmfb"
+    if not output.exists():
+        dump.mkdir(exist_ok=True)
+        tools.compile_str(
+            (MLIR_DIR / "two_dispatches.mlir").read_text(),
+            extra_args=[*CPU_FLAGS, f"--iree-hal-dump-executable-benchmarks-to={dump}"],
+        )
+        sources = sorted(dump.glob("*.mlir"))
+        assert sources, "the compiler wrote no dispatch benchmark"
+        # One module per dumped executable; benchmark the first (the matmul's
+        # fill or matmul) - the wrapper shape is what matters.
+        output.write_bytes(tools.compile_file(str(sources[0]), extra_args=CPU_FLAGS))
+    return output
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    def json(self):
+        return json.loads(self.stdout)
+
+
+def _env() -> dict:
+    env = dict(os.environ)
+    env.setdefault("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", "1")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(__file__).parent / "plugins"), env.get("PYTHONPATH", "")]
+    )
+    return env
+
+
+@pytest.fixture(scope="session")
+def ireebench():
+    """ireebench(*args, input=None, timeout=300) runs the CLI in a subprocess."""
+
+    def run(*args, input: bytes | None = None, timeout: float = 300, cwd=None) -> CliResult:
+        proc = subprocess.run(
+            [sys.executable, "-m", "ireebench", *map(str, args)],
+            input=input,
+            capture_output=True,
+            timeout=timeout,
+            env=_env(),
+            cwd=cwd,
+        )
+        return CliResult(proc.returncode, proc.stdout.decode(errors="replace"),
+                         proc.stderr.decode(errors="replace"))
+
+    return run
+
+
+@pytest.fixture(scope="session")
+def native_tool():
+    """native_tool(name, *args) runs a native IREE tool binary from iree-base-runtime."""
+    from iree.runtime.benchmark import benchmark_exe
+
+    tools_dir = Path(benchmark_exe()).parent
+
+    def run(name: str, *args, timeout: float = 300) -> CliResult:
+        proc = subprocess.run([str(tools_dir / name), *map(str, args)],
+                              capture_output=True, timeout=timeout)
+        return CliResult(proc.returncode, proc.stdout.decode(errors="replace"),
+                         proc.stderr.decode(errors="replace"))
+
+    return run
+
+
+def one_error_line(result: CliResult) -> str:
+    """Asserts the CLI failed with exactly one error line and no traceback."""
+    assert result.returncode != 0, result.stdout
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("ireebench: error: "), lines[0]
+    return lines[0]
