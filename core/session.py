@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import tempfile
 from pathlib import Path
 
 from .errors import UsageError
@@ -30,6 +31,8 @@ class Session:
         self.module_paths: list[str] = []
         self.context = None
         self._parameter_indices: list = []
+        self._scratch = None  # private temp dir holding a copy of a stdin module
+        self._stdin_copy = ""
 
     @property
     def device(self):
@@ -59,6 +62,10 @@ class Session:
         for spec in module_specs:
             self.modules.append(self._load_module(rt, spec))
             self.module_paths.append(spec)
+        # Native passes re-run the modules from files; stdin was saved to one.
+        config.resolved_module_paths = [
+            self._stdin_copy if spec == "-" else str(Path(spec).resolve()) for spec in module_specs
+        ]
         hal_module = rt.create_hal_module(self.instance, devices=self.devices)
         vm_modules = [hal_module]
         parameters = list(config.getoption("parameters") or [])
@@ -92,6 +99,9 @@ class Session:
             data = sys.stdin.buffer.read()
             if not data:
                 raise UsageError("--module=-: standard input is empty")
+            self._scratch = tempfile.TemporaryDirectory(prefix="ireebench-")
+            self._stdin_copy = str(Path(self._scratch.name) / "stdin.vmfb")
+            Path(self._stdin_copy).write_bytes(data)
             loader = lambda: rt.VmModule.copy_buffer(self.instance, data)  # noqa: E731
         else:
             path = Path(spec)
@@ -139,3 +149,6 @@ class Session:
         self.devices.clear()
         self.instance = None
         gc.collect()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+            self._scratch = None
