@@ -1,0 +1,109 @@
+"""The plugin manager: built-ins, entry points, --plugin, -p no:NAME, autoload switch."""
+
+import os
+import textwrap
+
+import pytest
+
+from conftest import one_error_line
+from ireebench.errors import UsageError
+from ireebench.pluginmanager import BUILTIN_PLUGINS, build_plugin_manager, collect_named
+
+ECHO_PLUGIN = """
+from ireebench import hookimpl
+
+@hookimpl
+def ireebench_addoption(parser):
+    parser.addoption("--echo_tag", "echo_tag", default="", help="Printed at session start.")
+
+@hookimpl
+def ireebench_sessionstart(session):
+    import sys
+    print("ECHO:" + session.config.getoption("echo_tag"), file=sys.stderr)
+"""
+
+
+def _entry_point_dist(tmp_path, name, module_source):
+    """A minimal installed distribution exposing an `ireebench` entry point."""
+    (tmp_path / f"{name}.py").write_text(textwrap.dedent(module_source))
+    info = tmp_path / f"{name}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[ireebench]\n{name} = {name}\n")
+    return tmp_path
+
+
+def test_builtins_registered_by_name():
+    pm = build_plugin_manager()
+    for name in BUILTIN_PLUGINS:
+        assert pm.get_plugin(name) is not None, name
+
+
+def test_block_a_builtin():
+    pm = build_plugin_manager(blocked=["console"])
+    assert pm.get_plugin("console") is None
+    assert "console" not in collect_named(pm, "ireebench_reporters", "reporter")
+
+
+def test_plugin_file_adds_option(compile_mlir, ireebench, tmp_path):
+    plugin = tmp_path / "echo.py"
+    plugin.write_text(ECHO_PLUGIN)
+    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                       "--benchmark_min_time=1x", f"--plugin={plugin}", "--echo_tag=hello")
+    assert result.returncode == 0, result.stderr
+    assert "ECHO:hello" in result.stderr
+    blocked = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                        "--benchmark_min_time=1x", f"--plugin={plugin}", "-p", "no:echo")
+    assert "ECHO:" not in blocked.stderr
+
+
+def test_entry_point_plugins(compile_mlir, ireebench, tmp_path, monkeypatch):
+    site = _entry_point_dist(tmp_path, "echo_ep", ECHO_PLUGIN)
+    monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", "")
+    args = [f"--module={compile_mlir('simple')}", "--device=local-sync", "--benchmark_min_time=1x"]
+    assert "ECHO:" in ireebench(*args).stderr
+    assert "ECHO:" not in ireebench(*args, "-p", "no:echo_ep").stderr
+    monkeypatch.setenv("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", "1")
+    assert "ECHO:" not in ireebench(*args).stderr
+    # Still loadable explicitly by module name.
+    assert "ECHO:" in ireebench(*args, "--plugin=echo_ep").stderr
+
+
+def test_plugin_import_failure_names_it(ireebench, tmp_path):
+    broken = tmp_path / "broken.py"
+    broken.write_text("raise RuntimeError('boom at import')\n")
+    line = one_error_line(ireebench(f"--plugin={broken}", "--module=x.vmfb"))
+    assert f"--plugin={broken}" in line and "boom at import" in line
+    line = one_error_line(ireebench("--plugin=no_such_plugin_module", "--module=x.vmfb"))
+    assert "no_such_plugin_module" in line
+
+
+def test_duplicate_kind_names_both_plugins(tmp_path, monkeypatch):
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (tmp_path / "dupkind.py").write_text(textwrap.dedent("""
+        from ireebench import hookimpl
+        from ireebench.plugins.kinds import SyncKind
+
+        @hookimpl
+        def ireebench_invocation_kinds():
+            return [SyncKind()]
+    """))
+    pm = build_plugin_manager(["dupkind"])
+    with pytest.raises(UsageError) as info:
+        collect_named(pm, "ireebench_invocation_kinds", "invocation kind")
+    assert "'sync'" in str(info.value) and "'kinds'" in str(info.value)
+    assert "'dupkind'" in str(info.value)
+
+
+def test_raising_hook_is_named(compile_mlir, ireebench, tmp_path):
+    plugin = tmp_path / "angry.py"
+    plugin.write_text(textwrap.dedent("""
+        from ireebench import hookimpl
+
+        @hookimpl
+        def ireebench_configure(config):
+            raise ValueError("I refuse")
+    """))
+    line = one_error_line(ireebench(f"--module={compile_mlir('simple')}", f"--plugin={plugin}"))
+    assert "plugin 'angry'" in line and "I refuse" in line
