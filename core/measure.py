@@ -118,7 +118,7 @@ def measure(workload, session, config, on_sample=None) -> list[Run]:
             batch_size=workload.batch_size,
         )
         try:
-            if index == 0 and config.min_warmup_time > 0 and not explicit:
+            if index == 0 and config.min_warmup_time > 0:
                 calibrate(workload, session, config.min_warmup_time)
             if requested is None:
                 requested, sample = calibrate(workload, session, min_time.seconds)
