@@ -28,8 +28,8 @@ class Context:
     num_cpus: int
     mhz_per_cpu: int
     cycles_per_second: float
-    cpu_scaling_enabled: bool
-    aslr_enabled: bool
+    cpu_scaling_enabled: bool | None  # None: unknown (not reported)
+    aslr_enabled: bool | None  # None: unknown (not reported)
     caches: list[CacheInfo]
     load_avg: list[float]
     library_version: str = LIBRARY_VERSION
@@ -41,6 +41,10 @@ class Context:
     # Width of the console's name column, computed from the workloads.
     name_field_width: int = 10
 
+    def sorted_global_context(self) -> list[tuple[str, str]]:
+        """--benchmark_context entries in Google Benchmark's (std::map) order."""
+        return sorted(self.global_context.items())
+
 
 def _read(path: str) -> str | None:
     try:
@@ -49,18 +53,47 @@ def _read(path: str) -> str | None:
         return None
 
 
-def _cpu_mhz() -> float:
-    text = _read("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
-    if text and text.isdigit():
-        return int(text) / 1000.0
+def _read_int(path: str) -> int | None:
+    text = _read(path)
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _cycles_per_second(scaling_enabled: bool | None) -> float:
+    """The CPU clock the way Google Benchmark's sysinfo finds it on Linux.
+
+    The exported TSC frequency first, then the current frequency when scaling
+    is off, then the maximum frequency, then ``cpu MHz`` (or ``bogomips``)
+    from /proc/cpuinfo. 0 when none is readable.
+    """
+    cpu0 = "/sys/devices/system/cpu/cpu0"
+    candidates = [f"{cpu0}/tsc_freq_khz"]
+    if scaling_enabled is False:
+        candidates.append(f"{cpu0}/cpufreq/scaling_cur_freq")
+    candidates.append(f"{cpu0}/cpufreq/cpuinfo_max_freq")
+    for path in candidates:
+        khz = _read_int(path)
+        if khz:
+            return khz * 1000.0
+    bogo = None
     try:
         with open("/proc/cpuinfo") as handle:
             for line in handle:
-                if line.lower().startswith("cpu mhz"):
-                    return float(line.split(":", 1)[1])
-    except (OSError, ValueError):
+                key, _, value = line.partition(":")
+                key = key.strip().lower()
+                try:
+                    number = float(value) * 1e6
+                except ValueError:
+                    continue
+                if key == "cpu mhz" and number > 0:
+                    return number
+                if key == "bogomips" and number >= 0 and bogo is None:
+                    bogo = number
+    except OSError:
         pass
-    return 0.0
+    return bogo or 0.0
 
 
 def _parse_size(text: str) -> int:
@@ -86,30 +119,62 @@ def _caches() -> list[CacheInfo]:
     return caches
 
 
-def _scaling_enabled() -> bool:
-    governor = _read("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
-    return governor is not None and governor != "performance"
+def _num_cpus() -> int:
+    """Online CPUs (Google Benchmark asks sysconf(_SC_NPROCESSORS_ONLN))."""
+    try:
+        return max(1, os.sysconf("SC_NPROCESSORS_ONLN"))
+    except (AttributeError, ValueError, OSError):
+        return os.cpu_count() or 1
 
 
-def _aslr_enabled() -> bool:
-    return _read("/proc/sys/kernel/randomize_va_space") not in (None, "0")
+def _scaling_enabled(num_cpus: int) -> bool | None:
+    """True when any CPU's governor is not ``performance``; None off Linux."""
+    if not sys.platform.startswith("linux"):
+        return None
+    for cpu in range(num_cpus):
+        governor = _read(f"/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor")
+        if governor is not None and governor != "performance":
+            return True
+    return False
+
+
+_ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def _aslr_enabled() -> bool | None:
+    """This process's ASLR, read like Google Benchmark: personality(2)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        persona = libc.personality(ctypes.c_ulong(0xFFFFFFFF))
+    except (OSError, AttributeError):
+        return _read("/proc/sys/kernel/randomize_va_space") not in (None, "0")
+    if persona == -1:
+        return None
+    return not (persona & _ADDR_NO_RANDOMIZE)
 
 
 def gather(executable: str | None = None, global_context: dict | None = None) -> Context:
-    mhz = _cpu_mhz()
+    """Describes this machine as Google Benchmark's context does."""
+    num_cpus = _num_cpus()
+    scaling = _scaling_enabled(num_cpus)
+    cycles = _cycles_per_second(scaling)
     try:
         load = list(os.getloadavg())
-    except OSError:
+    except (AttributeError, OSError):
         load = []
     date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     return Context(
         date=date,
         host_name=socket.gethostname(),
         executable=executable or os.path.abspath(sys.argv[0]),
-        num_cpus=os.cpu_count() or 1,
-        mhz_per_cpu=int(mhz),
-        cycles_per_second=mhz * 1e6,
-        cpu_scaling_enabled=_scaling_enabled(),
+        num_cpus=num_cpus,
+        mhz_per_cpu=int(cycles / 1e6 + 0.5),
+        cycles_per_second=cycles,
+        cpu_scaling_enabled=scaling,
         aslr_enabled=_aslr_enabled(),
         caches=_caches(),
         load_avg=load,

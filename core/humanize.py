@@ -1,6 +1,19 @@
-"""Number formatting shared by reporters, as Google Benchmark prints numbers."""
+"""Number formatting shared by reporters, as Google Benchmark prints numbers.
+
+Google Benchmark writes numbers with C++ streams and printf; these helpers
+give the same text from Python so that reports stay byte-compatible:
+
+- :func:`cpp_stream`: ``std::ostream << double`` (CSV cells, load averages,
+  the console's MHz),
+- :func:`json_double`: the JSON reporter's ``std::scientific`` with 16
+  fractional digits (``7.8407499998434105e+00``),
+- :func:`human_readable`: the console's counters (``152.154k``),
+- :func:`format_time`: the console's time columns.
+"""
 
 from __future__ import annotations
+
+import math
 
 _BIG_SI = ["k", "M", "G", "T", "P", "E", "Z", "Y"]
 _BIG_IEC = ["Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "Zi", "Yi"]
@@ -16,6 +29,21 @@ def cpp_stream(value: float) -> str:
         digits = exponent[1:].lstrip("0").rjust(2, "0")
         text = f"{mantissa}e{sign}{digits}"
     return text
+
+
+def json_double(value: float) -> str:
+    """A double as Google Benchmark's JSON reporter writes it.
+
+    ``std::scientific`` with ``max_digits10 - 1`` (16) fractional digits;
+    NaN and infinities are written as ``NaN`` / ``Infinity`` / ``-Infinity``
+    (which Python's json module reads back).
+    """
+    value = float(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "-Infinity" if value < 0 else "Infinity"
+    return format(value, ".16e")
 
 
 def human_readable(value: float, one_k: int = 1000) -> str:

@@ -58,16 +58,9 @@ def run_config(config, stdout=None, stderr=None) -> RunResult:
     try:
         exit_code = backends[name](config, hub)
     except BaseException:
-        if hub.context is None:
-            if hub._file_handle is not None:
-                hub._file_handle.discard()
-        else:
-            hub.finalize()
+        hub.close(failed=True)  # finished runs stay in valid output
         raise
-    if hub.context is None and hub._file_handle is not None:
-        hub._file_handle.discard()
-    else:
-        hub.finalize()
+    hub.close()
     return RunResult(exit_code, hub.runs, hub.context)
 
 
@@ -133,12 +126,20 @@ def _measure_and_report(config, session, hub, outcome) -> int:
         for workload in workloads:
             print(workload.run_name)
         return 0
+    if not workloads:
+        # Google Benchmark's behaviour: no context, no rows, an empty
+        # --benchmark_out file, exit 0.
+        pattern = config.getoption("benchmark_filter") or "."
+        sys.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
+        return 0
     hub.report_context(build_context(config, workloads))
     keep_outputs = bool(config.getoption("enable_output_processing"))
-    for workload in workloads:
+    for family_index, workload in enumerate(workloads):
         last = {}
         runs = measure(workload, session, config,
                        on_sample=(lambda s: last.update(batch=s.batch)) if keep_outputs else None)
+        for run in runs:  # Google Benchmark numbers the benchmarks that run
+            run.family_index = family_index
         if last.get("batch") is not None:
             workload.outputs = snapshot(last.pop("batch").outputs(), session.device,
                                         workload.function.results)

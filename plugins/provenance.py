@@ -1,20 +1,38 @@
 """Adds IREE provenance to the report context.
 
-Keys are prefixed so Google Benchmark's consumers (compare.py, dashboards)
-ignore them: the ireebench and iree-base-runtime versions, the devices, the
-benchmarked module's path and sha256, and the loaded plugins.
+The JSON reporter writes these keys into ``"context"`` after Google
+Benchmark's own fields and the ``--benchmark_context`` entries, so consumers
+that read Google Benchmark's JSON (compare.py, dashboards) ignore them:
+
+``ireebench_version``
+    version of ireebench.
+``iree_runtime_version``
+    version of the installed iree-base-runtime package.
+``iree_devices``
+    the HAL devices, as given with ``--device`` (default ``local-task``).
+``iree_module``
+    the benchmarked module (the last ``--module``): an absolute path, or
+    ``-`` when it was read from standard input.
+``iree_module_sha256``
+    sha256 of the module's bytes (also for a module read from stdin).
+``ireebench_plugins``
+    names of the loaded plugins, built-in ones included.
 """
 
 from __future__ import annotations
 
 import hashlib
 import importlib.metadata
+import os
 
 from ireebench import __version__, hookimpl
 from ireebench.plugins_util import loaded_plugin_names
 
+RUNTIME_DISTRIBUTIONS = ("iree-base-runtime", "iree-runtime")
 
-def _sha256(path: str) -> str:
+
+def file_sha256(path: str) -> str:
+    """Hex sha256 of a file, or "" when it cannot be read."""
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:
@@ -25,20 +43,40 @@ def _sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def _runtime_version() -> str:
-    try:
-        return importlib.metadata.version("iree-base-runtime")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
+def runtime_version() -> str:
+    """Version of the installed IREE runtime package, or "unknown"."""
+    for name in RUNTIME_DISTRIBUTIONS:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return "unknown"
+
+
+def benchmarked_module(config) -> tuple[str, str]:
+    """(reported path, readable path) of the last --module.
+
+    A module read from stdin is reported as ``-``; its bytes are hashed from
+    the copy the session saved (``config.resolved_module_paths``).
+    """
+    specs = list(config.getoption("module") or [])
+    if not specs:
+        return "", ""
+    spec = specs[-1]
+    resolved = list(getattr(config, "resolved_module_paths", None) or [])
+    readable = resolved[-1] if len(resolved) == len(specs) else spec
+    if spec == "-":
+        return "-", readable if readable != "-" else ""
+    return os.path.abspath(spec), readable
 
 
 @hookimpl
 def ireebench_report_context(config, context):
-    modules = list(config.getoption("module") or [])
-    module = modules[-1] if modules else ""
+    """Records versions, devices, the module and its sha256, and the plugins."""
+    reported, readable = benchmarked_module(config)
     context.extra["ireebench_version"] = __version__
-    context.extra["iree_runtime_version"] = _runtime_version()
+    context.extra["iree_runtime_version"] = runtime_version()
     context.extra["iree_devices"] = list(config.getoption("device") or []) or ["local-task"]
-    context.extra["iree_module"] = module
-    context.extra["iree_module_sha256"] = _sha256(module) if module and module != "-" else ""
+    context.extra["iree_module"] = reported
+    context.extra["iree_module_sha256"] = file_sha256(readable) if readable else ""
     context.extra["ireebench_plugins"] = loaded_plugin_names(config.pm)
