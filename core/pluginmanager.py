@@ -29,11 +29,15 @@ BUILTIN_PLUGINS = {
     "discovery": "ireebench.plugins.discovery",
     "kinds": "ireebench.plugins.kinds",
     "runtime_backend": "ireebench.plugins.runtime_backend",
+    "native_backend": "ireebench.plugins.native_backend",
     "console": "ireebench.plugins.console",
     "csv": "ireebench.plugins.csv_reporter",
     "json": "ireebench.plugins.json_reporter",
     "output_processing": "ireebench.plugins.output_processing",
     "provenance": "ireebench.plugins.provenance",
+    "profiling_pass": "ireebench.plugins.profiling_pass",
+    "dispatch_statistics": "ireebench.plugins.dispatch_statistics",
+    "replay": "ireebench.plugins.replay",
 }
 
 

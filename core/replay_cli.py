@@ -1,8 +1,251 @@
-"""`ireebench replay FILE.ireereplay` (issue 5)."""
+"""``ireebench replay FILE.ireereplay``: benchmark a replay capture.
 
+The capture (written with ``--device_replay_output``) is timed by the native
+``iree-benchmark-replay`` shipped in iree-base-runtime; its JSON report
+(never its console table) becomes ireebench runs that go through the same
+reporters and plugins as a module benchmark: ``--reporter`` /
+``--benchmark_format``, ``--benchmark_out`` / ``--benchmark_out_format``,
+the streaming hook and the report-context hook.
+
+Flags: ``--device``, ``--replay_scope``, ``--replay_file_remap``,
+``--replay_executable_substitution``, the Google Benchmark flags that shape
+the measurement (``--benchmark_min_time``, ``--benchmark_repetitions``,
+``--benchmark_filter``...), ``--time_unit``, ireebench's ``--reporter``,
+``--plugin`` and ``-p``, and runtime flags (validated like the main
+command's). Module flags (``--module``, ``--function``, ``--input``...) are
+rejected: the capture already holds that work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import signal
 import sys
+from pathlib import Path
+
+import click
+from click.core import ParameterSource
+
+from .errors import UsageError
+from .pluginmanager import build_plugin_manager, call_hook
+
+TOOL = "iree-benchmark-replay"
+REPLAY_GROUP = "Replay (iree-benchmark-replay)"
+# Core options that make sense for a replay; every other module option is an error.
+ALLOWED_CORE_OPTIONS = {"device", "time_unit"}
+# Options that configure a capture, not a replay.
+CAPTURE_OPTIONS = {"backend", "device_replay_output", "device_replay_file_policy",
+                   "device_replay_file_validation"}
+
+HELP = """Benchmark a HAL replay capture (.ireereplay) with iree-benchmark-replay and
+report it through ireebench's reporters and plugins.
+
+Capture one with `ireebench --module=... --device_replay_output=FILE.ireereplay`.
+Every replay iteration executes the whole capture; --replay_scope=execute times
+only the regions the capture marked as the benchmark's timed work.
+"""
+
+
+def _add_replay_options(command) -> None:
+    from .cli import GroupedOption
+
+    command.params += [
+        GroupedOption(("--replay_scope", "replay_scope"), default="", group=REPLAY_GROUP,
+                      metavar="NAME",
+                      help="Time only the regions inside matching scope markers (execute)."),
+        GroupedOption(("--replay_file_remap", "replay_file_remap"), multiple=True,
+                      group=REPLAY_GROUP, metavar="CAPTURED_PREFIX=REPLAY_PREFIX",
+                      help="Remap referenced external file paths; repeatable."),
+        GroupedOption(("--replay_executable_substitution", "replay_executable_substitution"),
+                      multiple=True, group=REPLAY_GROUP, metavar="ID[@FORMAT]=PATH",
+                      help="Replace a captured executable (or all=PATH); repeatable."),
+    ]
+
+
+def _reject_capture_and_module_options(command, ctx) -> None:
+    from .cli import CORE_GROUP
+
+    for param in command.params:
+        name = param.name
+        if ctx.get_parameter_source(name) not in (ParameterSource.COMMANDLINE,
+                                                  ParameterSource.ENVIRONMENT):
+            continue
+        core_only = getattr(param, "group", None) == CORE_GROUP and name not in ALLOWED_CORE_OPTIONS
+        if core_only or name in CAPTURE_OPTIONS:
+            raise UsageError(f"replay: --{name} cannot be used with ireebench replay "
+                             "(the capture already holds the module's work)")
+
+
+def parse_replay_args(argv: list[str]):
+    """Returns ``(config, replay_path)``, or ``None`` when --help was printed."""
+    from .cli import CORE_GROUP, build_command, expand_flagfiles, prescan_plugins, \
+        validate_core_options
+    from .config import Config
+
+    argv = expand_flagfiles(argv)
+    plugins, blocked = prescan_plugins(argv)
+    pm = build_plugin_manager(plugins, blocked)
+    command = build_command(pm)
+    command.name = "ireebench replay"
+    command.help = HELP
+    command.options_metavar = "FILE.ireereplay [OPTIONS]"
+    for param in command.params:
+        if getattr(param, "group", None) == CORE_GROUP and param.name not in ALLOWED_CORE_OPTIONS:
+            param.hidden = True
+        if param.name in CAPTURE_OPTIONS:
+            param.hidden = True
+    _add_replay_options(command)
+    try:
+        ctx = command.make_context("ireebench replay", list(argv))
+    except click.exceptions.Exit:
+        return None
+    except click.ClickException as exc:
+        raise UsageError(" ".join(exc.format_message().split())) from None
+    _reject_capture_and_module_options(command, ctx)
+    files = [arg for arg in ctx.args if not arg.startswith("-")]
+    runtime_flags = [arg for arg in ctx.args if arg.startswith("-")]
+    if len(files) != 1:
+        raise UsageError("replay: expected one replay file: ireebench replay FILE.ireereplay "
+                         f"[flags] (got {len(files)}: {' '.join(files) or 'none'})")
+    path = files[0]
+    if not Path(path).is_file():
+        raise UsageError(f"replay: {path}: file not found")
+    if Path(path).stat().st_size == 0:
+        raise UsageError(f"replay: {path}: file is empty")
+    config = Config(pm, dict(ctx.params), runtime_flags, list(argv))
+    config.replay_file = path
+    validate_core_options(config)
+    call_hook(pm, "ireebench_configure", config=config)
+    return config, path
+
+
+def replay_tool_args(config, path: str) -> list[str]:
+    """iree-benchmark-replay flags for this replay (the file last)."""
+    from .native import benchmark_flags
+
+    args = [f"--device={d}" for d in (config.getoption("device") or ["local-task"])]
+    if config.getoption("replay_scope"):
+        args.append(f"--replay_scope={config.getoption('replay_scope')}")
+    args += [f"--replay_file_remap={v}" for v in config.getoption("replay_file_remap") or []]
+    args += [f"--replay_executable_substitution={v}"
+             for v in config.getoption("replay_executable_substitution") or []]
+    args += list(config.runtime_flags)
+    return args + benchmark_flags(config) + [path]
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _failure(path: str, proc) -> UsageError:
+    from .native import native_error_line
+
+    return UsageError(f"replay: {path}: {TOOL} failed: "
+                      f"{native_error_line(proc.stderr, proc.returncode)}")
+
+
+def replay_backend(config, hub, path: str) -> int:
+    """Runs iree-benchmark-replay and reports its JSON through ``hub``."""
+    from .native import (
+        context_from_benchmark_json,
+        name_field_width_of,
+        run_benchmark_tool,
+        runs_by_benchmark,
+        split_benchmark_json,
+    )
+    from .runner import parse_runtime_flags
+
+    parse_runtime_flags(config)
+    args = replay_tool_args(config, path)
+    if hub is None:  # --benchmark_list_tests
+        proc = run_benchmark_tool(TOOL, ["--benchmark_list_tests=true", *args])
+        if proc.returncode != 0:
+            raise _failure(path, proc)
+        sys.stdout.write(proc.stdout)
+        return 0
+    proc = run_benchmark_tool(TOOL, ["--benchmark_format=json", *args])
+    report, _ = split_benchmark_json(proc.stdout)
+    if report is None:
+        raise _failure(path, proc)
+    groups = runs_by_benchmark(report)
+    unit = config.getoption("time_unit")
+    if unit:  # Runs keep seconds: the unit only changes how they are shown.
+        for run in (run for group in groups for run in group):
+            run.time_unit = unit
+    context = context_from_benchmark_json(report, config.benchmark_context)
+    context.name_field_width = name_field_width_of(groups)
+    context.extra["iree_replay_file"] = str(Path(path).resolve())
+    context.extra["iree_replay_sha256"] = _sha256(path)
+    context.extra["iree_replay_scope"] = config.getoption("replay_scope") or ""
+    call_hook(config.pm, "ireebench_report_context", config=config, context=context)
+    hub.report_context(context)
+    exit_code = 1 if proc.returncode != 0 else 0
+    for runs in groups:
+        if any(run.error_occurred for run in runs):
+            exit_code = 1
+        hub.report(runs)
+    if proc.returncode == 0 and proc.stderr:
+        sys.stderr.write(proc.stderr)
+    return exit_code
+
+
+def execute_replay(argv: list[str], stdout=None, stderr=None):
+    """Parses ``ireebench replay`` flags and runs; returns a :class:`RunResult`."""
+    from .results import RunResult
+    from .runner import build_hub
+
+    parsed = parse_replay_args(argv)
+    if parsed is None:
+        return RunResult(0, [])
+    config, path = parsed
+    exit_code = 0
+    try:
+        if config.getoption("benchmark_list_tests"):
+            exit_code = replay_backend(config, None, path)
+            return RunResult(exit_code, [])
+        hub = build_hub(config, stdout, stderr)
+        try:
+            exit_code = replay_backend(config, hub, path)
+        except BaseException:
+            # Like runner.run_config: keep a started report valid, drop an empty one.
+            if hub.context is None and hub._file_handle is not None:
+                hub._file_handle.discard()
+            else:
+                hub.finalize()
+            raise
+        if hub.context is None and hub._file_handle is not None:
+            hub._file_handle.discard()
+        else:
+            hub.finalize()
+        return RunResult(exit_code, hub.runs, hub.context)
+    finally:
+        call_hook(config.pm, "ireebench_sessionfinish", session=None, exitstatus=exit_code)
 
 
 def run_replay_cli(argv: list[str]) -> int:
-    print("ireebench: error: replay: not implemented yet", file=sys.stderr)
-    return 1
+    """``ireebench replay ...``: returns the exit code; user errors are one line."""
+    from .cli import Terminated, _on_sigterm
+
+    previous = None
+    try:
+        previous = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        return execute_replay(argv).exit_code
+    except UsageError as exc:
+        print(f"ireebench: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("ireebench: interrupted", file=sys.stderr)
+        return 130
+    except Terminated:
+        print("ireebench: terminated", file=sys.stderr)
+        return 143
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,265 @@
+"""Replay capture: ``--device_replay_output=FILE.ireereplay``.
+
+The Python bindings have no HAL replay recorder, so the capture is a native
+pass: after measurement, iree-benchmark-module (shipped in
+iree-base-runtime) runs once more with the same modules, devices, function,
+inputs and batch flags and with ``--device_replay_output``. The native tool
+records ``execute`` scopes around the timed work of every iteration, so
+``iree-benchmark-replay --replay_scope=execute`` (or ``ireebench replay``)
+times the same region later.
+
+How many iterations the capture holds: with an iteration count
+(``--benchmark_min_time=Nx``) the pass gets the run's Google Benchmark
+flags unchanged (repetitions and warm-up included), so the capture is the
+one iree-benchmark-module would write with those flags; with a time (the
+default ``0.5s``) a native run would record an unbounded number of
+iterations, so the pass runs one iteration (``1x``, one repetition, no
+warm-up) instead.
+
+The capture is written to a temporary file next to the target and renamed
+into place when the pass ends, so the target is either complete or untouched
+when ireebench exits, also after a failed benchmark or an interrupt.
+
+The capture is the ``ireebench_replay_capture`` hook (first result wins);
+this implementation runs last, so a plugin can provide another capture
+back end.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import click
+
+from ireebench import hookimpl
+from ireebench.errors import UsageError
+from ireebench.native import (
+    native_error_line,
+    run_benchmark_tool,
+    session_args,
+    split_benchmark_json,
+    workload_args,
+)
+
+GROUP = "Replay capture"
+FILE_POLICIES = ("reference", "capture-ranges", "capture-all", "fail")
+FILE_VALIDATIONS = ("identity", "digest")
+# Runtime flags that belong to other native passes (profiling, external
+# capture tools); the capture pass must not write their outputs again.
+OTHER_PASS_FLAGS = ("--device_profiling_", "--device_capture_", "--print_device_statistics")
+# Characters with a meaning in the POSIX extended regex of --benchmark_filter.
+_ERE_SPECIAL = set("\\.[]()*+?{}|^$")
+
+AGENTS_MD = """\
+# ireebench replay capture
+
+ireebench can record the HAL work of its benchmarks into a `.ireereplay`
+file and benchmark that file later, without the module, its inputs or the
+Python runtime.
+
+## Capture
+
+    ireebench --module=model.vmfb --device=local-task --function=main \\
+        --input=1x224x224x3xf32=0 --benchmark_min_time=20x \\
+        --device_replay_output=/tmp/model.ireereplay
+
+- The timed run is ireebench's own (in-process). The capture is a separate,
+  untimed native pass: `iree-benchmark-module` from iree-base-runtime runs
+  with the same `--module`, `--device`, `--parameters`, `--function`,
+  `--input`, `--batch_size`, `--batch_concurrency` and `--time_unit`, plus
+  the runtime flags you gave (profiling flags excluded).
+- Iterations recorded: with `--benchmark_min_time=Nx` the pass uses your
+  Google Benchmark flags unchanged (N iterations per repetition, warm-up
+  included); with a time such as the default `0.5s` it records a single
+  iteration (`1x`, one repetition, no warm-up).
+- Synchronous and dispatch benchmarks get an `execute` replay scope around
+  each iteration's invocations; asynchronous ones around the timed interval,
+  with batch setup and cleanup outside it.
+- The file is written next to the target and renamed into place when the
+  pass ends: it is complete when ireebench exits, also when a benchmark
+  failed; a failed capture pass is one `ireebench: error:` line, exit 1.
+- `--device_replay_file_policy=reference|capture-ranges|capture-all|fail`
+  (default `reference`) decides how fd-backed files such as parameter
+  archives are recorded: by path, the ranges the run read, every byte, or
+  refuse them. `--device_replay_file_validation=identity|digest` (default
+  `identity`) validates referenced files cheaply (size, inode, mtime) or by
+  content; use `digest` only if the files will be copied to another
+  filesystem before replay. Both need `--device_replay_output`.
+- With `--backend=native` the capture is the same separate pass.
+
+## Replay
+
+    ireebench replay /tmp/model.ireereplay --device=local-task \\
+        --replay_scope=execute --benchmark_min_time=20x --benchmark_out=replay.json
+
+- Runs `iree-benchmark-replay` and reports through ireebench's reporters and
+  plugins (`--reporter`, `--benchmark_format`, `--benchmark_out`,
+  `--benchmark_out_format`, streaming hook). Every replay iteration executes
+  the whole captured stream; `--replay_scope=execute` times only the
+  recorded `execute` regions (all of them: a capture of N iterations reports
+  the time of N benchmark iterations per replay iteration).
+- `--replay_file_remap=OLD=NEW` and `--replay_executable_substitution=...`
+  are passed to the native tool; `--time_unit=ns|us|ms` sets the unit.
+- Inspect a capture with `iree-dump-replay FILE` (look for
+  `name="execute"` scopes) and run it once with `iree-run-replay FILE`.
+  `iree-run-replay --agents_md` prints the native replay playbook.
+"""
+
+
+def _print_agents_md(ctx, param, value):
+    """Eager --agents_md: print the guidance and stop before anything else runs."""
+    if not value:
+        return value
+    click.echo(AGENTS_MD, nl=False)
+    ctx.exit(0)
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds the capture flags of iree-benchmark-module and --agents_md."""
+    parser.addoption(
+        "--device_replay_output", "device_replay_output", default="", group=GROUP,
+        metavar="FILE.ireereplay",
+        help="Record the HAL work of the benchmarks into a replay file (a native pass).")
+    parser.addoption(
+        "--device_replay_file_policy", "device_replay_file_policy", default=None,
+        group=GROUP, metavar="|".join(FILE_POLICIES),
+        help="How fd-backed files (parameter archives) are captured (default reference).")
+    parser.addoption(
+        "--device_replay_file_validation", "device_replay_file_validation", default=None,
+        group=GROUP, metavar="|".join(FILE_VALIDATIONS),
+        help="Validation of referenced files at replay time (default identity).")
+    parser.addoption(
+        "--agents_md", "agents_md", type=bool, group=GROUP, is_eager=True,
+        expose_value=True, callback=_print_agents_md,
+        help="Print AGENTS.md guidance for ireebench's replay capture and exit.")
+
+
+def _check_choice(flag: str, value, choices) -> None:
+    if value is not None and value not in choices:
+        raise UsageError(f"--{flag}={value}: expected one of {', '.join(choices)}")
+
+
+def _check_output_path(config, output: str) -> None:
+    if output == "-":
+        raise UsageError(f"--device_replay_output={output}: a replay capture must be "
+                         "written to a file")
+    target = Path(output)
+    if target.is_dir():
+        raise UsageError(f"--device_replay_output={output}: is a directory")
+    directory = target.parent
+    if not directory.is_dir():
+        raise UsageError(f"--device_replay_output={output}: directory {directory} "
+                         "does not exist")
+    if not os.access(directory, os.W_OK):
+        raise UsageError(f"--device_replay_output={output}: cannot write in {directory}")
+    resolved = target.resolve()
+    others = [("module", m) for m in config.getoption("module") or [] if m != "-"]
+    if config.getoption("benchmark_out"):
+        others.append(("benchmark_out", config.getoption("benchmark_out")))
+    for flag, path in others:
+        if Path(path).resolve() == resolved:
+            raise UsageError(f"--device_replay_output={output}: would overwrite --{flag}={path}")
+
+
+@hookimpl
+def ireebench_configure(config):
+    """Rejects bad capture flags before anything runs."""
+    policy = config.getoption("device_replay_file_policy")
+    validation = config.getoption("device_replay_file_validation")
+    _check_choice("device_replay_file_policy", policy, FILE_POLICIES)
+    _check_choice("device_replay_file_validation", validation, FILE_VALIDATIONS)
+    output = config.getoption("device_replay_output")
+    if not output:
+        for flag, value in (("device_replay_file_policy", policy),
+                            ("device_replay_file_validation", validation)):
+            if value is not None:
+                raise UsageError(f"--{flag}={value}: needs --device_replay_output")
+        return
+    _check_output_path(config, output)
+
+
+def _ere_escape(text: str) -> str:
+    return "".join("\\" + c if c in _ERE_SPECIAL else c for c in text)
+
+
+def capture_benchmark_flags(config) -> list[str]:
+    """Google Benchmark flags of the capture pass (see the module docstring)."""
+    if config.getoption("benchmark_dry_run"):
+        return ["--benchmark_dry_run=true"]
+    if config.min_time.iterations is None:
+        return ["--benchmark_min_time=1x", "--benchmark_repetitions=1"]
+    args = [f"--benchmark_min_time={config.min_time.iterations}x",
+            f"--benchmark_repetitions={config.getoption('benchmark_repetitions')}"]
+    if config.min_warmup_time:
+        args.append(f"--benchmark_min_warmup_time={config.min_warmup_time!r}")
+    return args
+
+
+def capture_args(config, workloads, path: str) -> list[str]:
+    """iree-benchmark-module flags that capture ``workloads`` into ``path``."""
+    args = [a for a in session_args(config) if not a.startswith(OTHER_PASS_FLAGS)]
+    first = workloads[0]
+    if first.selected:
+        args += workload_args(config, first)
+    else:
+        # One pass for all workloads: the native tool discovers the functions
+        # itself, the filter keeps exactly those ireebench benchmarked.
+        args += [a for a in workload_args(config, first) if not a.startswith("--function=")]
+        names = "|".join(_ere_escape(w.run_name) for w in workloads)
+        args.append(f"--benchmark_filter=^({names})$")
+    args += capture_benchmark_flags(config)
+    args.append(f"--device_replay_output={path}")
+    policy = config.getoption("device_replay_file_policy")
+    if policy:
+        args.append(f"--device_replay_file_policy={policy}")
+    validation = config.getoption("device_replay_file_validation")
+    if validation:
+        args.append(f"--device_replay_file_validation={validation}")
+    return args + ["--benchmark_format=json"]
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@hookimpl(trylast=True)
+def ireebench_replay_capture(config, workloads):
+    """Captures the benchmarked workloads with a native iree-benchmark-module pass."""
+    output = config.getoption("device_replay_output")
+    if not output:
+        return None
+    if not workloads:
+        sys.stderr.write(f"ireebench: --device_replay_output={output}: "
+                         "no benchmark ran, nothing captured\n")
+        return None
+    target = Path(output)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                     dir=target.parent)
+    os.close(fd)
+    try:
+        # A native file would be created with the umask's permissions, not 0600.
+        os.chmod(temporary, 0o666 & ~_umask())
+        proc = run_benchmark_tool("iree-benchmark-module",
+                                  capture_args(config, workloads, temporary))
+        report, _ = split_benchmark_json(proc.stdout)
+        # A benchmark that failed still leaves a complete capture (the native
+        # tool closes the recorder); no report or no file means the pass failed.
+        if report is None or os.path.getsize(temporary) == 0:
+            raise UsageError(f"--device_replay_output={output}: the capture pass failed: "
+                             f"{native_error_line(proc.stderr, proc.returncode)}")
+        os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+    captured = {entry.get("run_name") for entry in report["benchmarks"]}
+    missing = [w.run_name for w in workloads if w.run_name not in captured]
+    if missing:
+        sys.stderr.write(f"ireebench: warning: --device_replay_output={output}: the native "
+                         f"capture pass did not run {', '.join(missing)}\n")
+    return str(target)
