@@ -14,8 +14,8 @@ Order of calls in one run::
     ireebench_select_function      per exported function
     ireebench_report_context       before the first report
     ireebench_reporters            when the reporters are built
-    ireebench_profiling_pass       wraps each untimed profiling pass
-    ireebench_profiling_sinks      when a profiling pass starts
+    ireebench_profiling_sinks      before the first profiling pass
+    ireebench_profiling_pass       the untimed profiling pass of a workload
     ireebench_profile_rows         with the rows of each profiling pass
     ireebench_report_extra_rows    after a benchmark's runs are measured
     ireebench_benchmark_result     for every run, as it finishes
@@ -166,18 +166,28 @@ def ireebench_benchmark_result(run):
 
 
 @hookspec(firstresult=True)
-def ireebench_profiling_pass(config, workload, runs):
+def ireebench_profiling_pass(config, workload, runs, profile_pass):
     """Run the untimed profiling pass of one workload.
 
-    Called after a workload is measured, when a plugin asked for profiling
-    (for example ``--dispatch_statistics``). The first non-``None`` result
-    wins. Plugins that only want to observe the pass implement it as a
-    ``hookwrapper`` (begin before ``yield``, end after it), for example to
-    start and stop an external profiler.
+    Called once per measured workload when at least one profiling sink is
+    active (for example ``--dispatch_statistics``), after its runs are
+    measured and before they are reported. The first non-``None`` result
+    wins; the built-in implementation (``trylast``) runs the native
+    ``iree-benchmark-module`` with ``--device_profiling_mode`` and
+    ``--device_profiling_output=profile_pass.bundle_path`` and reads the
+    bundle with ``iree-profile statistics``.
+
+    Plugins that only want to observe or instrument the pass implement it
+    as a wrapper (``@hookimpl(wrapper=True)``: begin before ``yield``, end
+    after it), for example to start and stop an external profiler; before
+    yielding they may add variables to ``profile_pass.env`` or a command
+    to ``profile_pass.command_prefix`` for the profiled native process.
 
     :param config: the run's :class:`Config`.
     :param workload: the measured :class:`Workload`.
     :param runs: its measured runs.
+    :param profile_pass: the :class:`ireebench.profiling.ProfilePass` (mode,
+        iterations, repetitions, bundle path, env, command prefix).
     :return: a :class:`ireebench.profiling.ProfileResult`, or ``None``.
     """
 
@@ -187,10 +197,13 @@ def ireebench_profiling_sinks(config):
     """Return profiling sinks that receive the rows of profiling passes.
 
     Called once per run, before the first profiling pass. Several sinks can
-    be active at once.
+    be active at once; a profiling pass runs only when at least one sink is
+    returned.
 
     :param config: the run's :class:`Config`.
-    :return: a list of sink objects (see :mod:`ireebench.profiling`).
+    :return: a list of sinks (see :class:`ireebench.profiling.ProfilingSink`:
+        ``begin_pass``, ``receive_rows``, ``end_pass``, ``close``, ``modes``),
+        or ``None``.
     """
 
 
@@ -198,12 +211,13 @@ def ireebench_profiling_sinks(config):
 def ireebench_profile_rows(workload, rows, bundle_path):
     """Receive the statistics rows of one profiling pass.
 
-    Called once per profiled workload, after the pass ends.
+    Called once per successfully profiled workload, after the pass ends and
+    after the sinks received the rows: the hook form of a sink.
 
     :param workload: the profiled :class:`Workload`.
     :param rows: a list of :class:`ireebench.profiling.StatisticsRow`.
     :param bundle_path: path of the raw ``.ireeprof`` bundle of the pass;
-        valid only during the call unless ``--profile_output`` is set.
+        valid only during the call (copy it to keep it).
     """
 
 

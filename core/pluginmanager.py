@@ -35,6 +35,8 @@ BUILTIN_PLUGINS = {
     "json": "ireebench.plugins.json_reporter",
     "output_processing": "ireebench.plugins.output_processing",
     "provenance": "ireebench.plugins.provenance",
+    "profiling_pass": "ireebench.plugins.profiling_pass",
+    "dispatch_statistics": "ireebench.plugins.dispatch_statistics",
     "replay": "ireebench.plugins.replay",
 }
 

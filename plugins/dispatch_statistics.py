@@ -1,0 +1,291 @@
+"""``--dispatch_statistics``: a row per dispatch function under each benchmark.
+
+Like iree-benchmark-module's flag: after a benchmark's repetitions are
+measured, an untimed profiling pass reruns it (the native tool with a HAL
+profiling bundle, see :mod:`ireebench.profiling`) and the time spent in each
+dispatch function per iteration becomes a row ``BM_<fn>/<dispatch function>``
+right after the benchmark's rows, sorted by time: real_time = device time per
+iteration, cpu_time = tile (worker) time per iteration, counters ``calls``
+(per iteration) and ``percent`` (of all dispatch time), iterations = the
+logical iterations of the profiling pass (all repetitions).
+
+The rows come from this plugin's profiling sink, so they are built exactly
+like a third party's sink would see the pass. ``--profile_output`` keeps the
+pass's raw ``.ireeprof`` bundle.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import SimpleNamespace
+
+from ireebench import hookimpl
+from ireebench.errors import UsageError
+from ireebench.native import private_tempdir, session_args
+from ireebench.profiling import (
+    ProfilePass,
+    ProfileResult,
+    ProfilingSink,
+    engine,
+    native_error_line,
+    run_benchmark_module,
+    run_native_pass,
+)
+from ireebench.results import Counter, Run
+
+GROUP = "Dispatch statistics and profiling"
+
+# Flags that start their own profiling or capture session (as in the native tool).
+CONFLICTING_FLAGS = ("device_profiling_mode", "print_device_statistics",
+                     "device_capture_tool", "device_replay_output")
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds --dispatch_statistics and --profile_output."""
+    parser.addoption(
+        "--dispatch_statistics", "dispatch_statistics", type=bool, group=GROUP,
+        help="Add a row per dispatch function under each benchmark with the time spent in "
+             "it per iteration, from a separate untimed profiling pass (the native "
+             "iree-benchmark-module with a HAL profiling bundle). Cannot combine with "
+             "--device_profiling_mode, --print_device_statistics, --device_capture_tool or "
+             "--device_replay_output.")
+    parser.addoption(
+        "--profile_output", "profile_output", default="", group=GROUP, metavar="FILE.ireeprof",
+        help="Keep the HAL profiling bundle of the --dispatch_statistics pass (for "
+             "iree-profile); with several benchmarks, FILE.BM_<fn>.ireeprof each.")
+
+
+def flag_value(config, name: str):
+    """The value of ``--name``, declared by a plugin or left to the runtime; None if unset."""
+    if name in config.options:
+        value = config.options[name]
+        return None if value in (None, False, "", (), []) else value
+    value = None
+    for flag in config.runtime_flags:
+        key, sep, text = flag.lstrip("-").partition("=")
+        if key == name:
+            value = text if sep else "true"
+    if value is None or value.strip().lower() in ("", "false", "0"):
+        return None
+    return value
+
+
+def _flag_text(name: str, value) -> str:
+    if value is True:
+        return f"--{name}"
+    if isinstance(value, (list, tuple)):
+        value = value[0]
+    return f"--{name}={value}"
+
+
+@hookimpl
+def ireebench_configure(config):
+    """Rejects conflicting flags before anything runs; sets up the run's statistics."""
+    output = config.getoption("profile_output")
+    if not config.getoption("dispatch_statistics"):
+        if output:
+            raise UsageError(f"--profile_output={output}: requires --dispatch_statistics")
+        return
+    for name in CONFLICTING_FLAGS:
+        value = flag_value(config, name)
+        if value is not None:
+            raise UsageError(f"--dispatch_statistics cannot be combined with "
+                             f"{_flag_text(name, value)} (device profiling or capture flags)")
+    if output:
+        directory = Path(output).parent
+        if not directory.is_dir():
+            raise UsageError(f"--profile_output={output}: directory {directory} does not exist")
+    config.pm.register(DispatchStatistics(config), name="dispatch_statistics.run")
+
+
+@dataclass
+class DispatchTotals:
+    """Profiled time of one dispatch function, summed over all profiled iterations."""
+
+    calls: int = 0
+    duration_ns: int = 0
+    tile_duration_ns: int = 0  # worker time over all tiles; 0 where not reported
+
+
+@dataclass
+class DispatchProfile:
+    """Per-dispatch totals of one workload, over all its profiled repetitions."""
+
+    rows: dict[str, DispatchTotals] = field(default_factory=dict)
+    iterations: int = 0
+    dropped_records: int = 0
+    unscaled_rows: int = 0
+
+    def add(self, result: ProfileResult) -> None:
+        """Adds the function rows of a successful pass (the native tool's CollectRow)."""
+        self.iterations += result.iterations
+        self.dropped_records += result.summary.dropped_record_count
+        for row in result.function_rows:
+            if row.total_duration_ns is None:
+                self.unscaled_rows += 1
+                continue
+            totals = self.rows.setdefault(row.key, DispatchTotals())
+            totals.calls += row.sample_count
+            totals.duration_ns += row.total_duration_ns
+            totals.tile_duration_ns += row.tile_duration_sum_ns or 0
+
+    @property
+    def incomplete(self) -> bool:
+        return bool(self.iterations) and (
+            not self.rows or bool(self.dropped_records) or bool(self.unscaled_rows))
+
+    def warning(self, benchmark: str) -> str:
+        """The native tool's warning line for missing or incomplete rows."""
+        return (f"--dispatch_statistics: {benchmark}: {len(self.rows)} functions, "
+                f"{self.dropped_records} dropped records, {self.unscaled_rows} unscaled rows; "
+                "timings may be incomplete")
+
+
+def dispatch_rows(workload, base: Run, profile: DispatchProfile) -> list[Run]:
+    """The rows ``BM_<fn>/<dispatch>`` of a profile, as the native DispatchReporter builds them."""
+    if not profile.iterations:
+        return []
+    # Ties keep name order, like the native tool's stable sort of a name-keyed map.
+    ordered = sorted(sorted(profile.rows.items()), key=lambda item: -item[1].duration_ns)
+    total = sum(totals.duration_ns for _, totals in ordered)
+    rows = []
+    for name, totals in ordered:
+        row_name = f"{workload.name}/{name}"
+        rows.append(Run(
+            name=row_name,
+            run_name=row_name,
+            iterations=profile.iterations,
+            real_accumulated_time=totals.duration_ns * 1e-9,
+            cpu_accumulated_time=totals.tile_duration_ns * 1e-9,
+            time_unit=workload.time_unit,
+            family_index=base.family_index,
+            per_family_instance_index=base.per_family_instance_index,
+            repetitions=1,
+            repetition_index=0,
+            counters={
+                "calls": Counter(totals.calls / profile.iterations),
+                "percent": Counter(100.0 * totals.duration_ns / total if total else 0.0),
+            },
+            extra_row=True,
+        ))
+    return rows
+
+
+class DispatchStatisticsSink(ProfilingSink):
+    """Collects each workload's dispatch totals; keeps the bundle for --profile_output."""
+
+    def __init__(self, profile_output: str = ""):
+        self.profile_output = profile_output
+        self.several_benchmarks = False  # set once the benchmarks are known
+        self.profiles: dict[str, DispatchProfile] = {}
+        self.errors: dict[str, str] = {}
+
+    def end_pass(self, profile_pass: ProfilePass, result: ProfileResult) -> None:
+        name = profile_pass.workload.name
+        if not result.ok:
+            self.errors[name] = result.error
+            return
+        self.profiles.setdefault(name, DispatchProfile()).add(result)
+        if self.profile_output:
+            profile_pass.keep_bundle(self.bundle_destination(name))
+
+    def bundle_destination(self, benchmark: str) -> Path:
+        path = Path(self.profile_output)
+        if not self.several_benchmarks:
+            return path
+        return path.with_name(f"{path.stem}.{benchmark}{path.suffix or '.ireeprof'}")
+
+
+class DispatchStatistics:
+    """The hooks of one --dispatch_statistics run (registered at configure time)."""
+
+    def __init__(self, config):
+        self.config = config
+        self.sink = DispatchStatisticsSink(config.getoption("profile_output"))
+        self.benchmarks: list[str] | None = None  # function names the native tool lists
+        self.probed_names: dict[str, list[str]] = {}
+
+    @hookimpl
+    def ireebench_sessionstart(self, session):
+        """Rejects what the native tool rejects (no HAL devices, no profiling), before measuring."""
+        args = [*session_args(self.config), "--dispatch_statistics=true",
+                "--benchmark_list_tests=true"]
+        proc = run_benchmark_module(args)
+        if proc.returncode != 0:
+            line = native_error_line(proc.stderr, proc.returncode)
+            detail = line.split("; ", 1)[-1]
+            if "requires a module that uses HAL devices" in detail:
+                raise UsageError(f"--dispatch_statistics: --module={session.module_path} uses no "
+                                 "HAL devices (nothing to profile)")
+            raise UsageError(f"--dispatch_statistics: the native profiling session cannot "
+                             f"start: {detail}")
+        if self.config.getoption("function"):
+            self.benchmarks = [self.config.getoption("function")]
+        else:
+            names = [line.strip() for line in proc.stdout.splitlines() if line.strip()]
+            self.benchmarks = [name[3:].split("/", 1)[0] for name in names
+                               if name.startswith("BM_") and self.config.selects(name)]
+        self.sink.several_benchmarks = len(self.benchmarks) > 1
+
+    @hookimpl
+    def ireebench_report_context(self, config, context):
+        """Widens the console's name column for the dispatch rows, like the native tool.
+
+        The rows are known only after measurement, so a one-iteration
+        profiling pass per benchmark learns the dispatch names first (which
+        also checks that the profiling mode works, before anything is measured).
+        """
+        if self.benchmarks is None:  # not the in-process backend
+            return
+        names = []
+        for function in self.benchmarks:
+            benchmark = f"BM_{function}"
+            names += [f"{benchmark}/{key}" for key in self._probe_dispatch_names(function)]
+        context.name_field_width = max([context.name_field_width] + [len(n) for n in names])
+
+    def _probe_dispatch_names(self, function: str) -> list[str]:
+        workload = SimpleNamespace(
+            name=f"BM_{function}", function=SimpleNamespace(name=function),
+            selected=bool(self.config.getoption("function")))
+        mode = engine(self.config).mode()
+        with private_tempdir("ireebench-probe-") as scratch:
+            probe = ProfilePass(workload, mode, iterations=1, repetitions=1,
+                                bundle_path=scratch / "probe.ireeprof")
+            result = run_native_pass(self.config, probe)
+        if not result.ok:
+            raise UsageError(f"--dispatch_statistics: the profiling pass of BM_{function} "
+                             f"failed (--device_profiling_mode={mode}): {result.error}")
+        return sorted({row.key for row in result.function_rows})
+
+    @hookimpl
+    def ireebench_profiling_sinks(self, config):
+        """The sink that collects the dispatch totals."""
+        return [self.sink]
+
+    @hookimpl
+    def ireebench_report_extra_rows(self, workload, runs):
+        """The dispatch rows of a measured workload (its profiling pass runs first)."""
+        engine(self.config).profile(workload, runs)
+        profile = self.sink.profiles.get(workload.name)
+        measured = [r for r in runs if not r.extra_row]
+        if profile is None or not measured:
+            return None
+        return dispatch_rows(workload, measured[-1], profile)
+
+    @hookimpl(tryfirst=True)
+    def ireebench_process_outputs(self, config, session, workloads):
+        """A failed profiling pass fails the run, like the native tool's status."""
+        for benchmark, error in self.sink.errors.items():
+            sys.stderr.write(f"--dispatch_statistics: {benchmark}: profiling pass failed: "
+                             f"{error}\n")
+        return 1 if self.sink.errors else None
+
+    @hookimpl
+    def ireebench_sessionfinish(self, session, exitstatus):
+        """The native tool's warning for missing or incomplete rows."""
+        for benchmark, profile in self.sink.profiles.items():
+            if profile.incomplete:
+                sys.stderr.write(profile.warning(benchmark) + "\n")
