@@ -194,7 +194,8 @@ def _parse_shape_and_type(metadata: str, spec: str) -> tuple[list[int], dtypes.E
     shape = []
     for dim in parts[:-1]:
         dim = dim.strip()
-        if not dim.isdigit():
+        # isdigit() alone accepts "²" and other digits int() refuses.
+        if not (dim.isascii() and dim.isdigit()):
             raise UsageError(f"--input={spec}: invalid shape dimension `{dim}`")
         shape.append(int(dim))
     if int(np.prod(shape, dtype=np.float64)) > _MAX_ELEMENTS:
@@ -254,6 +255,14 @@ def _is_number(token: str, element_type: dtypes.ElementType) -> bool:
 
 def parse_tensor(text: str, spec: str, streams: _Streams | None = None) -> Tensor:
     """Parses ``SHAPExTYPE[=values|@file|+file]`` into a host tensor."""
+    try:
+        return _parse_tensor(text, spec, streams)
+    except MemoryError:
+        # A shape under the element limit can still exceed the host's memory.
+        raise UsageError(f"--input={spec}: not enough host memory for this tensor") from None
+
+
+def _parse_tensor(text: str, spec: str, streams: _Streams | None) -> Tensor:
     metadata, has_values, contents = text.partition("=")
     shape, element_type = _parse_shape_and_type(metadata, spec)
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
@@ -293,10 +302,11 @@ def parse_tensor(text: str, spec: str, streams: _Streams | None = None) -> Tenso
 def _load_npy(handle, path: str, spec: str) -> Tensor:
     try:
         array = np.load(handle, allow_pickle=False)
-    except ValueError as exc:
-        raise UsageError(f"--input={spec}: cannot load {path}: {exc}") from None
-    except (OSError, EOFError) as exc:
-        raise UsageError(f"--input={spec}: cannot load {path}: {exc}") from None
+    except Exception as exc:  # noqa: BLE001 - a corrupt header raises anything
+        # (ValueError, EOFError, tokenize.TokenError, MemoryError ...); the
+        # file is data, so every failure is the user's file, never a crash.
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        raise UsageError(f"--input={spec}: cannot load {path}: {detail}") from None
     if not isinstance(array, np.ndarray):
         raise UsageError(f"--input={spec}: {path} is not a .npy array")
     element_type = dtypes.by_numpy(array.dtype)
