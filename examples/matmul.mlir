@@ -1,5 +1,5 @@
 // Example program: a 128x128 matmul followed by a transpose-add (two dispatches).
-func.func @two_dispatches() -> tensor<128x128xf32> {
+func.func @matmul() -> tensor<128x128xf32> {
   %a = util.unfoldable_constant dense<1.0> : tensor<128x128xf32>
   %b = util.unfoldable_constant dense<2.0> : tensor<128x128xf32>
   %z = arith.constant 0.0 : f32
