@@ -42,6 +42,7 @@ class Tensor:
     array: np.ndarray  # host storage (bf16 as uint16 bits)
     element_type: dtypes.ElementType
     storage_only: bool = False  # `&`: pass the buffer, not a buffer view
+    spec: str = ""  # the --input it came from, for error messages
 
 
 @dataclass
@@ -112,7 +113,10 @@ def parse_inputs(specs: list[str] | tuple[str, ...], argument_types: list[str]) 
         for raw in specs:
             spec = raw.strip()
             remaining = argument_types[len(values) :]
-            values.extend(_parse_one(spec, remaining, streams))
+            for value in _parse_one(spec, remaining, streams):
+                if isinstance(value, Tensor):
+                    value.spec = spec
+                values.append(value)
     finally:
         streams.close()
     return values

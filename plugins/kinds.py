@@ -21,6 +21,7 @@ from ireebench import hookimpl
 from ireebench.errors import UsageError
 from ireebench.inputs import parse_inputs, to_vm_list
 from ireebench.kinds import Batch, InvocationKind
+from ireebench.signature import check_inputs
 
 
 def _check_input_count(workload, values, expected: int) -> None:
@@ -30,6 +31,7 @@ def _check_input_count(workload, values, expected: int) -> None:
             f"({workload.function.attr('iree.abi.declaration') or workload.function.cconv}), "
             f"got {len(values)}"
         )
+    check_inputs(workload.function, values)  # shapes/types vs iree.abi.declaration
 
 
 class SyncBatch(Batch):

@@ -1,0 +1,142 @@
+"""Checks ``--input`` tensors against the function's declared signature.
+
+The compiler records each exported function's signature in its
+``iree.abi.declaration`` reflection attribute, e.g.::
+
+    sync func @add(%input0: tensor<4xf32>, %input1: tensor<4xf32>) -> (...)
+
+A tensor of the wrong shape or element type would only fail inside the
+timed invocation (``hal.buffer_view.assert``) and become an error row; this
+module catches it before anything runs, as a one-line usage error naming the
+``--input`` and its value. Anything it cannot read (no declaration, dynamic
+dimensions, element types ireebench cannot spell) is left for the runtime.
+"""
+
+from __future__ import annotations
+
+import re
+
+from . import dtypes
+from .errors import UsageError
+
+_TENSOR = re.compile(r"^tensor<(?P<body>.*)>$")
+
+
+def split_top_level(text: str, separator: str = ",") -> list[str]:
+    """Splits ``text`` at ``separator`` outside ``<>``, ``()``, ``[]`` and ``{}``."""
+    parts, depth, start = [], 0, 0
+    for index, char in enumerate(text):
+        if char in "<([{":
+            depth += 1
+        elif char in ">)]}":
+            depth -= 1
+        elif char == separator and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return [part.strip() for part in parts if part.strip()]
+
+
+def declared_input_types(declaration: str) -> list[str] | None:
+    """The argument types of a declaration (``tensor<4xf32>``, ``i32`` ...).
+
+    Returns None when the declaration cannot be read.
+    """
+    start = declaration.find("(")
+    if start < 0:
+        return None
+    depth = 0
+    for end in range(start, len(declaration)):
+        char = declaration[end]
+        if char in "<([{":
+            depth += 1
+        elif char in ">)]}":
+            depth -= 1
+            if depth == 0:
+                break
+    else:
+        return None
+    types = []
+    for argument in split_top_level(declaration[start + 1 : end]):
+        name, colon, rest = argument.partition(":")
+        if not colon:
+            return None
+        # Drop trailing argument attributes ({iree.abi.name = ...}).
+        types.append(split_top_level(rest.strip(), " ")[0] if rest.strip() else "")
+    return types
+
+
+def parse_tensor_type(text: str) -> tuple[list[int | None], str] | None:
+    """``tensor<4x?xf32>`` -> ([4, None], "f32"); None if not a ranked tensor."""
+    match = _TENSOR.match(text.strip())
+    if not match:
+        return None
+    body = split_top_level(match.group("body"))[0]  # drop an encoding
+    parts = body.split("x")
+    if "<" in body or "*" in body:  # complex<f32>, unranked: not checked
+        return None
+    dims: list[int | None] = []
+    for dim in parts[:-1]:
+        if dim == "?":
+            dims.append(None)
+        elif dim.isascii() and dim.isdigit():
+            dims.append(int(dim))
+        else:
+            return None
+    return dims, parts[-1]
+
+
+def _integer_width(element_type: str) -> int | None:
+    match = re.fullmatch(r"[su]?i(\d+)", element_type)
+    return int(match.group(1)) if match else None
+
+
+def element_types_compatible(declared: str, given: str) -> bool:
+    """Mirrors ``hal.buffer_view.assert``: integers of one width match
+    whatever their signedness (and i1 is stored as 8 bits); floats must be
+    the same type."""
+    if declared == given:
+        return True
+    widths = [_integer_width(declared), _integer_width(given)]
+    if None in widths:
+        return False
+    widths = [8 if width == 1 else width for width in widths]
+    return widths[0] == widths[1]
+
+
+def _shape_text(shape, element_type: str) -> str:
+    return "x".join([*(str(d) for d in shape), element_type])
+
+
+def check_inputs(function, values) -> None:
+    """Raises :class:`UsageError` for a tensor that cannot match its argument.
+
+    :param function: the :class:`ireebench.workload.FunctionInfo`.
+    :param values: parsed values (:mod:`ireebench.inputs`), one per argument.
+    """
+    from .inputs import Tensor
+
+    declaration = function.attr("iree.abi.declaration")
+    types = declared_input_types(declaration) if declaration else None
+    if types is None or len(types) != len(values):
+        return
+    for index, (declared, value) in enumerate(zip(types, values)):
+        if not isinstance(value, Tensor) or value.storage_only:
+            continue
+        parsed = parse_tensor_type(declared)
+        if parsed is None:
+            continue
+        dims, element_type = parsed
+        if dtypes.by_name(element_type) is None:
+            continue
+        shape = list(value.array.shape)
+        given_type = value.element_type.name
+        shape_ok = len(shape) == len(dims) and all(
+            d is None or d == s for d, s in zip(dims, shape)
+        )
+        if shape_ok and element_types_compatible(element_type, given_type):
+            continue
+        raise UsageError(
+            f"--input={value.spec or _shape_text(shape, given_type)}: argument {index} of "
+            f"@{function.name} is {declared}, got {_shape_text(shape, given_type)}"
+        )
