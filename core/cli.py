@@ -268,12 +268,10 @@ def parse_args(argv: list[str]):
 
 
 def validate_core_options(config) -> None:
-    batch, concurrency = config.getoption("batch_size"), config.getoption("batch_concurrency")
-    if batch <= 0 or concurrency <= 0:
-        raise UsageError(
-            f"--batch_size={batch} --batch_concurrency={concurrency}: "
-            "batch size and concurrency must be positive"
-        )
+    """Rejects core flag values that can be judged before anything runs."""
+    for flag in ("batch_size", "batch_concurrency"):
+        if config.getoption(flag) <= 0:
+            raise UsageError(f"--{flag}={config.getoption(flag)}: must be a positive integer")
     unit = config.getoption("time_unit")
     if unit is not None and unit not in ("ns", "us", "ms"):
         raise UsageError(f"--time_unit={unit}: unsupported time unit (use ms, us or ns)")
@@ -285,6 +283,24 @@ def validate_core_options(config) -> None:
             f"--output_max_element_count={config.getoption('output_max_element_count')}: "
             "must be >= 0"
         )
+    _validate_out_path(config.getoption("benchmark_out"))
+
+
+def _validate_out_path(path: str) -> None:
+    """--benchmark_out must be a file in an existing directory.
+
+    Checked up front: the report is renamed into place only at the end, and
+    a run of hours must not fail there.
+    """
+    if not path:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--benchmark_out={path}: is a directory")
+    parent = target.parent
+    if not parent.is_dir():
+        reason = "is not a directory" if parent.exists() else "does not exist"
+        raise UsageError(f"--benchmark_out={path}: directory {parent} {reason}")
 
 
 class Terminated(BaseException):
