@@ -1,0 +1,138 @@
+"""Reporter registry, third-party reporters, extra rows and the streaming hook."""
+
+import csv
+import io
+import json
+
+import pytest
+
+from conftest import one_error_line
+
+TWO_FUNCTIONS = """
+func.func @first() -> tensor<4xf32> {
+  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = arith.mulf %c, %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+func.func @second() -> tensor<4xf32> {
+  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  %0 = arith.addf %c, %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+FAILS_SECOND = """
+func.func @works() -> tensor<4xf32> {
+  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+func.func @fails() -> i32 {
+  %c = util.unfoldable_constant 0 : i32
+  %z = arith.constant 0 : i32
+  %cond = arith.cmpi ne, %c, %z : i32
+  cf.assert %cond, "boom"
+  return %c : i32
+}
+"""
+
+FAST = ["--device=local-sync", "--benchmark_min_time=2x"]
+
+
+@pytest.fixture(scope="module")
+def module(compile_mlir):
+    return compile_mlir(TWO_FUNCTIONS)
+
+
+@pytest.mark.parametrize("flag", ["--reporter", "--benchmark_format", "--benchmark_out_format"])
+def test_unknown_reporter_lists_known_ones(module, ireebench, tmp_path, flag):
+    out = [f"--benchmark_out={tmp_path / 'out'}"] if flag == "--benchmark_out_format" else []
+    line = one_error_line(ireebench(f"--module={module}", *FAST, *out, f"{flag}=xml"))
+    assert line == f"ireebench: error: {flag}=xml: unknown reporter (known: console, csv, json)"
+    assert not (tmp_path / "out").exists()
+
+
+def test_duplicate_reporter_name_names_both_plugins(module, ireebench):
+    line = one_error_line(ireebench(f"--module={module}", *FAST,
+                                    "--plugin", "reporters_duplicate"))
+    assert "reporter 'json' is defined by two plugins" in line
+    assert "'json'" in line and "'reporters_duplicate'" in line
+
+
+def test_benchmark_out_in_missing_directory_is_one_error(module, ireebench, tmp_path):
+    line = one_error_line(ireebench(f"--module={module}", *FAST,
+                                    f"--benchmark_out={tmp_path / 'no' / 'out.json'}"))
+    assert f"--benchmark_out={tmp_path / 'no' / 'out.json'}" in line
+
+
+def test_third_party_reporter_gets_context_runs_and_extra_rows(module, ireebench, tmp_path):
+    log = tmp_path / "stream.jsonl"
+    result = ireebench(f"--module={module}", *FAST, "--benchmark_repetitions=2",
+                       "--plugin", "reporters_recording", "--plugin", "reporters_extra_rows",
+                       "--reporter", "recording", f"--stream_log={log}",
+                       f"--benchmark_out={tmp_path / 'out.json'}")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [e["event"] for e in events] == ["context", "runs", "runs", "finalize"]
+    assert events[0]["extra"]["iree_devices"] == ["local-sync"]
+    assert {"reporters_recording", "reporters_extra_rows"} <= set(
+        events[0]["extra"]["ireebench_plugins"])
+    for event, function in zip(events[1:3], ("first", "second")):
+        rows = event["rows"]
+        assert [r["run_type"] for r in rows] == ["iteration"] * 2 + ["aggregate"] * 4 + [
+            "iteration"]
+        assert rows[-1]["extra_row"] and rows[-1]["name"] == f"BM_{function}/extra"
+        assert all(isinstance(r["real_time"], float) and r["real_time"] > 0 for r in rows)
+        assert rows[0]["iterations"] == 2
+
+    # The streaming hook saw every row, in report order, extra rows included.
+    streamed = [json.loads(line) for line in log.read_text().splitlines()]
+    reported = [r["name"] for e in events[1:3] for r in e["rows"]]
+    assert [s["name"] for s in streamed] == reported
+
+    # The --benchmark_out JSON has the extra rows right under their benchmark.
+    names = [b["name"] for b in json.loads((tmp_path / "out.json").read_text())["benchmarks"]]
+    assert names == reported
+    assert result.stderr == ""  # only console/CSV print the context on stderr
+
+
+def test_extra_rows_in_builtin_formats(module, ireebench, tmp_path):
+    result = ireebench(f"--module={module}", *FAST, "--plugin", "reporters_extra_rows",
+                       f"--benchmark_out={tmp_path / 'out.csv'}", "--benchmark_out_format=csv")
+    assert result.returncode == 0, result.stderr
+    # Console: the extra row under its benchmark, with its counter.
+    rows = [line for line in result.stdout.splitlines() if line.startswith("BM_")]
+    assert [r.split()[0] for r in rows] == ["BM_first/process_time/real_time", "BM_first/extra",
+                                            "BM_second/process_time/real_time", "BM_second/extra"]
+    assert rows[1].endswith(" calls=1")
+    # CSV: a quoted "calls" user-counter column after Google Benchmark's columns.
+    text = (tmp_path / "out.csv").read_text()
+    header_at = text.index("name,iterations,")
+    table = list(csv.reader(io.StringIO(text[header_at:])))
+    assert table[0][-1] == "calls" and text[header_at:].splitlines()[0].endswith(',"calls"')
+    assert [row[-1] for row in table[1:]] == ["", "1", "", "1"]
+
+
+def test_failing_run_is_streamed_as_error_row(compile_mlir, ireebench, tmp_path):
+    log = tmp_path / "stream.jsonl"
+    result = ireebench(f"--module={compile_mlir(FAILS_SECOND)}", *FAST,
+                       "--plugin", "reporters_extra_rows", f"--stream_log={log}",
+                       "--benchmark_format=json")
+    assert result.returncode == 1
+    streamed = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(s["name"], s["error"]) for s in streamed] == [
+        ("BM_works/process_time/real_time", False), ("BM_works/extra", False),
+        ("BM_fails/process_time/real_time", True)]
+    rows = result.json()["benchmarks"]
+    assert rows[-1]["error_occurred"] is True and "boom" in rows[-1]["error_message"]
+
+
+def test_no_matching_benchmark_leaves_an_empty_out_file(module, ireebench, tmp_path):
+    """Like Google Benchmark: a message, no report, an empty --benchmark_out file."""
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={module}", *FAST, "--benchmark_filter=nothing_matches",
+                       f"--benchmark_out={out}", "--benchmark_format=json")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == ""
+    assert "Failed to match any benchmarks against regex: nothing_matches" in result.stderr
+    assert out.read_text() == ""
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary left
