@@ -249,8 +249,8 @@ def context_from_benchmark_json(report: dict, global_context: dict | None = None
         num_cpus=int(data.get("num_cpus", 1) or 1),
         mhz_per_cpu=mhz,
         cycles_per_second=mhz * 1e6,
-        cpu_scaling_enabled=bool(data.get("cpu_scaling_enabled", False)),
-        aslr_enabled=bool(data.get("aslr_enabled", False)),
+        cpu_scaling_enabled=data.get("cpu_scaling_enabled"),  # None: not reported
+        aslr_enabled=data.get("aslr_enabled"),
         caches=[CacheInfo(str(c.get("type", "")), int(c.get("level", 0)),
                           int(c.get("size", 0)), int(c.get("num_sharing", 0)))
                 for c in data.get("caches", []) or []],

@@ -169,6 +169,9 @@ def replay_backend(config, hub, path: str) -> int:
         return 0
     proc = run_benchmark_tool(TOOL, ["--benchmark_format=json", *args])
     report, _ = split_benchmark_json(proc.stdout)
+    if report is None and proc.returncode == 0 and not proc.stdout.strip():
+        sys.stderr.write(proc.stderr)  # no benchmark matched --benchmark_filter
+        return 0
     if report is None:
         raise _failure(path, proc)
     groups = runs_by_benchmark(report)
@@ -211,16 +214,9 @@ def execute_replay(argv: list[str], stdout=None, stderr=None):
         try:
             exit_code = replay_backend(config, hub, path)
         except BaseException:
-            # Like runner.run_config: keep a started report valid, drop an empty one.
-            if hub.context is None and hub._file_handle is not None:
-                hub._file_handle.discard()
-            else:
-                hub.finalize()
+            hub.close(failed=True)  # finished runs stay in valid output
             raise
-        if hub.context is None and hub._file_handle is not None:
-            hub._file_handle.discard()
-        else:
-            hub.finalize()
+        hub.close()
         return RunResult(exit_code, hub.runs, hub.context)
     finally:
         call_hook(config.pm, "ireebench_sessionfinish", session=None, exitstatus=exit_code)

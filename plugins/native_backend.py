@@ -136,6 +136,11 @@ def run_native(config, hub) -> int:
                 return 0
             proc = run_benchmark_tool(TOOL, tool_args(config) + ["--benchmark_format=json"])
             report, rest = split_benchmark_json(proc.stdout)
+            if report is None and proc.returncode == 0 and not proc.stdout.strip():
+                # No benchmark matched --benchmark_filter: Google Benchmark's
+                # message, no report, exit 0 (as the in-process backend).
+                sys.stderr.write(proc.stderr)
+                return 0
             if report is None:
                 raise _failure(proc)
             groups = runs_by_benchmark(report, batch_size=config.getoption("batch_size"))
