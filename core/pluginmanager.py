@@ -37,6 +37,7 @@ BUILTIN_PLUGINS = {
     "provenance": "ireebench.plugins.provenance",
     "profiling_pass": "ireebench.plugins.profiling_pass",
     "dispatch_statistics": "ireebench.plugins.dispatch_statistics",
+    "device_profiling": "ireebench.plugins.device_profiling",
     "replay": "ireebench.plugins.replay",
 }
 

@@ -89,6 +89,25 @@ def merge_modes(*modes: str) -> str:
     return ",".join(families)
 
 
+def flag_value(config, name: str):
+    """The value of ``--name``, an option of a plugin or a runtime flag; None if unset.
+
+    Device profiling and capture flags are runtime flags (handed to the
+    native passes as they are), so conflicts are found in either place.
+    """
+    if name in config.options:
+        value = config.options[name]
+        return None if value in (None, False, "", (), []) else value
+    value = None
+    for flag in config.runtime_flags:
+        key, sep, text = flag.lstrip("-").partition("=")
+        if key == name:
+            value = text if sep else "true"
+    if value is None or value.strip().lower() in ("", "false", "0"):
+        return None
+    return value
+
+
 # --- typed rows --------------------------------------------------------------
 
 

@@ -29,6 +29,7 @@ from ireebench.profiling import (
     ProfileResult,
     ProfilingSink,
     engine,
+    flag_value,
     native_error_line,
     run_benchmark_module,
     run_native_pass,
@@ -56,21 +57,6 @@ def ireebench_addoption(parser):
         "--profile_output", "profile_output", default="", group=GROUP, metavar="FILE.ireeprof",
         help="Keep the HAL profiling bundle of the --dispatch_statistics pass (for "
              "iree-profile); with several benchmarks, FILE.BM_<fn>.ireeprof each.")
-
-
-def flag_value(config, name: str):
-    """The value of ``--name``, declared by a plugin or left to the runtime; None if unset."""
-    if name in config.options:
-        value = config.options[name]
-        return None if value in (None, False, "", (), []) else value
-    value = None
-    for flag in config.runtime_flags:
-        key, sep, text = flag.lstrip("-").partition("=")
-        if key == name:
-            value = text if sep else "true"
-    if value is None or value.strip().lower() in ("", "false", "0"):
-        return None
-    return value
 
 
 def _flag_text(name: str, value) -> str:
