@@ -121,7 +121,7 @@ def ireebench_reporters():
     Called once per run when the display and file reporters are built.
 
     :return: a dict of reporter name to factory. A factory is called as
-        ``factory(stream, config)`` and returns an object with
+        ``factory(stream, config, err_stream)`` and returns an object with
         ``report_context(context)``, ``report_runs(runs)`` and
         ``finalize()`` (see :class:`ireebench.reporting.Reporter`).
     """
