@@ -476,20 +476,17 @@ class ProfilingEngine:
         return result
 
     def _run(self, workload, runs, profile_pass: ProfilePass) -> ProfileResult:
-        for sink in self.sinks:
-            _call_sink(sink, "begin_pass", profile_pass)
         try:
+            _notify(self.sinks, "begin_pass", profile_pass)
             result = self._pass_and_rows(workload, runs, profile_pass)
         except BaseException as exc:
             # Sinks still learn that the pass ended (e.g. to stop a profiler).
             failed = ProfileResult(workload, None, profile_pass.mode,
                                    error=str(exc) or type(exc).__name__)
-            for sink in self.sinks:
-                with contextlib.suppress(Exception):
-                    _call_sink(sink, "end_pass", profile_pass, failed)
+            with contextlib.suppress(Exception):
+                _notify(self.sinks, "end_pass", profile_pass, failed)
             raise
-        for sink in self.sinks:
-            _call_sink(sink, "end_pass", profile_pass, result)
+        _notify(self.sinks, "end_pass", profile_pass, result)
         return result
 
     def _pass_and_rows(self, workload, runs, profile_pass: ProfilePass) -> ProfileResult:
@@ -503,8 +500,7 @@ class ProfilingEngine:
             return ProfileResult(workload, None, profile_pass.mode,
                                  error="no plugin implements ireebench_profiling_pass")
         if result.ok:
-            for sink in self.sinks:
-                _call_sink(sink, "receive_rows", profile_pass, result.rows)
+            _notify(self.sinks, "receive_rows", profile_pass, result.rows)
             call_hook(pm, "ireebench_profile_rows", workload=workload, rows=result.rows,
                       bundle_path=profile_pass.bundle_path)
         return result
@@ -512,22 +508,30 @@ class ProfilingEngine:
     def close(self) -> None:
         """Tells every sink the run is over."""
         sinks, self._sinks = self._sinks or [], []
-        for sink in sinks:
-            _call_sink(sink, "close")
+        _notify(sinks, "close")
 
 
-def _call_sink(sink, method: str, *args) -> None:
-    """Calls an optional sink method; a failure names the sink's class."""
-    function = getattr(sink, method, None)
-    if function is None:
-        return
-    try:
-        function(*args)
-    except UsageError:
-        raise
-    except Exception as exc:  # a sink's bug is reported in one line, not a traceback
-        raise UsageError(f"profiling sink {type(sink).__name__}.{method} failed: "
-                         f"{type(exc).__name__}: {' '.join(str(exc).split())}") from exc
+def _notify(sinks, method: str, *args) -> None:
+    """Calls an optional method of every sink, even after one failed.
+
+    The first failure is raised afterwards, as a one-line error naming the
+    sink's class (a sink's bug is reported, not a traceback).
+    """
+    first_error = None
+    for sink in sinks:
+        function = getattr(sink, method, None)
+        if function is None:
+            continue
+        try:
+            function(*args)
+        except UsageError as exc:
+            first_error = first_error or exc
+        except Exception as exc:  # noqa: BLE001 - any bug of a sink becomes one line
+            first_error = first_error or UsageError(
+                f"profiling sink {type(sink).__name__}.{method} failed: "
+                f"{type(exc).__name__}: {' '.join(str(exc).split())}")
+    if first_error is not None:
+        raise first_error
 
 
 def engine(config) -> ProfilingEngine:

@@ -96,7 +96,7 @@ class DeviceProfiling:
     def ireebench_process_outputs(self, config, session, workloads):
         """Runs the native tool with the profiling flags; forwards its statistics."""
         if not workloads:
-            return None
+            return
         flags = [a for a in benchmark_flags(config) if not a.startswith("--benchmark_filter=")]
         args = [*session_args(config), *selection_args(config, workloads), *flags,
                 "--benchmark_format=json"]
@@ -107,4 +107,4 @@ class DeviceProfiling:
         if proc.stderr:
             sys.stderr.write(proc.stderr)  # --print_device_statistics and warnings
             sys.stderr.flush()
-        return None
+        return
