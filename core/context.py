@@ -114,7 +114,7 @@ def _caches() -> list[CacheInfo]:
         shared = _read(str(index / "shared_cpu_map"))
         if not (kind and level and size):
             continue
-        num_sharing = sum(bin(int(part, 16)).count("1") for part in (shared or "0").split(","))
+        num_sharing = sum(int(part, 16).bit_count() for part in (shared or "0").split(","))
         caches.append(CacheInfo(kind, int(level), _parse_size(size), num_sharing))
     return caches
 

@@ -128,8 +128,7 @@ def without_provenance(lines: list[str]) -> list[str]:
     kept = []
     for line in lines:
         if line.strip().split(":", 1)[0].strip('"') in PROVENANCE:
-            if kept[-1].endswith(","):
-                kept[-1] = kept[-1][:-1]
+            kept[-1] = kept[-1].removesuffix(",")
             continue
         kept.append(line)
     return kept
@@ -203,7 +202,7 @@ def _context_lines(stderr: str) -> list[str]:
     for line in stderr.splitlines():
         if line.startswith(("Running ", "Load Average: ")) or re.match(r"\d{4}-\d\d-\d\dT", line):
             continue
-        if line.startswith("<vm>") or line.startswith("ireebench:"):
+        if line.startswith(("<vm>", "ireebench:")):
             continue  # the native tool's final status line; ours is the exit code
         lines.append(line)
     return lines
@@ -281,10 +280,9 @@ def test_out_file_formats_match_native(two_functions, both, tmp_path, out_format
         assert result.returncode == 0, result.stderr
         json.loads(result.stdout)  # the display is unaffected
         texts[who] = (tmp_path / who).read_text().splitlines()
-    nat_context = [i for i, line in enumerate(texts["native"]) if line.startswith("***WARNING")
-                   or line.startswith("Load Average")]
-    our_context = [i for i, line in enumerate(texts["ours"]) if line.startswith("***WARNING")
-                   or line.startswith("Load Average")]
+    marks = ("***WARNING", "Load Average")
+    nat_context = [i for i, line in enumerate(texts["native"]) if line.startswith(marks)]
+    our_context = [i for i, line in enumerate(texts["ours"]) if line.startswith(marks)]
     assert our_context == nat_context
     assert len(texts["ours"]) == len(texts["native"])
     start = max(nat_context) + 1

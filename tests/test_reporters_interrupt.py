@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ireebench.reporting import AtomicFile, signals_deferred
 
 FUNCTIONS = 4
@@ -97,10 +96,9 @@ def test_sigterm_leaves_valid_json_display_and_csv_file_and_exits_143(module, tm
 def test_signal_inside_a_report_is_delivered_after_it():
     """What makes the guarantee hold: a record is never cut by Ctrl-C."""
     written = []
-    with pytest.raises(KeyboardInterrupt):
-        with signals_deferred():
-            os.kill(os.getpid(), signal.SIGINT)
-            written.append("still writing")
+    with pytest.raises(KeyboardInterrupt), signals_deferred():
+        os.kill(os.getpid(), signal.SIGINT)
+        written.append("still writing")
     assert written == ["still writing"]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
 

@@ -5,7 +5,6 @@ import io
 import json
 
 import pytest
-
 from conftest import one_error_line
 
 TWO_FUNCTIONS = """
