@@ -58,7 +58,7 @@ def declared_input_types(declaration: str) -> list[str] | None:
         return None
     types = []
     for argument in split_top_level(declaration[start + 1 : end]):
-        name, colon, rest = argument.partition(":")
+        _name, colon, rest = argument.partition(":")
         if not colon:
             return None
         # Drop trailing argument attributes ({iree.abi.name = ...}).
