@@ -11,7 +11,8 @@ class UsageError(Exception):
     """A user-fixable error. ``str(err)`` is the one line shown to the user."""
 
     def __init__(self, message: str, exit_code: int = 1):
-        super().__init__(message)
+        # A flag value may contain line breaks; escaped, the message stays one line.
+        super().__init__(str(message).replace("\r", "\\r").replace("\n", "\\n"))
         self.exit_code = exit_code
 
 
