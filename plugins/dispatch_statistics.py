@@ -75,6 +75,9 @@ def ireebench_configure(config):
         if output:
             raise UsageError(f"--profile_output={output}: requires --dispatch_statistics")
         return
+    if config.getoption("backend") == "native":
+        # That backend runs no in-process measurement to follow with a pass.
+        raise UsageError("--dispatch_statistics is not supported with --backend=native")
     for name in CONFLICTING_FLAGS:
         value = flag_value(config, name)
         if value is not None:

@@ -218,3 +218,11 @@ def test_benchmark_out_env_is_not_inherited_by_the_pass(compile_mlir, tmp_path):
     assert proc.returncode == 0, proc.stderr
     text = target.read_text()  # ireebench's own CSV, with the dispatch rows, not a native one
     assert text.count("BM_two_dispatches/two_dispatches_dispatch_") == 2
+
+
+def test_native_backend_is_rejected(compile_mlir, ireebench):
+    """--backend=native measures nothing in-process that a profiling pass could follow."""
+    result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL, "--backend=native",
+                       "--dispatch_statistics")
+    assert "--dispatch_statistics is not supported with --backend=native" in \
+        one_error_line(result)
