@@ -1,0 +1,207 @@
+"""--backend=native: the native iree-benchmark-module measures, ireebench reports.
+
+Cross-checks the two backends on the same module (names, times within a
+factor 1.5 on a ~1 ms function), and checks that the native results flow
+through ireebench's reporters, the streaming hook and the Python API, and
+that native failures become error rows or one error line.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from conftest import one_error_line
+
+# 192x192 matmul: about 1 ms per call on local-sync with generic CPU code.
+MATMUL = """
+func.func @matmul(%a: tensor<192x192xf32>, %b: tensor<192x192xf32>) -> tensor<192x192xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<192x192xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<192x192xf32>) -> tensor<192x192xf32>
+  %0 = linalg.matmul ins(%a, %b : tensor<192x192xf32>, tensor<192x192xf32>)
+                     outs(%f : tensor<192x192xf32>) -> tensor<192x192xf32>
+  return %0 : tensor<192x192xf32>
+}
+"""
+MATMUL_ARGS = ["--device=local-sync", "--function=matmul", "--input=192x192xf32=1",
+               "--input=192x192xf32=2"]
+FAILING = """
+func.func @check(%a: tensor<?xf32>) -> tensor<4xf32> {
+  %c = tensor.cast %a : tensor<?xf32> to tensor<4xf32>
+  %0 = arith.addf %c, %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def iteration_rows(report) -> list[dict]:
+    return [r for r in report["benchmarks"] if r["run_type"] == "iteration"]
+
+
+def test_same_names_for_the_same_module(ireebench, compile_mlir):
+    """Discovery without --function: both backends benchmark the same functions."""
+    module = compile_mlir("simple")
+    names = {}
+    for backend in ("runtime", "native"):
+        result = ireebench(f"--backend={backend}", "--module", module, "--device=local-sync",
+                           "--benchmark_min_time=2x", "--benchmark_repetitions=2",
+                           "--benchmark_format=json")
+        assert result.returncode == 0, result.stderr
+        names[backend] = [(r["name"], r["run_type"]) for r in result.json()["benchmarks"]]
+    assert names["native"] == names["runtime"]
+    assert ("BM_noargs/process_time/real_time_cv", "aggregate") in names["native"]
+    listed = {b: ireebench(f"--backend={b}", "--module", module, "--benchmark_list_tests").stdout
+              for b in ("runtime", "native")}
+    assert listed["native"] == listed["runtime"]
+    assert "BM_entry_wrapper/process_time/real_time" in listed["native"]
+
+
+def test_times_agree_on_a_1ms_function(ireebench, compile_mlir):
+    """Same ~1 ms matmul: the fastest repetitions of both backends within a factor 1.5.
+
+    On a shared machine other processes slow down whole runs, so the backends
+    run in turns and the fastest repetition of each is compared (the least
+    disturbed one). Load only adds time: if the minima disagree, more turns
+    are taken (at most three), and a real difference between the backends
+    still fails. CPU time (less sensitive to load) must agree as well.
+    """
+    module = compile_mlir(MATMUL)
+    real = {"runtime": [], "native": []}
+    cpu = {"runtime": [], "native": []}
+
+    def ratios():
+        return (min(real["native"]) / min(real["runtime"]),
+                min(cpu["native"]) / min(cpu["runtime"]))
+
+    for _ in range(3):
+        for backend in real:
+            result = ireebench(f"--backend={backend}", "--module", module, *MATMUL_ARGS,
+                               "--benchmark_min_time=0.05s", "--benchmark_repetitions=4",
+                               "--benchmark_format=json")
+            assert result.returncode == 0, result.stderr
+            rows = iteration_rows(result.json())
+            assert [r["name"] for r in rows] == ["BM_matmul/process_time/real_time"] * 4
+            assert {r["time_unit"] for r in rows} == {"ms"}
+            real[backend] += [r["real_time"] for r in rows]
+            cpu[backend] += [r["cpu_time"] for r in rows]
+        if all(1 / 1.5 < ratio < 1.5 for ratio in ratios()):
+            break
+    assert 0.2 < min(real["runtime"]) < 5, real  # a ~1 ms function on this machine
+    real_ratio, cpu_ratio = ratios()
+    assert 1 / 1.5 < real_ratio < 1.5, real
+    assert 1 / 1.5 < cpu_ratio < 1.5, cpu
+
+
+def test_native_results_flow_through_reporters_hooks_and_api(ireebench, compile_mlir,
+                                                             tmp_path):
+    plugin = tmp_path / "stream_sink.py"
+    plugin.write_text(textwrap.dedent("""
+        import json
+        from ireebench import hookimpl
+
+        @hookimpl
+        def ireebench_addoption(parser):
+            parser.addoption("--stream_to", "stream_to", default="")
+
+        @hookimpl
+        def ireebench_configure(config):
+            global TARGET
+            TARGET = config.getoption("stream_to")
+
+        @hookimpl
+        def ireebench_benchmark_result(run):
+            with open(TARGET, "a") as handle:
+                handle.write(json.dumps(run.to_dict()) + "\\n")
+    """))
+    stream, out = tmp_path / "stream.jsonl", tmp_path / "out.json"
+    module = compile_mlir("simple")
+    result = ireebench("--backend=native", f"--plugin={plugin}", f"--stream_to={stream}",
+                       "--module", module, "--device=local-sync", "--benchmark_min_time=3x",
+                       "--benchmark_repetitions=2", "--benchmark_report_aggregates_only",
+                       f"--benchmark_out={out}", "--benchmark_out_format=csv",
+                       "--time_unit=us")
+    assert result.returncode == 0, result.stderr
+    assert "Running " in result.stderr and "iree-benchmark-module" in result.stderr
+    # Aggregates only (applied by ireebench's hub, not by the native tool).
+    assert "BM_noargs/process_time/real_time_mean" in result.stdout
+    assert "BM_noargs/process_time/real_time " not in result.stdout
+    streamed = [json.loads(line) for line in stream.read_text().splitlines()]
+    assert len(streamed) == 2 * (2 + 4)  # every row, repetitions included
+    assert {row["time_unit"] for row in streamed} == {"us"}
+    csv_lines = out.read_text().splitlines()  # the machine context comes first
+    assert any(line.startswith("name,iterations,real_time,cpu_time,time_unit")
+               for line in csv_lines), csv_lines
+    assert sum(line.startswith('"BM_') for line in csv_lines) == 2 * 4
+
+
+def test_python_api(compile_mlir):
+    import ireebench
+
+    result = ireebench.run(["--backend=native", f"--module={compile_mlir('simple')}",
+                            "--device=local-sync", "--function=add", "--input=4xf32=1",
+                            "--input=4xf32=2", "--benchmark_min_time=5x"])
+    assert result.exit_code == 0
+    [run] = result.runs
+    assert run.benchmark_name == "BM_add/process_time/real_time"
+    assert run.iterations == 5
+    assert isinstance(run.real_time, float) and run.real_time > 0
+    assert run.counters["items_per_second"].is_rate
+    assert result.context.executable.endswith("iree-benchmark-module")
+    assert result.context.extra["ireebench_backend"] == "native"
+
+
+def test_failing_benchmark_is_an_error_row(ireebench, compile_mlir, tmp_path):
+    out = tmp_path / "out.json"
+    result = ireebench("--backend=native", "--module", compile_mlir(FAILING),
+                       "--device=local-sync", "--function=check", "--input=3xf32=1",
+                       "--benchmark_min_time=2x", f"--benchmark_out={out}")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "BM_check/process_time/real_time ERROR OCCURRED:" in result.stdout
+    assert "shape dimension 0 mismatch" in result.stdout
+    [row] = json.loads(out.read_text())["benchmarks"]
+    assert row["error_occurred"] is True and "mismatch" in row["error_message"]
+
+
+def test_output_processing_is_done_by_the_native_tool(ireebench, compile_mlir):
+    module = compile_mlir("simple")
+    base = ["--backend=native", "--module", module, "--device=local-sync", "--function=add",
+            "--input=4xf32=1", "--input=4xf32=2", "--benchmark_min_time=1x",
+            "--enable_output_processing"]
+    good = ireebench(*base, "--expected_output=4xf32=3")
+    assert good.returncode == 0, good.stderr
+    assert "[SUCCESS]" in good.stdout
+    bad = ireebench(*base, "--expected_output=4xf32=4")
+    assert bad.returncode == 1
+    assert "[FAILED]" in bad.stdout and "Traceback" not in bad.stderr
+
+
+@pytest.mark.parametrize("args,expected", [
+    (["--module={simple}", "--function=nope"],
+     "--backend=native: iree-benchmark-module failed: "),
+    (["--module={simple}", "--device=nodriver"], "no driver 'nodriver'"),
+    (["--module={tmp}/missing.vmfb"], "--module={tmp}/missing.vmfb: file not found"),
+    ([], "no user module specified"),
+    (["--module={simple}", "--not_a_runtime_flag=1"], "--not_a_runtime_flag=1: unknown flag"),
+    (["--module={simple}", "--backend=nosuch"], "--backend=nosuch: unknown backend"),
+])
+def test_native_failures_are_one_line(ireebench, compile_mlir, tmp_path, args, expected):
+    simple = compile_mlir("simple")
+    args = [a.format(simple=simple, tmp=tmp_path) for a in args]
+    if not any(a.startswith("--backend=") for a in args):
+        args.insert(0, "--backend=native")
+    line = one_error_line(ireebench(*args, "--benchmark_min_time=1x"))
+    assert expected.format(tmp=tmp_path) in line, line
+
+
+def test_filter_matching_nothing(ireebench, compile_mlir, tmp_path):
+    out = tmp_path / "out.json"
+    result = ireebench("--backend=native", "--module", compile_mlir("simple"),
+                       "--device=local-sync", "--benchmark_filter=nothing_matches",
+                       f"--benchmark_out={out}")
+    assert result.returncode == 0, result.stderr
+    assert "Failed to match any benchmarks against regex: nothing_matches" in result.stderr
+    assert result.stdout == ""
