@@ -202,7 +202,8 @@ def _parse_shape_and_type(metadata: str, spec: str) -> tuple[list[int], dtypes.E
         if not (dim.isascii() and dim.isdigit()):
             raise UsageError(f"--input={spec}: invalid shape dimension `{dim}`")
         shape.append(int(dim))
-    if int(np.prod(shape, dtype=np.float64)) > _MAX_ELEMENTS:
+    # Zero dims do not excuse huge others: numpy cannot even shape such an array.
+    if int(np.prod([max(dim, 1) for dim in shape], dtype=np.float64)) > _MAX_ELEMENTS:
         raise UsageError(f"--input={spec}: shape {metadata} is too large")
     return shape, element_type
 
