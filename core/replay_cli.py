@@ -78,8 +78,13 @@ def _reject_capture_and_module_options(command, ctx) -> None:
 
 def parse_replay_args(argv: list[str]):
     """Returns ``(config, replay_path)``, or ``None`` when --help was printed."""
-    from .cli import CORE_GROUP, build_command, expand_flagfiles, prescan_plugins, \
-        validate_core_options
+    from .cli import (
+        CORE_GROUP,
+        build_command,
+        expand_flagfiles,
+        prescan_plugins,
+        validate_core_options,
+    )
     from .config import Config
 
     argv = expand_flagfiles(argv)

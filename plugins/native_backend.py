@@ -32,8 +32,8 @@ from ireebench.native import (
     name_field_width_of,
     native_error_line,
     private_tempdir,
-    runs_by_benchmark,
     run_benchmark_tool,
+    runs_by_benchmark,
     session_args,
     split_benchmark_json,
 )
@@ -102,7 +102,7 @@ def _workloads_of(config, groups) -> list[Workload]:
     workloads = []
     for runs in groups:
         first = runs[0]
-        function_name = first.name[3:] if first.name.startswith("BM_") else first.name
+        function_name = first.name.removeprefix("BM_")
         workloads.append(Workload(
             name=first.name,
             function=FunctionInfo(name=function_name, vm_function=None, reflection={},

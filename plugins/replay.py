@@ -33,7 +33,6 @@ import tempfile
 from pathlib import Path
 
 import click
-
 from ireebench import hookimpl
 from ireebench.errors import UsageError
 from ireebench.native import (

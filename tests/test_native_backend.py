@@ -12,7 +12,6 @@ import json
 import textwrap
 
 import pytest
-
 from conftest import one_error_line
 
 # 192x192 matmul: about 1 ms per call on local-sync with generic CPU code.

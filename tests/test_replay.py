@@ -13,7 +13,6 @@ import re
 import textwrap
 
 import pytest
-
 from conftest import one_error_line
 
 MATMUL = """
@@ -82,7 +81,7 @@ def test_capture_is_read_replayed_and_benchmarked(ireebench, modules, native_too
                        "--benchmark_min_time=3x", f"--device_replay_output={capture}")
     assert result.returncode == 0, result.stderr
     assert re.search(ROW.format(name="BM_matmul/process_time/real_time", iterations=3),
-                     result.stdout, re.M), result.stdout
+                     result.stdout, re.MULTILINE), result.stdout
     # The capture pass got the run's iteration count: one scope per iteration.
     assert execute_scopes(native_tool, capture) == 3
     assert not list(tmp_path.glob(".*.tmp")), "the temporary capture was left behind"
@@ -95,7 +94,7 @@ def test_capture_is_read_replayed_and_benchmarked(ireebench, modules, native_too
                       "--benchmark_min_time=2x", f"--benchmark_out={out}")
     assert bench.returncode == 0, bench.stderr
     name = "BM_replay/scope:execute/process_time/manual_time"
-    assert re.search(ROW.format(name=re.escape(name), iterations=2), bench.stdout, re.M), \
+    assert re.search(ROW.format(name=re.escape(name), iterations=2), bench.stdout, re.MULTILINE), \
         bench.stdout
     report = json.loads(out.read_text())
     assert report["context"]["json_schema_version"] == 1
