@@ -373,10 +373,15 @@ def _profiled_iterations(stdout: str) -> tuple[int, str]:
     return iterations, ""
 
 
+# The user's own profiling and capture flags belong to their own native run
+# (see ireebench.plugins.device_profiling), not to a profiling pass.
+USER_PROFILING_FLAGS = ("--device_profiling_", "--print_device_statistics", "--device_capture_")
+
+
 def pass_args(config, profile_pass: ProfilePass) -> list[str]:
     """iree-benchmark-module flags of a profiling pass of one workload."""
     return [
-        *session_args(config),
+        *(arg for arg in session_args(config) if not arg.startswith(USER_PROFILING_FLAGS)),
         *workload_args(config, profile_pass.workload),
         f"--benchmark_min_time={profile_pass.iterations}x",
         f"--benchmark_repetitions={profile_pass.repetitions}",

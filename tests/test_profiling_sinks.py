@@ -141,3 +141,14 @@ def test_profiling_mode_per_device():
     assert profiling_mode(["local-task://"]) == "host-execution"
     assert profiling_mode(["cuda://0"]) == "dispatch-events"
     assert profiling_mode(["local-sync", "hip"]) == "host-execution,dispatch-events"
+
+
+def test_user_profiling_flags_stay_out_of_the_sinks_pass(compile_mlir, ireebench, tmp_path):
+    """--print_device_statistics gets its own native run; the sinks' pass still succeeds."""
+    log = tmp_path / "events.jsonl"
+    result = _probe(ireebench, compile_mlir("two_dispatches"), log, "--benchmark_min_time=2x",
+                    "--print_device_statistics")
+    assert result.returncode == 0, result.stderr
+    assert "IREE HAL device statistics:" in result.stderr
+    ends = [e for e in _events(log) if e["event"] == "end"]
+    assert ends and all(e["ok"] for e in ends), ends
