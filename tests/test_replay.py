@@ -108,13 +108,25 @@ def test_replay_reporters_aggregates_and_time_unit(ireebench, modules, tmp_path)
     assert ireebench("--module", modules["sync"], "--device=local-sync", *MATMUL_INPUTS,
                      "--benchmark_min_time=1x",
                      f"--device_replay_output={capture}").returncode == 0
+    sink = tmp_path / "sink.py"  # a streaming plugin: every row, as it is reported
+    sink.write_text(textwrap.dedent(f"""
+        from ireebench import hookimpl
+
+        @hookimpl
+        def ireebench_benchmark_result(run):
+            with open({str(tmp_path / "streamed.txt")!r}, "a") as handle:
+                handle.write(run.benchmark_name + "\\n")
+    """))
     result = ireebench("replay", capture, "--device=local-sync", "--benchmark_min_time=2x",
-                       "--benchmark_repetitions=2", "--time_unit=us", "--reporter=json")
+                       "--benchmark_repetitions=2", "--time_unit=us", "--reporter=json",
+                       f"--plugin={sink}")
     assert result.returncode == 0, result.stderr
     rows = result.json()["benchmarks"]
     assert [r["name"] for r in rows] == ["BM_replay/process_time/real_time"] * 2 + [
         f"BM_replay/process_time/real_time_{a}" for a in ("mean", "median", "stddev", "cv")]
     assert {r["time_unit"] for r in rows} == {"us"}
+    streamed = (tmp_path / "streamed.txt").read_text().splitlines()
+    assert streamed == [r["name"] for r in rows]
     csv = ireebench("replay", capture, "--device=local-sync", "--benchmark_min_time=1x",
                     "--benchmark_format=csv")
     assert csv.returncode == 0, csv.stderr
