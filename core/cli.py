@@ -64,8 +64,10 @@ class GroupedCommand(click.Command):
         with formatter.section("Runtime flags"):
             formatter.write_text(
                 "Flags not listed here (--task_topology_*, driver flags such as "
-                "--cuda_use_streams, --device_profiling_*, --expected_f32_threshold ...) "
-                "are passed to the IREE runtime as the native tool would parse them."
+                "--cuda_use_streams, --expected_f32_threshold ...) are passed to the IREE "
+                "runtime as the native tool would parse them, and to the native passes "
+                "(--device_profiling_* and --print_device_statistics run one; see "
+                "docs/profiling.md)."
             )
 
 

@@ -35,6 +35,13 @@ class BenchmarkFailure(Exception):
     """A benchmark failed while running; the message becomes its error row."""
 
 
+def failure_message(exc: BaseException) -> str:
+    """The runtime's status text on one line, as the native tool reports it."""
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    # The bindings prefix the IREE status with their own words.
+    return text.removeprefix("Error invoking function: ")
+
+
 def run_iterations(workload, session, iterations: int) -> Sample:
     """Runs at least ``iterations`` logical iterations in whole batches."""
     kind = workload.kind
@@ -64,7 +71,7 @@ def run_iterations(workload, session, iterations: int) -> Sample:
     except BenchmarkFailure:
         raise
     except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
-        raise BenchmarkFailure(" ".join(str(exc).split()) or type(exc).__name__) from exc
+        raise BenchmarkFailure(failure_message(exc)) from exc
     return Sample(batches * workload.batch_size, real, cpu, batch)
 
 
