@@ -113,8 +113,10 @@ def parse_replay_args(argv: list[str]):
         raise UsageError("replay: expected one replay file: ireebench replay FILE.ireereplay "
                          f"[flags] (got {len(files)}: {' '.join(files) or 'none'})")
     path = files[0]
-    if not Path(path).is_file():
+    if not Path(path).exists():
         raise UsageError(f"replay: {path}: file not found")
+    if not Path(path).is_file():
+        raise UsageError(f"replay: {path}: not a file")
     if Path(path).stat().st_size == 0:
         raise UsageError(f"replay: {path}: file is empty")
     config = Config(pm, dict(ctx.params), runtime_flags, list(argv))

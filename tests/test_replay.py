@@ -276,6 +276,7 @@ def test_invalid_capture_flags(ireebench, modules, tmp_path, args, expected):
 @pytest.mark.parametrize("args,expected", [
     ([], "expected one replay file"),
     (["{tmp}/missing.ireereplay"], "missing.ireereplay: file not found"),
+    (["{tmp}"], ": not a file"),
     (["{tmp}/a.ireereplay", "{tmp}/b.ireereplay"], "expected one replay file"),
     (["{tmp}/junk.ireereplay"], "iree-benchmark-replay failed: "),
     (["{tmp}/junk.ireereplay", "--module=x.vmfb"], "--module cannot be used with ireebench replay"),
