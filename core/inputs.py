@@ -105,8 +105,25 @@ class _Streams:
         self._files.clear()
 
 
-def parse_inputs(specs: list[str] | tuple[str, ...], argument_types: list[str]) -> list[InputValue]:
-    """Parses ``--input`` strings against the function's argument types."""
+def parse_inputs(specs: list[str] | tuple[str, ...], argument_types: list[str],
+                 flag: str = "input") -> list[InputValue]:
+    """Parses ``--input`` strings against the function's argument types.
+
+    :param flag: the flag the strings came from (``expected_output`` uses the
+        same grammar); error messages name it.
+    """
+    try:
+        return _parse_inputs(specs, argument_types)
+    except UsageError as exc:
+        if flag == "input":
+            raise
+        message = str(exc)
+        if message.startswith("--input"):
+            message = f"--{flag}{message[len('--input'):]}"
+        raise UsageError(message, exc.exit_code) from None
+
+
+def _parse_inputs(specs, argument_types) -> list[InputValue]:
     streams = _Streams()
     values: list[InputValue] = []
     try:

@@ -72,7 +72,8 @@ def ireebench_process_outputs(config, session, workloads):
             result_types = list(workload.function.results)
             # `(ignored)` must consume one result whatever its type.
             expected = parse_inputs(
-                [s.replace("(ignored)", "(null)") for s in expected_specs], result_types
+                [s.replace("(ignored)", "(null)") for s in expected_specs], result_types,
+                flag="expected_output",
             )
             tolerances = Tolerances.from_runtime_flags(config.runtime_flags)
             failures = []
