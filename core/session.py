@@ -105,6 +105,8 @@ class Session:
             loader = lambda: rt.VmModule.copy_buffer(self.instance, data)  # noqa: E731
         else:
             path = Path(spec)
+            if path.is_dir():
+                raise UsageError(f"--module={spec}: is a directory, not a .vmfb file")
             if not path.is_file():
                 raise UsageError(f"--module={spec}: file not found")
             if path.stat().st_size == 0:
