@@ -46,7 +46,8 @@ CATALOGUE = [
          "--module={dir}/source.mlir", "not a valid IREE module"),
     case("module-stdin-empty", ["--module=-", "--device=local-sync"], "--module=-", "empty",
          stdin=b""),
-    case("module-is-directory", ["--module={dir}", "--device=local-sync"], "--module={dir}"),
+    case("module-is-directory", ["--module={dir}", "--device=local-sync"], "--module={dir}",
+         "directory"),
     case("module-for-other-device", ["--module={vulkan}", "--device=local-sync"],
          "--module={vulkan}", "--device=local-sync"),
     # --- device and function ---------------------------------------------
