@@ -24,19 +24,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-TWO_FUNCTIONS = """
-func.func @first() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-func.func @second() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.addf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
-
 ADD = """
 func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %a, %b : tensor<4xf32>
@@ -51,7 +38,7 @@ NAMES = ["BM_first/process_time/real_time", "BM_second/process_time/real_time"]
 
 @pytest.fixture(scope="module")
 def module(compile_mlir):
-    return compile_mlir(TWO_FUNCTIONS)
+    return compile_mlir("two_functions")
 
 
 def compare_py() -> Path | None:

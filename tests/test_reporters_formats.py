@@ -13,19 +13,6 @@ import re
 
 import pytest
 
-TWO_FUNCTIONS = """
-func.func @first() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-func.func @second_with_a_longer_name() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.addf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
-
 # The failing function comes last: the native tool fails every later
 # benchmark too ("an earlier benchmark or capture failed").
 WITH_FAILURE = """
@@ -52,7 +39,7 @@ CPP_DOUBLE = re.compile(r"-?(\d+(\.\d+)?|\d(\.\d+)?e[+-]\d\d)")
 
 @pytest.fixture(scope="module")
 def two_functions(compile_mlir):
-    return compile_mlir(TWO_FUNCTIONS)
+    return compile_mlir("two_functions_long_name")
 
 
 @pytest.fixture(scope="module")

@@ -7,19 +7,6 @@ import json
 import pytest
 from conftest import one_error_line
 
-TWO_FUNCTIONS = """
-func.func @first() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-func.func @second() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.addf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
-
 FAILS_SECOND = """
 func.func @works() -> tensor<4xf32> {
   %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
@@ -39,7 +26,7 @@ FAST = ["--device=local-sync", "--benchmark_min_time=2x"]
 
 @pytest.fixture(scope="module")
 def module(compile_mlir):
-    return compile_mlir(TWO_FUNCTIONS)
+    return compile_mlir("two_functions")
 
 
 @pytest.mark.parametrize("flag", ["--reporter", "--benchmark_format", "--benchmark_out_format"])
