@@ -29,14 +29,9 @@ def run(argv: list[str], stdout=None, stderr=None):
     stays clean; pass ``sys.stdout`` to see it). User errors raise
     :class:`UsageError`.
     """
-    from .cli import parse_args
-    from .results import RunResult
-    from .runner import run_config
+    from .cli import execute
 
-    config = parse_args(list(argv))
-    if config is None:
-        return RunResult(0, [])
-    return run_config(config, stdout or io.StringIO(), stderr or io.StringIO())
+    return execute(argv, stdout or io.StringIO(), stderr or io.StringIO())
 
 
-__all__ = ["UsageError", "hookimpl", "run", "__version__"]
+__all__ = ["UsageError", "__version__", "hookimpl", "run"]

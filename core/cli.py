@@ -126,7 +126,7 @@ def add_core_options(parser: OptionParser) -> None:
         group=g, help="Print at most this many elements of an output tensor.")
 
     b = BENCHMARK_GROUP
-    env = lambda name: name.upper()  # noqa: E731 - Google Benchmark's env var names
+    env = lambda name: name.upper()
     add("--benchmark_min_time", "benchmark_min_time", default="0.5s", group=b,
         envvar=env("benchmark_min_time"), metavar="<float>s|<int>x",
         help="Minimum time per benchmark (0.5s) or a fixed iteration count (20x).")
@@ -167,7 +167,8 @@ def add_core_options(parser: OptionParser) -> None:
     _bool(parser, "benchmark_dry_run", "Run each benchmark once (1 iteration, 1 repetition).",
           b, env("benchmark_dry_run"))
     _bool(parser, "benchmark_enable_random_interleaving",
-          "Accepted for compatibility; benchmarks run in order.", b,
+          "Accepted for compatibility; the runtime backend runs benchmarks in order "
+          "(--backend=native forwards it).", b,
           env("benchmark_enable_random_interleaving"))
     add("--v", "v", default="0", group=b, help="Accepted for compatibility (verbosity).")
 
@@ -313,16 +314,15 @@ def _on_sigterm(signum, frame):
     raise Terminated()
 
 
-def execute(argv: list[str]):
-    """Parses ``argv`` and runs; returns a :class:`RunResult` (or None for --help)."""
+def execute(argv: list[str], stdout=None, stderr=None):
+    """Parses ``argv`` and runs; returns a :class:`RunResult` (empty after --help)."""
+    from .results import RunResult
     from .runner import run_config
 
-    config = parse_args(argv)
+    config = parse_args(list(argv))
     if config is None:
-        from .results import RunResult
-
         return RunResult(0, [])
-    return run_config(config)
+    return run_config(config, stdout, stderr)
 
 
 def run_cli(argv: list[str]) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -24,8 +25,8 @@ def parse_min_time(text: str, flag: str = "benchmark_min_time") -> MinTime:
             if iterations <= 0:
                 raise ValueError
             return MinTime(seconds=None, iterations=iterations)
-        seconds = float(value[:-1] if value.endswith("s") else value)
-        if not seconds > 0 or seconds != seconds:
+        seconds = float(value.removesuffix("s"))
+        if not seconds > 0 or math.isnan(seconds):
             raise ValueError
         return MinTime(seconds=seconds)
     except ValueError:
@@ -59,6 +60,9 @@ class Config:
         self.options = options
         self.runtime_flags = runtime_flags
         self.argv = argv
+        # Module files for the native passes: --module values resolved to
+        # absolute paths, a stdin module as its saved copy (set by the session).
+        self.resolved_module_paths: list[str] = []
         self.min_time = parse_min_time(options.get("benchmark_min_time") or "0.5s")
         warmup = options.get("benchmark_min_warmup_time") or "0"
         try:

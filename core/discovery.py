@@ -51,9 +51,10 @@ def discover_workloads(config, session) -> list[Workload]:
                            function=function, kind=kind, selected=selected)
         if not chosen:
             continue
-        workload = build_workload(config, session, function, kind, selected)
-        if config.selects(workload.run_name):
-            workloads.append(workload)
+        # Filter on the name first: inputs of filtered-out functions are
+        # neither parsed nor uploaded.
+        if config.selects(f"BM_{function.name}/process_time/real_time"):
+            workloads.append(build_workload(config, session, function, kind, selected))
     if config.getoption("enable_output_processing") and len(workloads) != 1:
         raise UsageError(
             "--enable_output_processing: output processing requires one function; use --function"

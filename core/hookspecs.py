@@ -8,12 +8,13 @@ Order of calls in one run::
 
     ireebench_addoption            while the CLI is built
     ireebench_configure            after the flags are parsed
+    ireebench_backends             when the backend is chosen (--backend)
+    ireebench_reporters            when the reporters are built
     ireebench_sessionstart         once the runtime session is open
     ireebench_invocation_kinds     when workloads are discovered
     ireebench_classify_function    per exported function
     ireebench_select_function      per exported function
     ireebench_report_context       before the first report
-    ireebench_reporters            when the reporters are built
     ireebench_profiling_sinks      before the first profiling pass
     ireebench_profiling_pass       the untimed profiling pass of a workload
     ireebench_profile_rows         with the rows of each profiling pass
@@ -22,6 +23,9 @@ Order of calls in one run::
     ireebench_replay_capture       when --device_replay_output is set
     ireebench_process_outputs      after all measurements
     ireebench_sessionfinish        at the end, also after a failure
+
+The in-process backend calls the session hooks; ``--backend=native`` and
+``ireebench replay`` have no in-process session (see their docs).
 """
 
 import pluggy
@@ -68,8 +72,10 @@ def ireebench_sessionfinish(session, exitstatus):
     """Called at the very end of a run, also after an error or an interrupt.
 
     :param session: the :class:`ireebench.session.Session`, or ``None`` if it
-        could not be opened.
-    :param exitstatus: the exit code the run is about to return.
+        could not be opened (and always with ``--backend=native`` and
+        ``ireebench replay``, which have no in-process session).
+    :param exitstatus: the exit code the run is about to return (1 after a
+        user error, 130/143 after SIGINT/SIGTERM).
     """
 
 
@@ -244,7 +250,8 @@ def ireebench_backends():
     :return: a dict of backend name to a callable
         ``backend(config, hub) -> int`` that measures and reports through
         ``hub`` (an :class:`ireebench.reporting.ReportHub`) and returns an
-        exit code.
+        exit code. With ``--benchmark_list_tests`` the backend is called with
+        ``hub=None`` and prints the benchmark names instead.
     """
 
 

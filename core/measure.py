@@ -70,24 +70,22 @@ def run_iterations(workload, session, iterations: int) -> Sample:
                 cpu += process_time() - cpu_start
     except BenchmarkFailure:
         raise
-    except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
+    except Exception as exc:
         raise BenchmarkFailure(failure_message(exc)) from exc
     return Sample(batches * workload.batch_size, real, cpu, batch)
 
 
 def _should_report(sample: Sample, min_time: float) -> bool:
-    return (
-        sample.iterations >= MAX_ITERATIONS
-        or sample.real_seconds >= min_time
-        or sample.real_seconds >= 5 * min_time
-    )
+    # Google Benchmark also stops at 5x min_time of real time, which matters
+    # only for manual timers; ireebench always times real time.
+    return sample.iterations >= MAX_ITERATIONS or sample.real_seconds >= min_time
 
 
 def _predict_iterations(sample: Sample, min_time: float) -> int:
     multiplier = min_time * 1.4 / max(sample.real_seconds, 1e-9)
     significant = sample.real_seconds / min_time > 0.1
     multiplier = multiplier if significant else 10.0
-    next_count = max(int(multiplier * sample.iterations), sample.iterations + 1)
+    next_count = round(max(multiplier * sample.iterations, sample.iterations + 1.0))
     return min(next_count, MAX_ITERATIONS)
 
 
@@ -101,19 +99,22 @@ def calibrate(workload, session, min_time: float) -> tuple[int, Sample]:
         requested = _predict_iterations(sample, min_time)
 
 
-def measure(workload, session, config, on_sample=None) -> list[Run]:
+def measure(workload, session, config, keep_last_batch: bool = False):
     """Measures all repetitions of one workload.
 
-    :param on_sample: called with each kept :class:`Sample` (the last one's
-        batch holds the outputs of the last measured invocation).
-    :return: the repetition runs (errors included), without aggregates.
+    :param keep_last_batch: return the batch of the last measured iteration
+        (its outputs are the last outputs), for output processing.
+    :return: (the repetition runs, errors included, without aggregates;
+        the last batch or None).
     """
     repetitions = config.getoption("benchmark_repetitions")
     min_time = config.min_time
     explicit = min_time.iterations
+    warmup = config.min_warmup_time
     if config.getoption("benchmark_dry_run"):
-        repetitions, explicit = 1, 1
+        repetitions, explicit, warmup = 1, 1, 0.0
     runs: list[Run] = []
+    last_batch = None
     requested = explicit
     for index in range(repetitions):
         run = Run(
@@ -125,8 +126,8 @@ def measure(workload, session, config, on_sample=None) -> list[Run]:
             batch_size=workload.batch_size,
         )
         try:
-            if index == 0 and config.min_warmup_time > 0:
-                calibrate(workload, session, config.min_warmup_time)
+            if index == 0 and warmup > 0:
+                calibrate(workload, session, warmup)
             if requested is None:
                 requested, sample = calibrate(workload, session, min_time.seconds)
             else:
@@ -139,10 +140,9 @@ def measure(workload, session, config, on_sample=None) -> list[Run]:
         run.iterations = sample.iterations
         run.real_accumulated_time = sample.real_seconds
         run.cpu_accumulated_time = sample.cpu_seconds
-        run.samples = [sample.real_seconds]
+        run.samples = [sample.real_seconds / sample.iterations]
         items_per_second = sample.iterations / sample.real_seconds if sample.real_seconds else 0.0
         run.counters["items_per_second"] = Counter(items_per_second, is_rate=True)
         runs.append(run)
-        if on_sample is not None:
-            on_sample(sample)
-    return runs
+        last_batch = sample.batch if keep_last_batch else None
+    return runs, last_batch

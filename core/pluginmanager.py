@@ -19,8 +19,6 @@ import pluggy
 from . import hookspecs
 from .errors import UsageError
 
-hookimpl = pluggy.HookimplMarker("ireebench")
-
 ENTRY_POINT_GROUP = "ireebench"
 DISABLE_AUTOLOAD_ENV = "IREEBENCH_DISABLE_PLUGIN_AUTOLOAD"
 
@@ -62,7 +60,7 @@ def _import_plugin(spec: str):
         sys.modules[name] = module
         try:
             module_spec.loader.exec_module(module)
-        except Exception as exc:  # noqa: BLE001 - any import failure is the plugin's
+        except Exception as exc:
             sys.modules.pop(name, None)
             raise UsageError(
                 f"--plugin={spec}: failed to import: {type(exc).__name__}: {exc}"
@@ -76,7 +74,7 @@ def _import_plugin(spec: str):
         raise UsageError(
             f"--plugin={spec}: failed to import: {type(exc).__name__}: {exc}"
         ) from exc
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise UsageError(
             f"--plugin={spec}: failed to import: {type(exc).__name__}: {exc}"
         ) from exc
@@ -117,7 +115,7 @@ def build_plugin_manager(
                 continue
             try:
                 module = entry_point.load()
-            except Exception as exc:  # noqa: BLE001
+            except Exception as exc:
                 raise UsageError(
                     f"plugin {entry_point.name!r} (entry point {entry_point.value}) "
                     f"failed to import: {type(exc).__name__}: {exc}"
@@ -129,11 +127,6 @@ def build_plugin_manager(
     return pm
 
 
-def plugin_names(pm: pluggy.PluginManager) -> list[str]:
-    """Names of the registered plugins, in registration order."""
-    return [name for name, _ in pm.list_name_plugin() if name is not None]
-
-
 def collect_named(pm: pluggy.PluginManager, hook_name: str, what: str) -> dict:
     """Merges the dicts returned by an all-results hook.
 
@@ -143,13 +136,14 @@ def collect_named(pm: pluggy.PluginManager, hook_name: str, what: str) -> dict:
     owners: dict[str, str] = {}
     hook = getattr(pm.hook, hook_name)
     for impl in reversed(hook.get_hookimpls()):
+        if impl.wrapper or impl.hookwrapper:
+            continue  # wrappers only observe; the providers are the plain impls
         try:
             result = impl.function()
-        except Exception as exc:  # noqa: BLE001
-            raise UsageError(
-                f"plugin {impl.plugin_name!r} failed in {hook_name}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+        except UsageError:
+            raise
+        except Exception as exc:
+            raise PluginError(hook_name, impl.plugin_name, exc) from exc
         if not result:
             continue
         if not isinstance(result, dict):
@@ -182,6 +176,17 @@ def _plugin_of_exception(pm: pluggy.PluginManager, exc: BaseException) -> str | 
     return found
 
 
+def guarded(pm: pluggy.PluginManager, where: str, function, *args, **kwargs):
+    """Calls plugin code outside the hook machinery (a reporter's method, a
+    factory); an unexpected exception becomes a PluginError naming the plugin."""
+    try:
+        return function(*args, **kwargs)
+    except UsageError:
+        raise
+    except Exception as exc:
+        raise PluginError(where, _plugin_of_exception(pm, exc), exc) from exc
+
+
 def call_hook(pm: pluggy.PluginManager, hook_name: str, **kwargs):
     """Calls a hook; an unexpected exception becomes a UsageError naming the plugin.
 
@@ -192,7 +197,7 @@ def call_hook(pm: pluggy.PluginManager, hook_name: str, **kwargs):
         return getattr(pm.hook, hook_name)(**kwargs)
     except UsageError:
         raise
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         raise PluginError(hook_name, _plugin_of_exception(pm, exc), exc) from exc
 
 

@@ -228,13 +228,25 @@ class ReportHub:
         self._display_active = True
         self._file_active = True
 
+    def _call(self, reporter, method: str, *args):
+        """Calls a reporter method; a reporter's bug is reported naming its plugin."""
+        from .pluginmanager import guarded
+
+        where = f"reporter {type(reporter).__name__}.{method}"
+        return guarded(self.config.pm, where, getattr(reporter, method), *args)
+
     def report_context(self, context) -> None:
-        """Reports the machine context to every reporter (once, before any run)."""
+        """Lets plugins add to the context (``ireebench_report_context``), then
+        reports it to every reporter (once, before any run)."""
+        from .pluginmanager import call_hook
+
+        call_hook(self.config.pm, "ireebench_report_context", config=self.config,
+                  context=context)
         self.context = context
         with signals_deferred():
-            self._display_active = self.display.report_context(context) is not False
+            self._display_active = self._call(self.display, "report_context", context) is not False
             if self.file is not None:
-                self._file_active = self.file.report_context(context) is not False
+                self._file_active = self._call(self.file, "report_context", context) is not False
 
     def report(self, runs: list[Run], extra_rows: list[Run] = ()) -> None:
         """Reports one benchmark: its repetitions, aggregates and extra rows."""
@@ -250,6 +262,7 @@ class ReportHub:
         targets = [(self.display, self.display_aggregates_only, self._display_active)]
         if self.file is not None:
             targets.append((self.file, self.file_aggregates_only, self._file_active))
+        failure = None
         with signals_deferred():
             self.runs.extend(rows)
             for reporter, aggregates_only, active in targets:
@@ -257,8 +270,13 @@ class ReportHub:
                     continue
                 shown = aggregates if (aggregates_only and aggregates) else iterations + aggregates
                 shown = shown + list(extra_rows)
-                if shown:
-                    reporter.report_runs(shown)
+                try:
+                    if shown:
+                        self._call(reporter, "report_runs", shown)
+                except UsageError as exc:  # the other reporter still gets the rows
+                    failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def finalize(self) -> None:
         """Finalizes every reporter and commits the --benchmark_out file (once)."""
@@ -267,11 +285,11 @@ class ReportHub:
         self._finalized = True
         with signals_deferred():
             try:
-                self.display.finalize()
+                self._call(self.display, "finalize")
             finally:
                 if self.file is not None:
                     try:
-                        self.file.finalize()
+                        self._call(self.file, "finalize")
                     finally:
                         if self._file_handle is not None:
                             self._file_handle.close()

@@ -2,8 +2,8 @@
 
 Times are kept as accumulated seconds over ``iterations`` like Google
 Benchmark does; ``real_time``/``cpu_time`` give the per-iteration value in
-``time_unit``. Raw per-repetition samples stay on the runs so later statistics
-are computed from data.
+``time_unit``. The raw per-repetition values stay on the runs (``samples``),
+so later statistics (percentiles, confidence intervals) are computed from data.
 """
 
 from __future__ import annotations
@@ -44,7 +44,9 @@ class Run:
     error_message: str = ""
     extra_row: bool = False  # appended by a plugin (e.g. dispatch statistics)
     batch_size: int = 1
-    samples: list[float] = field(default_factory=list)  # per-batch seconds, where kept
+    # Raw measurements behind the row, in real seconds per logical iteration:
+    # one value for a repetition, the repetitions' values for an aggregate.
+    samples: list[float] = field(default_factory=list)
 
     @property
     def benchmark_name(self) -> str:

@@ -7,13 +7,11 @@ import sys
 from . import context as context_module
 from .errors import UsageError
 from .measure import measure
-from .pluginmanager import call_hook, collect_named
+from .pluginmanager import call_hook, collect_named, guarded
 from .reporting import AtomicFile, ReportHub
 from .results import RunResult
 from .session import Session
 from .stats import compute_aggregates
-
-FORMAT_ALIASES = {"console": "console", "json": "json", "csv": "csv"}
 
 
 def _reporter_factories(config) -> dict:
@@ -31,7 +29,8 @@ def build_hub(config, stdout=None, stderr=None) -> ReportHub:
         raise UsageError(
             f"--{flag}={display_name}: unknown reporter (known: {', '.join(sorted(factories))})"
         )
-    display = factories[display_name](stdout, config, stderr)
+    display = guarded(config.pm, f"reporter factory {display_name!r}",
+                      factories[display_name], stdout, config, stderr)
     file_reporter = handle = None
     out_path = config.getoption("benchmark_out")
     if out_path:
@@ -42,8 +41,13 @@ def build_hub(config, stdout=None, stderr=None) -> ReportHub:
                 f"(known: {', '.join(sorted(factories))})"
             )
         handle = AtomicFile(out_path)
-        file_reporter = factories[out_format](handle.stream, config, handle.stream)
-        # Google Benchmark's file console reporter writes its context to the file too.
+        try:
+            # The file's context lines go to the file too, as Google Benchmark's do.
+            file_reporter = guarded(config.pm, f"reporter factory {out_format!r}",
+                                    factories[out_format], handle.stream, config, handle.stream)
+        except BaseException:
+            handle.discard()
+            raise
     return ReportHub(config, display, file_reporter, handle)
 
 
@@ -77,7 +81,6 @@ def build_context(config, workloads, executable=None):
     context.name_field_width = name_field_width(
         workloads, config.getoption("benchmark_repetitions")
     )
-    call_hook(config.pm, "ireebench_report_context", config=config, context=context)
     return context
 
 
@@ -99,16 +102,28 @@ def run_in_process(config, hub) -> int:
     """The default backend: measures in this process with iree.runtime."""
     parse_runtime_flags(config)
     session = Session(config)
-    outcome = {"exit_code": 0}
+    opened = False
+    outcome = {"exit_code": 1}  # what sessionfinish hears if an exception escapes
     try:
         session.open()
+        opened = True
         call_hook(config.pm, "ireebench_sessionstart", session=session)
         # Runtime objects (batches, fences, buffers) live only inside this
         # call, so they are released before the session closes the devices.
-        return _measure_and_report(config, session, hub, outcome)
+        outcome["exit_code"] = 0
+        outcome["exit_code"] = _measure_and_report(config, session, hub, outcome)
+        return outcome["exit_code"]
+    except KeyboardInterrupt:
+        outcome["exit_code"] = 130
+        raise
+    except BaseException as exc:
+        from .cli import Terminated
+
+        outcome["exit_code"] = 143 if isinstance(exc, Terminated) else 1
+        raise
     finally:
         try:
-            call_hook(config.pm, "ireebench_sessionfinish", session=session,
+            call_hook(config.pm, "ireebench_sessionfinish", session=session if opened else None,
                       exitstatus=outcome["exit_code"])
         finally:
             if config.getoption("print_statistics") and session.devices:
@@ -135,14 +150,14 @@ def _measure_and_report(config, session, hub, outcome) -> int:
     hub.report_context(build_context(config, workloads))
     keep_outputs = bool(config.getoption("enable_output_processing"))
     for family_index, workload in enumerate(workloads):
-        last = {}
-        runs = measure(workload, session, config,
-                       on_sample=(lambda s: last.update(batch=s.batch)) if keep_outputs else None)
+        runs, last_batch = measure(workload, session, config, keep_last_batch=keep_outputs)
         for run in runs:  # Google Benchmark numbers the benchmarks that run
             run.family_index = family_index
-        if last.get("batch") is not None:
-            workload.outputs = snapshot(last.pop("batch").outputs(), session.device,
+        if last_batch is not None:
+            # Copied to host right away: nothing can overwrite them later.
+            workload.outputs = snapshot(last_batch.outputs(), session.device,
                                         workload.function.results)
+            del last_batch
         runs += compute_aggregates(runs)
         if any(r.error_occurred for r in runs):
             outcome["exit_code"] = 1

@@ -81,6 +81,7 @@ def compute_aggregates(reports: list[Run]) -> list[Run]:
             cpu_accumulated_time=compute(cpu),
             time_unit=first.time_unit,
             batch_size=first.batch_size,
+            samples=[r.real_accumulated_time / r.iterations for r in succeeded if r.iterations],
         )
         if unit == "time":
             run.real_accumulated_time *= rescale

@@ -14,8 +14,6 @@ from ireebench import hookimpl
 from ireebench.humanize import format_time, human_readable
 from ireebench.reporting import Reporter, print_basic_context
 
-__all__ = ["ConsoleReporter", "print_basic_context"]
-
 
 def _is_percentage(run) -> bool:
     return run.run_type == "aggregate" and run.aggregate_unit == "percentage"

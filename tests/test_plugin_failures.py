@@ -1,0 +1,103 @@
+"""Plugin code called outside pluggy's hook calls still fails cleanly."""
+
+import textwrap
+
+from conftest import one_error_line
+
+
+def _plugin(tmp_path, name, body):
+    path = tmp_path / f"{name}.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_raising_reporter_is_named(compile_mlir, ireebench, tmp_path):
+    plugin = _plugin(tmp_path, "badrep", """
+        from ireebench import hookimpl
+        from ireebench.reporting import Reporter
+
+        class Bad(Reporter):
+            def report_runs(self, runs):
+                raise RuntimeError("cannot render")
+
+        @hookimpl
+        def ireebench_reporters():
+            return {"bad": Bad}
+    """)
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                       "--benchmark_min_time=1x", f"--plugin={plugin}", "--reporter=bad",
+                       f"--benchmark_out={out}")
+    line = one_error_line(result)
+    assert "plugin 'badrep'" in line and "cannot render" in line
+    # The file reporter still holds what was measured, as valid JSON.
+    import json
+
+    assert json.loads(out.read_text())["benchmarks"]
+
+
+def test_raising_file_reporter_factory_leaves_no_file(compile_mlir, ireebench, tmp_path):
+    plugin = _plugin(tmp_path, "badfactory", """
+        from ireebench import hookimpl
+
+        def factory(stream, config, err_stream=None):
+            raise ValueError("no factory today")
+
+        @hookimpl
+        def ireebench_reporters():
+            return {"nope": factory}
+    """)
+    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                       f"--plugin={plugin}", f"--benchmark_out={tmp_path / 'out.txt'}",
+                       "--benchmark_out_format=nope")
+    line = one_error_line(result)
+    assert "plugin 'badfactory'" in line and "no factory today" in line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["badfactory.py"]
+
+
+def test_wrapper_on_a_named_hook_is_not_a_provider(compile_mlir, ireebench, tmp_path):
+    plugin = _plugin(tmp_path, "watcher", """
+        import sys
+        from ireebench import hookimpl
+
+        @hookimpl(wrapper=True)
+        def ireebench_reporters():
+            result = yield
+            print("REPORTER HOOK SEEN", file=sys.stderr)
+            return result
+    """)
+    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                       "--benchmark_min_time=1x", f"--plugin={plugin}")
+    assert result.returncode == 0, result.stderr
+    assert "BM_noargs" in result.stdout
+
+
+def test_sessionfinish_hears_the_exit_status(compile_mlir, ireebench, tmp_path):
+    plugin = _plugin(tmp_path, "finisher", """
+        import sys
+        from ireebench import hookimpl
+
+        @hookimpl
+        def ireebench_sessionfinish(session, exitstatus):
+            print(f"FINISH session={session is not None} status={exitstatus}", file=sys.stderr)
+    """)
+    ok = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                   "--benchmark_min_time=1x", f"--plugin={plugin}")
+    assert "FINISH session=True status=0" in ok.stderr
+    bad = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                    "--function=nope", f"--plugin={plugin}")
+    assert "FINISH session=True status=1" in bad.stderr
+    unopened = ireebench(f"--module={tmp_path / 'missing.vmfb'}", f"--plugin={plugin}")
+    assert "FINISH session=False status=1" in unopened.stderr
+
+
+def test_dry_run_skips_warmup(compile_mlir, ireebench):
+    import time
+
+    start = time.monotonic()
+    result = ireebench(f"--module={compile_mlir('stateful')}", "--device=local-sync",
+                       "--benchmark_dry_run", "--benchmark_min_warmup_time=30",
+                       "--enable_output_processing")
+    assert time.monotonic() - start < 25  # a 30 s warm-up did not run
+    assert result.returncode == 0, result.stderr
+    assert "result[0]: i32=1" in result.stdout
