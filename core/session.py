@@ -3,16 +3,83 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import sys
 import tempfile
 from pathlib import Path
 
 from .errors import UsageError
 
+# The HAL device without --device, as in the native tool.
+DEFAULT_DEVICE = "local-task"
+
 
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().replace("\n", " ")
     return " ".join(text.split())
+
+
+def device_uris(config) -> list[str]:
+    """The --device values, or the default device."""
+    return list(config.getoption("device") or []) or [DEFAULT_DEVICE]
+
+
+# --- module files (shared by the session and the native backend) -------------
+
+def check_module_specs(config) -> list[str]:
+    """The --module values, each an existing non-empty file or ``-`` (stdin).
+
+    Checked before devices are created, as the native tool loads its modules
+    first; raises a one-line UsageError naming the flag and the value.
+    """
+    specs = list(config.getoption("module") or [])
+    if not specs:
+        raise UsageError("no user module specified; use --module=file.vmfb")
+    for spec in specs:
+        if spec == "-":
+            continue
+        path = Path(spec)
+        if path.is_dir():
+            raise UsageError(f"--module={spec}: is a directory, not a .vmfb file")
+        if not path.is_file():
+            raise UsageError(f"--module={spec}: file not found")
+        if path.stat().st_size == 0:
+            raise UsageError(f"--module={spec}: file is empty")
+    return specs
+
+
+def resolve_module_paths(config, scratch: Path | None) -> list[str]:
+    """Sets ``config.resolved_module_paths``: the module files native passes load.
+
+    Paths are made absolute; a ``--module=-`` is read from standard input
+    once and saved as ``scratch/stdin.vmfb`` (``scratch`` must be a private
+    directory that outlives the native passes; it is only needed for ``-``).
+    """
+    resolved = []
+    for spec in check_module_specs(config):
+        if spec != "-":
+            resolved.append(str(Path(spec).resolve()))
+            continue
+        data = sys.stdin.buffer.read()
+        if not data:
+            raise UsageError("--module=-: standard input is empty")
+        copy = Path(scratch) / "stdin.vmfb"
+        copy.write_bytes(data)
+        resolved.append(str(copy))
+    config.resolved_module_paths = resolved
+    return resolved
+
+
+def file_sha256(path) -> str:
+    """Hex sha256 of a file (a module, a replay capture), or "" when it cannot be read."""
+    digest = hashlib.sha256()
+    try:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except OSError:
+        return ""
+    return digest.hexdigest()
 
 
 class Session:
@@ -32,7 +99,6 @@ class Session:
         self.context = None
         self._parameter_indices: list = []
         self._scratch = None  # private temp dir holding a copy of a stdin module
-        self._stdin_copy = ""
 
     @property
     def device(self):
@@ -48,24 +114,24 @@ class Session:
     def module_path(self) -> str:
         return self.module_paths[-1]
 
-    def open(self) -> "Session":
+    def open(self) -> Session:
         import iree.runtime as rt
 
         config = self.config
-        module_specs = list(config.getoption("module") or [])
-        if not module_specs:
-            raise UsageError("no user module specified; use --module=file.vmfb")
+        module_specs = check_module_specs(config)
         self.instance = rt.VmInstance()
-        self.device_uris = list(config.getoption("device") or []) or ["local-task"]
+        self.device_uris = device_uris(config)
         for uri in self.device_uris:
             self.devices.append(self._create_device(rt, uri))
-        for spec in module_specs:
-            self.modules.append(self._load_module(rt, spec))
+        scratch = None
+        if "-" in module_specs:
+            self._scratch = tempfile.TemporaryDirectory(prefix="ireebench-")
+            scratch = Path(self._scratch.name)
+        # Native passes re-run the modules from files; stdin is saved to one.
+        files = resolve_module_paths(config, scratch)
+        for spec, file in zip(module_specs, files):
+            self.modules.append(self._load_module(rt, spec, file))
             self.module_paths.append(spec)
-        # Native passes re-run the modules from files; stdin was saved to one.
-        config.resolved_module_paths = [
-            self._stdin_copy if spec == "-" else str(Path(spec).resolve()) for spec in module_specs
-        ]
         hal_module = rt.create_hal_module(self.instance, devices=self.devices)
         vm_modules = [hal_module]
         parameters = list(config.getoption("parameters") or [])
@@ -94,26 +160,10 @@ class Session:
         except Exception as exc:  # noqa: BLE001
             raise UsageError(f"--device={uri}: cannot create device: {_one_line(exc)}") from None
 
-    def _load_module(self, rt, spec: str):
-        if spec == "-":
-            data = sys.stdin.buffer.read()
-            if not data:
-                raise UsageError("--module=-: standard input is empty")
-            self._scratch = tempfile.TemporaryDirectory(prefix="ireebench-")
-            self._stdin_copy = str(Path(self._scratch.name) / "stdin.vmfb")
-            Path(self._stdin_copy).write_bytes(data)
-            loader = lambda: rt.VmModule.copy_buffer(self.instance, data)  # noqa: E731
-        else:
-            path = Path(spec)
-            if path.is_dir():
-                raise UsageError(f"--module={spec}: is a directory, not a .vmfb file")
-            if not path.is_file():
-                raise UsageError(f"--module={spec}: file not found")
-            if path.stat().st_size == 0:
-                raise UsageError(f"--module={spec}: file is empty")
-            loader = lambda: rt.VmModule.mmap(self.instance, str(path))  # noqa: E731
+    def _load_module(self, rt, spec: str, file: str):
+        """Loads ``file``, the checked (or, for ``-``, saved) file of ``--module=spec``."""
         try:
-            return loader()
+            return rt.VmModule.mmap(self.instance, file)
         except Exception as exc:  # noqa: BLE001
             raise UsageError(
                 f"--module={spec}: not a valid IREE module (.vmfb): {_one_line(exc)}"

@@ -21,26 +21,14 @@ that read Google Benchmark's JSON (compare.py, dashboards) ignore them:
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import os
 
 from ireebench import __version__, hookimpl
 from ireebench.plugins_util import loaded_plugin_names
+from ireebench.session import device_uris, file_sha256
 
 RUNTIME_DISTRIBUTIONS = ("iree-base-runtime", "iree-runtime")
-
-
-def file_sha256(path: str) -> str:
-    """Hex sha256 of a file, or "" when it cannot be read."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError:
-        return ""
-    return digest.hexdigest()
 
 
 def runtime_version() -> str:
@@ -76,7 +64,7 @@ def ireebench_report_context(config, context):
     reported, readable = benchmarked_module(config)
     context.extra["ireebench_version"] = __version__
     context.extra["iree_runtime_version"] = runtime_version()
-    context.extra["iree_devices"] = list(config.getoption("device") or []) or ["local-task"]
+    context.extra["iree_devices"] = device_uris(config)
     context.extra["iree_module"] = reported
     context.extra["iree_module_sha256"] = file_sha256(readable) if readable else ""
     context.extra["ireebench_plugins"] = loaded_plugin_names(config.pm)
