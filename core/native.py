@@ -1,9 +1,13 @@
-"""Helpers for the native passes (profiling, replay capture, native backend).
+"""Helpers for the native passes (profiling, device profiling, replay capture)
+and the native backends (``--backend=native``, ``ireebench replay``).
 
 The native IREE tools ship inside iree-base-runtime
-(``iree/_runtime_libs/``). Commands are always argument lists, never shell
-strings; paths are passed as arguments; scratch files live in a private
-temporary directory that is removed, also on failure.
+(``iree/_runtime_libs/``). Every native process is started by
+:func:`run_tool`: an argument list, never a shell string; paths are passed
+as arguments; scratch files live in a private temporary directory that is
+removed, also on failure. The flags of a native run are derived from the
+configuration in one place (:func:`session_args`, :func:`selection_args`,
+:func:`benchmark_flags`), so every pass runs the same benchmarks.
 """
 
 from __future__ import annotations
@@ -13,13 +17,27 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import UsageError
 
+BENCHMARK_TOOL = "iree-benchmark-module"
+
+# Runtime flags that start the user's own profiling or capture session in a
+# native run (see ireebench.plugins.device_profiling). A pass with a session
+# of its own (profiling pass, replay capture) leaves them out, or it would
+# write the user's outputs again or refuse to start two sessions.
+USER_PASS_FLAGS = ("--device_profiling_", "--print_device_statistics", "--device_capture_")
+
+# Characters with a meaning in the POSIX extended regex of --benchmark_filter.
+_ERE_SPECIAL = set("\\.[]()*+?{}|^$")
+
 
 def tools_dir() -> Path:
+    """The directory of the native tools shipped in iree-base-runtime."""
     from iree.runtime.benchmark import benchmark_exe
 
     return Path(benchmark_exe()).resolve().parent
@@ -33,26 +51,56 @@ def tool_path(name: str) -> Path:
     return path
 
 
+# --- flags derived from the configuration ---------------------------------------
+
 def module_args(config) -> list[str]:
     """--module flags for the native tool (stdin modules as their saved copy)."""
     paths = getattr(config, "resolved_module_paths", None) or list(config.getoption("module"))
     return [f"--module={p}" for p in paths]
 
 
-def session_args(config) -> list[str]:
-    """Flags that recreate the session: modules, devices, parameters, runtime flags."""
+def session_args(config, user_pass_flags: bool = True) -> list[str]:
+    """Flags that recreate the session: modules, devices, parameters, runtime flags.
+
+    ``user_pass_flags=False`` leaves out :data:`USER_PASS_FLAGS`, for a pass
+    that starts a profiling or capture session of its own.
+    """
+    from .session import device_uris
+
     args = module_args(config)
-    args += [f"--device={d}" for d in (config.getoption("device") or ["local-task"])]
+    args += [f"--device={d}" for d in device_uris(config)]
     args += [f"--parameters={p}" for p in config.getoption("parameters") or []]
-    args += list(config.runtime_flags)
+    args += [flag for flag in config.runtime_flags
+             if user_pass_flags or not flag.startswith(USER_PASS_FLAGS)]
     return args
 
 
-def workload_args(config, workload) -> list[str]:
-    """Flags that select one workload with the same inputs and batch accounting."""
-    args = [f"--function={workload.function.name}"]
-    if workload.selected:
+def ere_escape(text: str) -> str:
+    """``text`` as a literal in Google Benchmark's POSIX extended regex.
+
+    Python's ``re.escape`` is not usable: it writes escapes such as ``\\-``
+    that are undefined in a POSIX ERE.
+    """
+    return "".join("\\" + c if c in _ERE_SPECIAL else c for c in text)
+
+
+def selection_args(config, workloads=None) -> list[str]:
+    """Flags that make iree-benchmark-module run the benchmarks ireebench ran.
+
+    With ``--function``: that function and its ``--input`` values. Without,
+    the native tool discovers the functions itself (by the rules ireebench's
+    discovery follows) and an anchored ``--benchmark_filter`` keeps exactly
+    ``workloads``; ``workloads=None`` (the native backend) selects nothing
+    here, the user's ``--benchmark_filter`` (:func:`benchmark_flags`)
+    decides. Batch flags and ``--time_unit`` give the same accounting.
+    """
+    args = []
+    if config.getoption("function"):
+        args.append(f"--function={config.getoption('function')}")
         args += [f"--input={value}" for value in config.getoption("input") or []]
+    elif workloads is not None:
+        names = "|".join(ere_escape(w.run_name) for w in workloads)
+        args.append(f"--benchmark_filter=^({names})$")
     args += [
         f"--batch_size={config.getoption('batch_size')}",
         f"--batch_concurrency={config.getoption('batch_concurrency')}",
@@ -62,25 +110,51 @@ def workload_args(config, workload) -> list[str]:
     return args
 
 
-def run_tool(name: str, args: list[str], timeout: float | None = None,
-             cwd: str | None = None) -> subprocess.CompletedProcess:
-    """Runs a native tool with an argument list (no shell) and captures output."""
-    command = [str(tool_path(name)), *map(str, args)]
-    try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                              cwd=cwd, check=False)
-    except subprocess.TimeoutExpired:
-        raise UsageError(f"native {name} did not finish within {timeout} s") from None
+def benchmark_flags(config, user_filter: bool = True) -> list[str]:
+    """Google Benchmark flags that shape the measurement, for a native tool.
+
+    Output flags (format, out, aggregates-only, context, color) are not
+    passed: ireebench's own reporters produce the output.
+    ``user_filter=False`` leaves out ``--benchmark_filter``, for a run whose
+    benchmarks :func:`selection_args` names.
+    """
+    min_time = config.min_time
+    args = [f"--benchmark_min_time={min_time.iterations}x" if min_time.iterations
+            else f"--benchmark_min_time={min_time.seconds!r}s"]
+    if config.min_warmup_time:
+        args.append(f"--benchmark_min_warmup_time={config.min_warmup_time!r}")
+    args.append(f"--benchmark_repetitions={config.getoption('benchmark_repetitions')}")
+    if user_filter and config.getoption("benchmark_filter"):
+        args.append(f"--benchmark_filter={config.getoption('benchmark_filter')}")
+    for flag in ("benchmark_dry_run", "benchmark_enable_random_interleaving"):
+        if config.getoption(flag):
+            args.append(f"--{flag}=true")
+    if config.getoption("benchmark_time_unit"):
+        args.append(f"--benchmark_time_unit={config.getoption('benchmark_time_unit')}")
+    return args
 
 
-@contextlib.contextmanager
-def private_tempdir(prefix: str = "ireebench-"):
-    """A private (0700) scratch directory, removed on exit, also on failure."""
-    with tempfile.TemporaryDirectory(prefix=prefix) as path:
-        yield Path(path)
+def named_workload(config, function: str, time_unit: str = ""):
+    """A :class:`Workload` known by its function name only, for a native run's hooks.
+
+    It carries the function name, ``selected`` and the batch flags; the
+    native tool owns the VM function and the invocation kind
+    (``function.vm_function`` and ``kind`` are None).
+    """
+    from .workload import FunctionInfo, Workload
+
+    return Workload(
+        name=f"BM_{function}",
+        function=FunctionInfo(name=function, vm_function=None, reflection={}, cconv=""),
+        kind=None,
+        batch_size=config.getoption("batch_size"),
+        concurrency=config.getoption("batch_concurrency"),
+        time_unit=time_unit,
+        selected=bool(config.getoption("function")),
+    )
 
 
-# --- Google Benchmark tools run as a backend (native backend, `ireebench replay`) ---
+# --- running a native tool ---------------------------------------------------------
 
 def benchmark_env() -> dict:
     """This process's environment without Google Benchmark's BENCHMARK_* variables.
@@ -92,41 +166,79 @@ def benchmark_env() -> dict:
     return {k: v for k, v in os.environ.items() if not k.startswith("BENCHMARK_")}
 
 
-def run_benchmark_tool(name: str, args: list[str],
-                       timeout: float | None = None) -> subprocess.CompletedProcess:
-    """Runs a Google Benchmark based native tool with explicit flags only.
+def run_tool(name: str, args: list[str], *, env: Mapping[str, str] | None = None,
+             command_prefix: list[str] | None = None,
+             timeout: float | None = None) -> subprocess.CompletedProcess:
+    """Runs a native tool and captures its output (text).
 
-    Like :func:`run_tool`, with BENCHMARK_* variables removed from the
-    environment. Standard input is inherited (``--module=-``).
+    The command is an argument list (never a shell string):
+    ``[*command_prefix, TOOL, *args]``; ``command_prefix`` is a command the
+    tool runs under (an external profiler). The environment is
+    :func:`benchmark_env` plus ``env``. Standard input is closed: a module
+    read from stdin was saved to a file first (``resolve_module_paths``).
+    A tool (or prefix) that cannot start, or runs past ``timeout``
+    seconds, is a one-line UsageError.
     """
-    command = [str(tool_path(name)), *map(str, args)]
+    command = [*(command_prefix or []), str(tool_path(name)), *map(str, args)]
+    environment = benchmark_env()
+    environment.update(env or {})
     try:
-        return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                              env=benchmark_env(), check=False)
+        return subprocess.run(command, capture_output=True, text=True, check=False,
+                              stdin=subprocess.DEVNULL, env=environment, timeout=timeout)
     except subprocess.TimeoutExpired:
         raise UsageError(f"native {name} did not finish within {timeout} s") from None
+    except OSError as exc:
+        raise UsageError(f"native {name}: cannot run {command[0]}: "
+                         f"{exc.strerror or exc}") from None
 
 
-def benchmark_flags(config) -> list[str]:
-    """Google Benchmark flags that shape the measurement, for a native tool.
+def list_benchmarks(args: list[str], tool: str = BENCHMARK_TOOL) -> tuple[list[str], str]:
+    """Runs ``tool --benchmark_list_tests=true ARGS``: the session starts, nothing runs.
 
-    Output flags (format, out, aggregates-only, context, color) are not
-    passed: ireebench's own reporters produce the output.
+    Used to list the benchmarks and as a probe: the tool creates the
+    devices, loads the modules and starts the profiling session of its
+    flags, so flags it rejects fail here, before anything is measured.
+
+    :return: ``(names, "")``, or ``([], error)`` with the tool's
+        :func:`native_error_line` when it failed.
     """
-    min_time = config.min_time
-    args = [f"--benchmark_min_time={min_time.iterations}x" if min_time.iterations
-            else f"--benchmark_min_time={min_time.seconds!r}s"]
-    if config.min_warmup_time:
-        args.append(f"--benchmark_min_warmup_time={config.min_warmup_time!r}")
-    args.append(f"--benchmark_repetitions={config.getoption('benchmark_repetitions')}")
-    if config.getoption("benchmark_filter"):
-        args.append(f"--benchmark_filter={config.getoption('benchmark_filter')}")
-    for flag in ("benchmark_dry_run", "benchmark_enable_random_interleaving"):
-        if config.getoption(flag):
-            args.append(f"--{flag}=true")
-    if config.getoption("benchmark_time_unit"):
-        args.append(f"--benchmark_time_unit={config.getoption('benchmark_time_unit')}")
-    return args
+    proc = run_tool(tool, ["--benchmark_list_tests=true", *args])
+    if proc.returncode != 0:
+        return [], native_error_line(proc.stderr, proc.returncode)
+    return [line.strip() for line in proc.stdout.splitlines() if line.strip()], ""
+
+
+@contextlib.contextmanager
+def private_tempdir(prefix: str = "ireebench-"):
+    """A private (0700) scratch directory, removed on exit, also on failure."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as path:
+        yield Path(path)
+
+
+@contextlib.contextmanager
+def replaced_on_success(target):
+    """A temporary path next to ``target`` for a native tool to write.
+
+    Renamed onto ``target`` when the block completes, removed when it
+    raises (also on an interrupt), so ``target`` is either complete or
+    untouched. Like :class:`ireebench.reporting.AtomicFile`, for a file the
+    tool writes itself rather than a stream.
+    """
+    from .reporting import _umask
+
+    target = Path(target)
+    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                     dir=target.parent)
+    os.close(fd)
+    try:
+        # The tool keeps the file's mode (mkstemp's 0600): give it the
+        # permissions a plain open() would.
+        os.chmod(temporary, 0o666 & ~_umask())
+        yield Path(temporary)
+        os.replace(temporary, target)
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
 
 
 _STATUS_LINE = re.compile(r"^\S+\.(?:c|cc|cpp|h):\d+: [A-Z_]+; ")
@@ -263,8 +375,92 @@ def context_from_benchmark_json(report: dict, global_context: dict | None = None
 
 def name_field_width_of(groups: list[list]) -> int:
     """Google Benchmark's console name column for already-measured runs."""
+    from .runner import name_field_width
+
     runs = [run for group in groups for run in group]
-    width = max([10] + [len(run.run_name) for run in runs])
-    if any(run.repetitions > 1 for run in runs):
-        width += 1 + len("median")
-    return width
+    return name_field_width(runs, max([1] + [run.repetitions for run in runs]))
+
+
+# --- a native tool as the measurement backend (--backend=native, ireebench replay) ---
+
+def run_benchmark_backend(config, hub, tool: str, args: list[str], *, what: str,
+                          batch_size: int = 1,
+                          context_extra: Mapping | None = None) -> tuple[int, list[list]]:
+    """Runs a Google Benchmark based native tool and reports its JSON through ``hub``.
+
+    ``hub=None`` is ``--benchmark_list_tests``: the tool's names are
+    printed. Otherwise the tool runs with ``--benchmark_format=json`` (its
+    console is never parsed); its context (plus ``context_extra``) and each
+    benchmark's runs go to the hub, in report order, so every reporter, the
+    streaming hook and the Python API see them. A tool that fails before
+    reporting is a one-line UsageError ``WHAT: TOOL failed: reason``; a
+    failed benchmark is an error row (exit 1). What the tool printed after
+    its report (output processing) goes to stdout, its stderr (statistics,
+    warnings) to stderr.
+
+    :return: ``(exit code, runs grouped per benchmark)``.
+    """
+    from .pluginmanager import call_hook
+
+    if hub is None:
+        names, error = list_benchmarks(args, tool)
+        if error:
+            raise UsageError(f"{what}: {tool} failed: {error}")
+        sys.stdout.write("".join(f"{name}\n" for name in names))
+        return 0, []
+    proc = run_tool(tool, ["--benchmark_format=json", *args])
+    report, rest = split_benchmark_json(proc.stdout)
+    if report is None and proc.returncode == 0 and not proc.stdout.strip():
+        # No benchmark matched --benchmark_filter: Google Benchmark's
+        # message, no report, exit 0 (as the in-process backend).
+        sys.stderr.write(proc.stderr)
+        return 0, []
+    if report is None:
+        raise UsageError(f"{what}: {tool} failed: "
+                         f"{native_error_line(proc.stderr, proc.returncode)}")
+    groups = runs_by_benchmark(report, batch_size)
+    unit = config.getoption("time_unit")
+    if unit:  # Runs keep seconds: the unit only changes how they are shown.
+        for run in (run for group in groups for run in group):
+            run.time_unit = unit
+    context = context_from_benchmark_json(report, config.benchmark_context)
+    context.name_field_width = name_field_width_of(groups)
+    context.extra.update(context_extra or {})
+    call_hook(config.pm, "ireebench_report_context", config=config, context=context)
+    hub.report_context(context)
+    exit_code = 1 if proc.returncode else 0
+    for runs in groups:
+        if any(run.error_occurred for run in runs):
+            exit_code = 1
+        hub.report(runs)
+    if rest:
+        sys.stdout.write(rest)
+        sys.stdout.flush()
+    if proc.returncode == 0 and proc.stderr:
+        sys.stderr.write(proc.stderr)
+    return exit_code, groups
+
+
+def run_without_session(config, body) -> int:
+    """Runs ``body()`` (a backend without an in-process session) and returns its exit code.
+
+    ``ireebench_sessionfinish(session=None, exitstatus)`` is called at the
+    end, as the in-process backend calls it: with the exit code, or 1, 130
+    (Ctrl-C) or 143 (SIGTERM) when an exception escapes.
+    """
+    from .pluginmanager import call_hook
+
+    exit_code = 1
+    try:
+        exit_code = body()
+        return exit_code
+    except KeyboardInterrupt:
+        exit_code = 130
+        raise
+    except BaseException as exc:
+        from .cli import Terminated
+
+        exit_code = 143 if isinstance(exc, Terminated) else 1
+        raise
+    finally:
+        call_hook(config.pm, "ireebench_sessionfinish", session=None, exitstatus=exit_code)

@@ -28,22 +28,22 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
 from .native import (
-    benchmark_env,
+    BENCHMARK_TOOL,
     native_error_line,
     private_tempdir,
+    run_tool,
+    selection_args,
     session_args,
-    tool_path,
-    workload_args,
+    split_benchmark_json,
 )
+from .session import DEFAULT_DEVICE, device_uris
 
-BENCHMARK_TOOL = "iree-benchmark-module"
 PROFILE_TOOL = "iree-profile"
 
 # iree-profile statistics row types that carry one executable function each.
@@ -71,7 +71,7 @@ def profiling_mode(device_uris) -> str:
     device-timestamped ``dispatch-events``.
     """
     families = []
-    for uri in device_uris or ["local-task"]:
+    for uri in device_uris or [DEFAULT_DEVICE]:
         family = "host-execution" if _driver(uri) in HOST_EXECUTION_DRIVERS else "dispatch-events"
         if family not in families:
             families.append(family)
@@ -243,10 +243,7 @@ def parse_statistics(text: str) -> tuple[StatisticsSummary, list[StatisticsRow]]
 
 def read_statistics(bundle_path) -> tuple[StatisticsSummary, list[StatisticsRow]]:
     """Runs ``iree-profile statistics --format=jsonl BUNDLE`` and parses it."""
-    proc = subprocess.run(
-        [str(tool_path(PROFILE_TOOL)), "statistics", "--format=jsonl", str(bundle_path)],
-        capture_output=True, text=True, check=False,
-    )
+    proc = run_tool(PROFILE_TOOL, ["statistics", "--format=jsonl", str(bundle_path)])
     if proc.returncode != 0:
         raise UsageError(f"{PROFILE_TOOL} statistics {bundle_path}: "
                          f"{native_error_line(proc.stderr, proc.returncode)}")
@@ -340,32 +337,13 @@ class ProfilingSink:
 
 # --- the native pass -------------------------------------------------------------
 
-def native_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a native pass: without BENCHMARK_* variables, plus ``extra``."""
-    env = benchmark_env()
-    env.update(extra or {})
-    return env
-
-
-def run_benchmark_module(args: list[str], env: Mapping[str, str] | None = None,
-                         command_prefix: list[str] | None = None) -> subprocess.CompletedProcess:
-    """Runs the native iree-benchmark-module with explicit flags only."""
-    command = [*(command_prefix or []), str(tool_path(BENCHMARK_TOOL)), *map(str, args)]
-    try:
-        return subprocess.run(command, capture_output=True, text=True, check=False,
-                              stdin=subprocess.DEVNULL, env=native_env(env))
-    except FileNotFoundError as exc:
-        raise UsageError(f"profiling pass: cannot run {command[0]}: {exc.strerror}") from None
-
-
 def _profiled_iterations(stdout: str) -> tuple[int, str]:
     """Logical iterations the native JSON report measured, and its first error."""
-    try:
-        report, _ = json.JSONDecoder().raw_decode(stdout.lstrip())
-    except ValueError:
+    report, _ = split_benchmark_json(stdout)
+    if report is None:
         return 0, "the native tool printed no JSON report"
     iterations = 0
-    for entry in report.get("benchmarks", []):
+    for entry in report["benchmarks"]:
         if entry.get("error_occurred"):
             return 0, str(entry.get("error_message", "benchmark failed"))
         if entry.get("run_type", "iteration") == "iteration":
@@ -373,16 +351,15 @@ def _profiled_iterations(stdout: str) -> tuple[int, str]:
     return iterations, ""
 
 
-# The user's own profiling and capture flags belong to their own native run
-# (see ireebench.plugins.device_profiling), not to a profiling pass.
-USER_PROFILING_FLAGS = ("--device_profiling_", "--print_device_statistics", "--device_capture_")
-
-
 def pass_args(config, profile_pass: ProfilePass) -> list[str]:
-    """iree-benchmark-module flags of a profiling pass of one workload."""
+    """iree-benchmark-module flags of a profiling pass of one workload.
+
+    The user's own profiling and capture flags belong to their own native
+    run (see ireebench.plugins.device_profiling), not to this pass.
+    """
     return [
-        *(arg for arg in session_args(config) if not arg.startswith(USER_PROFILING_FLAGS)),
-        *workload_args(config, profile_pass.workload),
+        *session_args(config, user_pass_flags=False),
+        *selection_args(config, [profile_pass.workload]),
         f"--benchmark_min_time={profile_pass.iterations}x",
         f"--benchmark_repetitions={profile_pass.repetitions}",
         "--benchmark_format=json",
@@ -401,8 +378,8 @@ def run_native_pass(config, profile_pass: ProfilePass) -> ProfileResult:
     """
     workload = profile_pass.workload
     result = ProfileResult(workload, profile_pass.bundle_path, profile_pass.mode)
-    proc = run_benchmark_module(pass_args(config, profile_pass), profile_pass.env,
-                                profile_pass.command_prefix)
+    proc = run_tool(BENCHMARK_TOOL, pass_args(config, profile_pass), env=profile_pass.env,
+                    command_prefix=profile_pass.command_prefix)
     if proc.returncode != 0:
         result.error = native_error_line(proc.stderr, proc.returncode)
         return result
@@ -451,8 +428,8 @@ class ProfilingEngine:
         return self._sinks
 
     def mode(self) -> str:
-        devices = self.config.getoption("device") or []
-        return merge_modes(profiling_mode(devices),
+        """The pass mode: the devices' per-function families plus every sink's ``modes``."""
+        return merge_modes(profiling_mode(device_uris(self.config)),
                            *(",".join(getattr(s, "modes", ()) or ()) for s in self.sinks))
 
     def profile(self, workload, runs) -> ProfileResult | None:

@@ -18,7 +18,6 @@ rejected: the capture already holds that work.
 
 from __future__ import annotations
 
-import hashlib
 import signal
 import sys
 from pathlib import Path
@@ -26,10 +25,13 @@ from pathlib import Path
 import click
 from click.core import ParameterSource
 
+from . import hookimpl
 from .errors import UsageError
 from .pluginmanager import build_plugin_manager, call_hook
 
 TOOL = "iree-benchmark-replay"
+# The backend of an `ireebench replay` run (registered by parse_replay_args).
+REPLAY_BACKEND = "replay"
 REPLAY_GROUP = "Replay (iree-benchmark-replay)"
 # Core options that make sense for a replay; every other module option is an error.
 ALLOWED_CORE_OPTIONS = {"device", "time_unit"}
@@ -121,6 +123,9 @@ def parse_replay_args(argv: list[str]):
         raise UsageError(f"replay: {path}: file is empty")
     config = Config(pm, dict(ctx.params), runtime_flags, list(argv))
     config.replay_file = path
+    # runner.run_config runs the replay like any backend (hub, reporters, errors).
+    config.options["backend"] = REPLAY_BACKEND
+    pm.register(ReplayBackend(), name="replay_backend")
     validate_core_options(config)
     call_hook(pm, "ireebench_configure", config=config)
     return config, path
@@ -129,8 +134,9 @@ def parse_replay_args(argv: list[str]):
 def replay_tool_args(config, path: str) -> list[str]:
     """iree-benchmark-replay flags for this replay (the file last)."""
     from .native import benchmark_flags
+    from .session import device_uris
 
-    args = [f"--device={d}" for d in (config.getoption("device") or ["local-task"])]
+    args = [f"--device={d}" for d in device_uris(config)]
     if config.getoption("replay_scope"):
         args.append(f"--replay_scope={config.getoption('replay_scope')}")
     args += [f"--replay_file_remap={v}" for v in config.getoption("replay_file_remap") or []]
@@ -140,97 +146,53 @@ def replay_tool_args(config, path: str) -> list[str]:
     return args + benchmark_flags(config) + [path]
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _failure(path: str, proc) -> UsageError:
-    from .native import native_error_line
-
-    return UsageError(f"replay: {path}: {TOOL} failed: "
-                      f"{native_error_line(proc.stderr, proc.returncode)}")
-
-
-def replay_backend(config, hub, path: str) -> int:
-    """Runs iree-benchmark-replay and reports its JSON through ``hub``."""
-    from .native import (
-        context_from_benchmark_json,
-        name_field_width_of,
-        run_benchmark_tool,
-        runs_by_benchmark,
-        split_benchmark_json,
-    )
+def replay_backend(config, hub) -> int:
+    """Runs iree-benchmark-replay on ``config.replay_file``; reports its JSON through ``hub``."""
+    from .native import run_benchmark_backend, run_without_session
     from .runner import parse_runtime_flags
+    from .session import file_sha256
 
     parse_runtime_flags(config)
-    args = replay_tool_args(config, path)
-    if hub is None:  # --benchmark_list_tests
-        proc = run_benchmark_tool(TOOL, ["--benchmark_list_tests=true", *args])
-        if proc.returncode != 0:
-            raise _failure(path, proc)
-        sys.stdout.write(proc.stdout)
-        return 0
-    proc = run_benchmark_tool(TOOL, ["--benchmark_format=json", *args])
-    report, _ = split_benchmark_json(proc.stdout)
-    if report is None and proc.returncode == 0 and not proc.stdout.strip():
-        sys.stderr.write(proc.stderr)  # no benchmark matched --benchmark_filter
-        return 0
-    if report is None:
-        raise _failure(path, proc)
-    groups = runs_by_benchmark(report)
-    unit = config.getoption("time_unit")
-    if unit:  # Runs keep seconds: the unit only changes how they are shown.
-        for run in (run for group in groups for run in group):
-            run.time_unit = unit
-    context = context_from_benchmark_json(report, config.benchmark_context)
-    context.name_field_width = name_field_width_of(groups)
-    context.extra["iree_replay_file"] = str(Path(path).resolve())
-    context.extra["iree_replay_sha256"] = _sha256(path)
-    context.extra["iree_replay_scope"] = config.getoption("replay_scope") or ""
-    call_hook(config.pm, "ireebench_report_context", config=config, context=context)
-    hub.report_context(context)
-    exit_code = 1 if proc.returncode != 0 else 0
-    for runs in groups:
-        if any(run.error_occurred for run in runs):
-            exit_code = 1
-        hub.report(runs)
-    if proc.returncode == 0 and proc.stderr:
-        sys.stderr.write(proc.stderr)
-    return exit_code
+    path = config.replay_file
+
+    def body() -> int:
+        exit_code, _ = run_benchmark_backend(
+            config, hub, TOOL, replay_tool_args(config, path), what=f"replay: {path}",
+            context_extra={"iree_replay_file": str(Path(path).resolve()),
+                           "iree_replay_sha256": file_sha256(path),
+                           "iree_replay_scope": config.getoption("replay_scope") or ""})
+        return exit_code
+
+    return run_without_session(config, body)
+
+
+class ReplayBackend:
+    """Provides the replay backend to the plugin manager of an ``ireebench replay`` run."""
+
+    @hookimpl
+    def ireebench_backends(self):
+        """The ``replay`` backend (only in ``ireebench replay``)."""
+        return {REPLAY_BACKEND: replay_backend}
 
 
 def execute_replay(argv: list[str], stdout=None, stderr=None):
     """Parses ``ireebench replay`` flags and runs; returns a :class:`RunResult`."""
     from .results import RunResult
-    from .runner import build_hub
+    from .runner import run_config
 
     parsed = parse_replay_args(argv)
     if parsed is None:
         return RunResult(0, [])
-    config, path = parsed
-    exit_code = 0
-    try:
-        if config.getoption("benchmark_list_tests"):
-            exit_code = replay_backend(config, None, path)
-            return RunResult(exit_code, [])
-        hub = build_hub(config, stdout, stderr)
-        try:
-            exit_code = replay_backend(config, hub, path)
-        except BaseException:
-            hub.close(failed=True)  # finished runs stay in valid output
-            raise
-        hub.close()
-        return RunResult(exit_code, hub.runs, hub.context)
-    finally:
-        call_hook(config.pm, "ireebench_sessionfinish", session=None, exitstatus=exit_code)
+    config, _ = parsed
+    return run_config(config, stdout, stderr)
 
 
 def run_replay_cli(argv: list[str]) -> int:
-    """``ireebench replay ...``: returns the exit code; user errors are one line."""
+    """``ireebench replay ...``: returns the exit code; user errors are one line.
+
+    The same mapping as ``cli.run_cli`` (which dispatches ``replay`` here
+    before its own handling).
+    """
     from .cli import Terminated, _on_sigterm
 
     previous = None

@@ -22,14 +22,22 @@ unsupported mode fails before measuring.
 
 from __future__ import annotations
 
-import re
 import sys
 from pathlib import Path
 
 from ireebench import hookimpl
 from ireebench.errors import UsageError
-from ireebench.native import benchmark_flags, private_tempdir, session_args, workload_args
-from ireebench.profiling import flag_value, native_error_line, run_benchmark_module
+from ireebench.native import (
+    BENCHMARK_TOOL,
+    benchmark_flags,
+    list_benchmarks,
+    native_error_line,
+    private_tempdir,
+    run_tool,
+    selection_args,
+    session_args,
+)
+from ireebench.profiling import flag_value
 
 MODE = "device_profiling_mode"
 OUTPUT = "device_profiling_output"
@@ -59,16 +67,6 @@ def _without_output(args: list[str], replacement: Path | None) -> list[str]:
     return kept + ([f"--{OUTPUT}={replacement}"] if replacement else [])
 
 
-def selection_args(config, workloads) -> list[str]:
-    """Flags that make the native tool run exactly the benchmarks ireebench measured."""
-    if config.getoption("function") and workloads:
-        return workload_args(config, workloads[0])
-    names = "|".join(re.escape(w.run_name) for w in workloads)
-    return [f"--benchmark_filter=^({names})$",
-            f"--batch_size={config.getoption('batch_size')}",
-            f"--batch_concurrency={config.getoption('batch_concurrency')}"]
-
-
 class DeviceProfiling:
     """The hooks of one run with device profiling flags (registered at configure time)."""
 
@@ -85,22 +83,21 @@ class DeviceProfiling:
         """Starts the native profiling session once, so unsupported flags fail before measuring."""
         with private_tempdir("ireebench-probe-") as scratch:
             probe_output = scratch / "probe.ireeprof" if self.output else None
-            args = _without_output(session_args(self.config), probe_output)
-            proc = run_benchmark_module([*args, "--benchmark_list_tests=true"])
-        if proc.returncode != 0:
-            detail = native_error_line(proc.stderr, proc.returncode).split("; ", 1)[-1]
+            _, error = list_benchmarks(_without_output(session_args(self.config), probe_output))
+        if error:
             raise UsageError(f"{self._describe()}: the native profiling session cannot "
-                             f"start: {detail}")
+                             f"start: {error.split('; ', 1)[-1]}")
 
     @hookimpl(tryfirst=True)
     def ireebench_process_outputs(self, config, session, workloads):
         """Runs the native tool with the profiling flags; forwards its statistics."""
         if not workloads:
             return
-        flags = [a for a in benchmark_flags(config) if not a.startswith("--benchmark_filter=")]
-        args = [*session_args(config), *selection_args(config, workloads), *flags,
-                "--benchmark_format=json"]
-        proc = run_benchmark_module(args)
+        # Exactly the benchmarks ireebench measured, with the user's Google
+        # Benchmark flags (the native run's own calibration and warm-up).
+        args = [*session_args(config), *selection_args(config, workloads),
+                *benchmark_flags(config, user_filter=False), "--benchmark_format=json"]
+        proc = run_tool(BENCHMARK_TOOL, args)
         if proc.returncode != 0:
             raise UsageError(f"{self._describe()}: the native profiling run failed: "
                              f"{native_error_line(proc.stderr, proc.returncode)}")

@@ -19,19 +19,16 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import SimpleNamespace
 
 from ireebench import hookimpl
 from ireebench.errors import UsageError
-from ireebench.native import private_tempdir, session_args
+from ireebench.native import list_benchmarks, named_workload, private_tempdir, session_args
 from ireebench.profiling import (
     ProfilePass,
     ProfileResult,
     ProfilingSink,
     engine,
     flag_value,
-    native_error_line,
-    run_benchmark_module,
     run_native_pass,
 )
 from ireebench.results import Counter, Run
@@ -200,12 +197,9 @@ class DispatchStatistics:
     @hookimpl
     def ireebench_sessionstart(self, session):
         """Rejects what the native tool rejects (no HAL devices, no profiling), before measuring."""
-        args = [*session_args(self.config), "--dispatch_statistics=true",
-                "--benchmark_list_tests=true"]
-        proc = run_benchmark_module(args)
-        if proc.returncode != 0:
-            line = native_error_line(proc.stderr, proc.returncode)
-            detail = line.split("; ", 1)[-1]
+        names, error = list_benchmarks([*session_args(self.config), "--dispatch_statistics=true"])
+        if error:
+            detail = error.split("; ", 1)[-1]
             if "requires a module that uses HAL devices" in detail:
                 raise UsageError(f"--dispatch_statistics: --module={session.module_path} uses no "
                                  "HAL devices (nothing to profile)")
@@ -214,7 +208,6 @@ class DispatchStatistics:
         if self.config.getoption("function"):
             self.benchmarks = [self.config.getoption("function")]
         else:
-            names = [line.strip() for line in proc.stdout.splitlines() if line.strip()]
             self.benchmarks = [name[3:].split("/", 1)[0] for name in names
                                if name.startswith("BM_") and self.config.selects(name)]
         self.sink.several_benchmarks = len(self.benchmarks) > 1
@@ -236,13 +229,10 @@ class DispatchStatistics:
         context.name_field_width = max([context.name_field_width] + [len(n) for n in names])
 
     def _probe_dispatch_names(self, function: str) -> list[str]:
-        workload = SimpleNamespace(
-            name=f"BM_{function}", function=SimpleNamespace(name=function),
-            selected=bool(self.config.getoption("function")))
         mode = engine(self.config).mode()
         with private_tempdir("ireebench-probe-") as scratch:
-            probe = ProfilePass(workload, mode, iterations=1, repetitions=1,
-                                bundle_path=scratch / "probe.ireeprof")
+            probe = ProfilePass(named_workload(self.config, function), mode, iterations=1,
+                                repetitions=1, bundle_path=scratch / "probe.ireeprof")
             result = run_native_pass(self.config, probe)
         if not result.ok:
             raise UsageError(f"--dispatch_statistics: the profiling pass of BM_{function} "
@@ -256,8 +246,14 @@ class DispatchStatistics:
 
     @hookimpl
     def ireebench_report_extra_rows(self, workload, runs):
-        """The dispatch rows of a measured workload (its profiling pass runs first)."""
-        engine(self.config).profile(workload, runs)
+        """The dispatch rows of a measured workload, from its profiling pass.
+
+        The pass already ran in profiling_pass's ``tryfirst`` implementation
+        of this hook; ``profile()`` is cached per workload, so this call only
+        returns that result (it runs the pass only if that hook did not).
+        """
+        if engine(self.config).profile(workload, runs) is None:
+            return None  # not profiled: failed benchmark, or nothing measured
         profile = self.sink.profiles.get(workload.name)
         measured = [r for r in runs if not r.extra_row]
         if profile is None or not measured:

@@ -29,28 +29,24 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from pathlib import Path
 
 import click
 from ireebench import hookimpl
 from ireebench.errors import UsageError
 from ireebench.native import (
+    BENCHMARK_TOOL,
     native_error_line,
-    run_benchmark_tool,
+    replaced_on_success,
+    run_tool,
+    selection_args,
     session_args,
     split_benchmark_json,
-    workload_args,
 )
 
 GROUP = "Replay capture"
 FILE_POLICIES = ("reference", "capture-ranges", "capture-all", "fail")
 FILE_VALIDATIONS = ("identity", "digest")
-# Runtime flags that belong to other native passes (profiling, external
-# capture tools); the capture pass must not write their outputs again.
-OTHER_PASS_FLAGS = ("--device_profiling_", "--device_capture_", "--print_device_statistics")
-# Characters with a meaning in the POSIX extended regex of --benchmark_filter.
-_ERE_SPECIAL = set("\\.[]()*+?{}|^$")
 
 AGENTS_MD = """\
 # ireebench replay capture
@@ -181,10 +177,6 @@ def ireebench_configure(config):
     _check_output_path(config, output)
 
 
-def _ere_escape(text: str) -> str:
-    return "".join("\\" + c if c in _ERE_SPECIAL else c for c in text)
-
-
 def capture_benchmark_flags(config) -> list[str]:
     """Google Benchmark flags of the capture pass (see the module docstring)."""
     if config.getoption("benchmark_dry_run"):
@@ -199,19 +191,15 @@ def capture_benchmark_flags(config) -> list[str]:
 
 
 def capture_args(config, workloads, path: str) -> list[str]:
-    """iree-benchmark-module flags that capture ``workloads`` into ``path``."""
-    args = [a for a in session_args(config) if not a.startswith(OTHER_PASS_FLAGS)]
-    first = workloads[0]
-    if first.selected:
-        args += workload_args(config, first)
-    else:
-        # One pass for all workloads: the native tool discovers the functions
-        # itself, the filter keeps exactly those ireebench benchmarked.
-        args += [a for a in workload_args(config, first) if not a.startswith("--function=")]
-        names = "|".join(_ere_escape(w.run_name) for w in workloads)
-        args.append(f"--benchmark_filter=^({names})$")
-    args += capture_benchmark_flags(config)
-    args.append(f"--device_replay_output={path}")
+    """iree-benchmark-module flags that capture ``workloads`` into ``path``.
+
+    One pass for all workloads; without ``--function`` the native tool
+    discovers the functions itself and the filter keeps exactly those
+    ireebench benchmarked. The user's profiling and capture flags are left
+    to their own native run: this pass must not write their outputs again.
+    """
+    args = [*session_args(config, user_pass_flags=False), *selection_args(config, workloads),
+            *capture_benchmark_flags(config), f"--device_replay_output={path}"]
     policy = config.getoption("device_replay_file_policy")
     if policy:
         args.append(f"--device_replay_file_policy={policy}")
@@ -219,12 +207,6 @@ def capture_args(config, workloads, path: str) -> list[str]:
     if validation:
         args.append(f"--device_replay_file_validation={validation}")
     return args + ["--benchmark_format=json"]
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 @hookimpl(trylast=True)
@@ -237,28 +219,17 @@ def ireebench_replay_capture(config, workloads):
         sys.stderr.write(f"ireebench: --device_replay_output={output}: "
                          "no benchmark ran, nothing captured\n")
         return None
-    target = Path(output)
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                     dir=target.parent)
-    os.close(fd)
-    try:
-        # A native file would be created with the umask's permissions, not 0600.
-        os.chmod(temporary, 0o666 & ~_umask())
-        proc = run_benchmark_tool("iree-benchmark-module",
-                                  capture_args(config, workloads, temporary))
+    with replaced_on_success(output) as temporary:
+        proc = run_tool(BENCHMARK_TOOL, capture_args(config, workloads, str(temporary)))
         report, _ = split_benchmark_json(proc.stdout)
         # A benchmark that failed still leaves a complete capture (the native
         # tool closes the recorder); no report or no file means the pass failed.
         if report is None or os.path.getsize(temporary) == 0:
             raise UsageError(f"--device_replay_output={output}: the capture pass failed: "
                              f"{native_error_line(proc.stderr, proc.returncode)}")
-        os.replace(temporary, target)
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
     captured = {entry.get("run_name") for entry in report["benchmarks"]}
     missing = [w.run_name for w in workloads if w.run_name not in captured]
     if missing:
         sys.stderr.write(f"ireebench: warning: --device_replay_output={output}: the native "
                          f"capture pass did not run {', '.join(missing)}\n")
-    return str(target)
+    return str(Path(output))
