@@ -41,6 +41,29 @@ def test_print_device_statistics(compile_mlir, ireebench):
     result.json()  # stdout stays a valid report
 
 
+# A function name with characters that Google Benchmark's POSIX regex must
+# see escaped as `\.` but never as `\-` (Python's re.escape writes both).
+DASHED = """
+func.func @"add-one.v2"() -> tensor<64xf32> {
+  %a = util.unfoldable_constant dense<1.0> : tensor<64xf32>
+  %b = util.unfoldable_constant dense<2.0> : tensor<64xf32>
+  %0 = arith.addf %a, %b : tensor<64xf32>
+  return %0 : tensor<64xf32>
+}
+"""
+
+
+def test_native_run_selects_names_with_regex_characters(compile_mlir, ireebench):
+    """Without --function the native run is selected by an anchored --benchmark_filter."""
+    result = ireebench(f"--module={compile_mlir(DASHED)}", LOCAL, "--benchmark_min_time=3x",
+                       "--print_device_statistics", "--benchmark_format=json")
+    assert result.returncode == 0, result.stderr
+    assert [b["name"] for b in result.json()["benchmarks"]] == \
+        ["BM_add-one.v2/process_time/real_time"]
+    assert "Could not compile benchmark re" not in result.stderr
+    assert "host_execute add-one.v2_dispatch_0_elementwise_64_f32  count=3" in result.stderr
+
+
 @pytest.mark.parametrize("flags, message", [
     (("--device_profiling_output=x.ireeprof",),
      "--device_profiling_output=x.ireeprof: requires --device_profiling_mode"),

@@ -8,6 +8,7 @@ that native failures become error rows or one error line.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import textwrap
 
@@ -183,6 +184,7 @@ def test_output_processing_is_done_by_the_native_tool(ireebench, compile_mlir):
      "--backend=native: iree-benchmark-module failed: "),
     (["--module={simple}", "--device=nodriver"], "no driver 'nodriver'"),
     (["--module={tmp}/missing.vmfb"], "--module={tmp}/missing.vmfb: file not found"),
+    (["--module={tmp}"], "--module={tmp}: is a directory"),  # the in-process message
     ([], "no user module specified"),
     (["--module={simple}", "--not_a_runtime_flag=1"], "--not_a_runtime_flag=1: unknown flag"),
     (["--module={simple}", "--backend=nosuch"], "--backend=nosuch: unknown backend"),
@@ -204,3 +206,18 @@ def test_filter_matching_nothing(ireebench, compile_mlir, tmp_path):
     assert result.returncode == 0, result.stderr
     assert "Failed to match any benchmarks against regex: nothing_matches" in result.stderr
     assert result.stdout == ""
+
+
+def test_module_from_stdin(ireebench, compile_mlir):
+    """--module=- is saved once and loaded by the native tool; provenance hashes its bytes."""
+    data = compile_mlir("simple").read_bytes()
+    result = ireebench("--backend=native", "--module=-", "--device=local-sync",
+                       "--benchmark_min_time=2x", "--benchmark_format=json", input=data)
+    assert result.returncode == 0, result.stderr
+    report = result.json()
+    assert [b["name"] for b in report["benchmarks"]] == [
+        "BM_noargs/process_time/real_time", "BM_entry_wrapper/process_time/real_time"]
+    assert report["context"]["iree_module"] == "-"
+    assert report["context"]["iree_module_sha256"] == hashlib.sha256(data).hexdigest()
+    empty = ireebench("--backend=native", "--module=-", "--device=local-sync", input=b"")
+    assert "--module=-: standard input is empty" in one_error_line(empty)
