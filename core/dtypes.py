@@ -44,6 +44,9 @@ ELEMENT_TYPES: dict[str, ElementType] = {
     ]
 }
 
+# Calling-convention codes of primitive arguments/results -> their type name.
+PRIMITIVE_TYPES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
+
 # HAL element type value -> preferred IREE spelling (for printing outputs).
 _BY_HAL: dict[int, ElementType] = {}
 for _type in ELEMENT_TYPES.values():

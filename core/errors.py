@@ -16,6 +16,16 @@ class UsageError(Exception):
         self.exit_code = exit_code
 
 
+def one_line(text) -> str:
+    """Collapses whitespace runs (line breaks included) to single spaces.
+
+    For text ireebench does not control (an exception's message) quoted in a
+    :class:`UsageError`: reads better than the escaped ``\\n`` the
+    constructor falls back to.
+    """
+    return " ".join(str(text).split())
+
+
 def flag_error(flag: str, value, reason: str) -> UsageError:
     """Builds the canonical message that names the flag and its value."""
     return UsageError(f"--{flag}={value}: {reason}")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import dtypes
-from .errors import UsageError
+from .errors import UsageError, flag_error, one_line
 
 
 @dataclass
@@ -52,10 +52,20 @@ class Null:
 
 InputValue = Scalar | Tensor | Null
 
-_PRIMITIVES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
 _INT_LIMITS = {"i": (-(2**31), 2**32 - 1), "I": (-(2**63), 2**64 - 1)}
 _SEPARATORS = re.compile(r"[\s,\[\]]+")
 _MAX_ELEMENTS = 1 << 32
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """One value string and the flag it came from: errors name both."""
+
+    flag: str  # "input", or "expected_output" (same grammar)
+    text: str
+
+    def error(self, reason: str) -> UsageError:
+        return flag_error(self.flag, self.text, reason)
 
 
 def split_cconv(arguments: str) -> list[str]:
@@ -85,15 +95,15 @@ class _Streams:
     def __init__(self):
         self._files: dict[str, object] = {}
 
-    def open(self, path: str, append: bool, spec: str):
+    def open(self, path: str, append: bool, spec: _Spec):
         handle = self._files.get(path)
         if handle is None:
             try:
                 handle = open(path, "rb")  # noqa: SIM115 - closed by close()
             except FileNotFoundError:
-                raise UsageError(f"--input={spec}: file not found: {path}") from None
+                raise spec.error(f"file not found: {path}") from None
             except OSError as exc:
-                raise UsageError(f"--input={spec}: cannot read {path}: {exc.strerror}") from None
+                raise spec.error(f"cannot read {path}: {exc.strerror}") from None
             self._files[path] = handle
         elif not append:
             handle.seek(0)
@@ -112,83 +122,65 @@ def parse_inputs(specs: list[str] | tuple[str, ...], argument_types: list[str],
     :param flag: the flag the strings came from (``expected_output`` uses the
         same grammar); error messages name it.
     """
-    try:
-        return _parse_inputs(specs, argument_types)
-    except UsageError as exc:
-        if flag == "input":
-            raise
-        message = str(exc)
-        if message.startswith("--input"):
-            message = f"--{flag}{message[len('--input'):]}"
-        raise UsageError(message, exc.exit_code) from None
-
-
-def _parse_inputs(specs, argument_types) -> list[InputValue]:
     streams = _Streams()
     values: list[InputValue] = []
     try:
         for raw in specs:
-            spec = raw.strip()
+            spec = _Spec(flag, raw.strip())
             remaining = argument_types[len(values) :]
             for value in _parse_one(spec, remaining, streams):
                 if isinstance(value, Tensor):
-                    value.spec = spec
+                    value.spec = spec.text
                 values.append(value)
     finally:
         streams.close()
     return values
 
 
-def _expect(remaining: list[str], spec: str) -> str:
+def _expect(remaining: list[str], spec: _Spec) -> str:
     if not remaining:
-        raise UsageError(f"--input={spec}: function expected fewer input values")
+        raise spec.error("function expected fewer input values")
     return remaining[0]
 
 
-def _parse_one(spec: str, remaining: list[str], streams: _Streams) -> list[InputValue]:
-    if not spec:
-        raise UsageError("--input=: no value specified for input")
-    if spec in ("(null)", "(ignored)"):
+def _parse_one(spec: _Spec, remaining: list[str], streams: _Streams) -> list[InputValue]:
+    text = spec.text
+    if not text:
+        raise spec.error("no value specified for input")
+    if text in ("(null)", "(ignored)"):
         return [Null(_expect(remaining, spec))]
-    if spec[0] in "@+*":
+    if text[0] in "@+*":
         return _parse_npy(spec, remaining, streams)
-    if spec.startswith("&"):
-        cconv = _expect(remaining, spec)
-        if cconv != "r":
-            raise UsageError(
-                f"--input={spec}: function signature mismatch: expected cconv type `{cconv}` "
-                "but provided type `r`"
-            )
-        tensor = parse_tensor(spec[1:], spec, streams)
+    if text.startswith("&"):
+        _expect_ref(remaining, spec)
+        tensor = parse_tensor(text[1:], spec, streams)
         tensor.storage_only = True
         return [tensor]
     cconv = _expect(remaining, spec)
-    if cconv in _PRIMITIVES:
+    if cconv in dtypes.PRIMITIVE_TYPES:
         return [_parse_primitive(spec, cconv)]
     if cconv != "r":
-        raise UsageError(f"--input={spec}: unsupported argument type `{cconv}`")
-    if "=" not in spec and "x" not in spec:
-        raise UsageError(
-            f"--input={spec}: invalid tensor specification, requires at least a "
-            "shape/type (`4x2xf32=...`)"
+        raise spec.error(f"unsupported argument type `{cconv}`")
+    if "=" not in text and "x" not in text:
+        raise spec.error(
+            "invalid tensor specification, requires at least a shape/type (`4x2xf32=...`)"
         )
-    return [parse_tensor(spec, spec, streams)]
+    return [parse_tensor(text, spec, streams)]
 
 
 def _parse_int(text: str) -> int:
     return int(text, 0) if text.lower().lstrip("+-").startswith("0x") else int(text, 10)
 
 
-def _parse_primitive(spec: str, cconv: str) -> Scalar:
-    type_name = _PRIMITIVES[cconv]
-    text = spec
+def _parse_primitive(spec: _Spec, cconv: str) -> Scalar:
+    type_name = dtypes.PRIMITIVE_TYPES[cconv]
+    text = spec.text
     # Accept an explicit `i32=42` spelling too (what the tools print).
     if "=" in text:
         prefix, text = text.split("=", 1)
         if prefix.strip() not in (type_name, ""):
-            raise UsageError(
-                f"--input={spec}: function signature mismatch: argument is {type_name}, "
-                f"value is {prefix.strip()}"
+            raise spec.error(
+                f"function signature mismatch: argument is {type_name}, value is {prefix.strip()}"
             )
     text = text.strip()
     try:
@@ -200,32 +192,31 @@ def _parse_primitive(spec: str, cconv: str) -> Scalar:
             return Scalar(cconv, value)
         return Scalar(cconv, float(text))
     except ValueError:
-        raise UsageError(f"--input={spec}: parsing value `{text}` as {type_name}") from None
+        raise spec.error(f"parsing value `{text}` as {type_name}") from None
 
 
-def _parse_shape_and_type(metadata: str, spec: str) -> tuple[list[int], dtypes.ElementType]:
+def _parse_shape_and_type(metadata: str, spec: _Spec) -> tuple[list[int], dtypes.ElementType]:
     parts = metadata.strip().split("x")
     type_name = parts[-1].strip()
     element_type = dtypes.by_name(type_name)
     if element_type is None:
-        raise UsageError(
-            f"--input={spec}: unknown element type `{type_name}` "
-            f"(known: {', '.join(dtypes.ELEMENT_TYPES)})"
+        raise spec.error(
+            f"unknown element type `{type_name}` (known: {', '.join(dtypes.ELEMENT_TYPES)})"
         )
     shape = []
     for dim in parts[:-1]:
         dim = dim.strip()
         # isdigit() alone accepts "²" and other digits int() refuses.
         if not (dim.isascii() and dim.isdigit()):
-            raise UsageError(f"--input={spec}: invalid shape dimension `{dim}`")
+            raise spec.error(f"invalid shape dimension `{dim}`")
         shape.append(int(dim))
     # Zero dims do not excuse huge others: numpy cannot even shape such an array.
     if int(np.prod([max(dim, 1) for dim in shape], dtype=np.float64)) > _MAX_ELEMENTS:
-        raise UsageError(f"--input={spec}: shape {metadata} is too large")
+        raise spec.error(f"shape {metadata} is too large")
     return shape, element_type
 
 
-def _check_brackets(text: str, spec: str) -> None:
+def _check_brackets(text: str, spec: _Spec) -> None:
     depth = 0
     for char in text:
         if char == "[":
@@ -235,10 +226,11 @@ def _check_brackets(text: str, spec: str) -> None:
             if depth < 0:
                 break
     if depth != 0:
-        raise UsageError(f"--input={spec}: unbalanced brackets in values")
+        raise spec.error("unbalanced brackets in values")
 
 
-def _convert_values(tokens: list[str], element_type: dtypes.ElementType, spec: str) -> np.ndarray:
+def _convert_values(tokens: list[str], element_type: dtypes.ElementType,
+                    spec: _Spec) -> np.ndarray:
     try:
         if element_type.is_float:
             floats = np.array([float(t) for t in tokens], dtype=np.float64)
@@ -249,9 +241,7 @@ def _convert_values(tokens: list[str], element_type: dtypes.ElementType, spec: s
         ints = [_parse_int(t) for t in tokens]
     except ValueError as exc:
         bad = next((t for t in tokens if not _is_number(t, element_type)), str(exc))
-        raise UsageError(
-            f"--input={spec}: parsing value `{bad}` as {element_type.name}"
-        ) from None
+        raise spec.error(f"parsing value `{bad}` as {element_type.name}") from None
     if element_type.name == "i1":
         return np.array([i != 0 for i in ints], dtype=np.bool_)
     info = np.iinfo(element_type.numpy)
@@ -260,9 +250,7 @@ def _convert_values(tokens: list[str], element_type: dtypes.ElementType, spec: s
     high = info.max if element_type.name.startswith(("si", "ui")) else (1 << info.bits) - 1
     for value in ints:
         if not low <= value <= high:
-            raise UsageError(
-                f"--input={spec}: value `{value}` out of range for {element_type.name}"
-            )
+            raise spec.error(f"value `{value}` out of range for {element_type.name}")
     bits = np.array([v & ((1 << info.bits) - 1) for v in ints], dtype=np.uint64)
     return bits.astype(np.dtype(f"u{info.bits // 8}")).view(element_type.numpy)
 
@@ -275,32 +263,29 @@ def _is_number(token: str, element_type: dtypes.ElementType) -> bool:
         return False
 
 
-def parse_tensor(text: str, spec: str, streams: _Streams | None = None) -> Tensor:
+def parse_tensor(text: str, spec: _Spec, streams: _Streams | None = None) -> Tensor:
     """Parses ``SHAPExTYPE[=values|@file|+file]`` into a host tensor."""
     try:
         return _parse_tensor(text, spec, streams)
     except MemoryError:
         # A shape under the element limit can still exceed the host's memory.
-        raise UsageError(f"--input={spec}: not enough host memory for this tensor") from None
+        raise spec.error("not enough host memory for this tensor") from None
 
 
-def _parse_tensor(text: str, spec: str, streams: _Streams | None) -> Tensor:
+def _parse_tensor(text: str, spec: _Spec, streams: _Streams | None) -> Tensor:
     metadata, has_values, contents = text.partition("=")
     shape, element_type = _parse_shape_and_type(metadata, spec)
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     contents = contents.strip()
     if has_values and contents[:1] in ("@", "+"):
         if streams is None:
-            raise UsageError(f"--input={spec}: file contents are not allowed here")
+            raise spec.error("file contents are not allowed here")
         path = contents[1:]
         handle = streams.open(path, append=contents[0] == "+", spec=spec)
         nbytes = count * element_type.numpy.itemsize
         data = handle.read(nbytes)
         if len(data) != nbytes:
-            raise UsageError(
-                f"--input={spec}: {path} has {len(data)} bytes left, {nbytes} needed "
-                f"for {metadata}"
-            )
+            raise spec.error(f"{path} has {len(data)} bytes left, {nbytes} needed for {metadata}")
         array = np.frombuffer(data, dtype=element_type.numpy).reshape(shape).copy()
         return Tensor(array, element_type)
     _check_brackets(contents, spec)
@@ -314,36 +299,32 @@ def _parse_tensor(text: str, spec: str, streams: _Streams | None) -> Tensor:
         elif len(values) == count:
             array = values
         else:
-            raise UsageError(
-                f"--input={spec}: value count mismatch: {metadata} needs {count} values, "
-                f"got {len(values)}"
+            raise spec.error(
+                f"value count mismatch: {metadata} needs {count} values, got {len(values)}"
             )
     return Tensor(array.reshape(shape), element_type)
 
 
-def _load_npy(handle, path: str, spec: str) -> Tensor:
+def _load_npy(handle, path: str, spec: _Spec) -> Tensor:
     try:
         array = np.load(handle, allow_pickle=False)
     except Exception as exc:  # noqa: BLE001 - a corrupt header raises anything
         # (ValueError, EOFError, tokenize.TokenError, MemoryError ...); the
         # file is data, so every failure is the user's file, never a crash.
-        detail = " ".join(str(exc).split()) or type(exc).__name__
-        raise UsageError(f"--input={spec}: cannot load {path}: {detail}") from None
+        detail = one_line(exc) or type(exc).__name__
+        raise spec.error(f"cannot load {path}: {detail}") from None
     if not isinstance(array, np.ndarray):
-        raise UsageError(f"--input={spec}: {path} is not a .npy array")
+        raise spec.error(f"{path} is not a .npy array")
     element_type = dtypes.by_numpy(array.dtype)
     if element_type is None:
-        raise UsageError(f"--input={spec}: {path}: unsupported numpy dtype {array.dtype}")
+        raise spec.error(f"{path}: unsupported numpy dtype {array.dtype}")
     return Tensor(np.ascontiguousarray(array, dtype=element_type.numpy), element_type)
 
 
-def _parse_npy(spec: str, remaining: list[str], streams: _Streams) -> list[InputValue]:
-    mode, path = spec[0], spec[1:]
+def _parse_npy(spec: _Spec, remaining: list[str], streams: _Streams) -> list[InputValue]:
+    mode, path = spec.text[0], spec.text[1:]
     if not path.endswith(".npy"):
-        raise UsageError(
-            f"--input={spec}: only numpy (.npy) files are supported for metadata-less "
-            "variant I/O"
-        )
+        raise spec.error("only numpy (.npy) files are supported for metadata-less variant I/O")
     handle = streams.open(path, append=mode != "@", spec=spec)
     if mode != "*":
         _expect_ref(remaining, spec)
@@ -356,12 +337,12 @@ def _parse_npy(spec: str, remaining: list[str], streams: _Streams) -> list[Input
     return values
 
 
-def _expect_ref(remaining: list[str], spec: str) -> None:
+def _expect_ref(remaining: list[str], spec: _Spec) -> None:
+    """The next argument must be a reference (a tensor, storage or .npy array)."""
     cconv = _expect(remaining, spec)
     if cconv != "r":
-        raise UsageError(
-            f"--input={spec}: function signature mismatch: expected cconv type `{cconv}` "
-            "but provided type `r`"
+        raise spec.error(
+            f"function signature mismatch: expected cconv type `{cconv}` but provided type `r`"
         )
 
 

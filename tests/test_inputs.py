@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 from ireebench.errors import UsageError
 from ireebench.inputs import Null, Scalar, Tensor, parse_inputs
 
@@ -84,6 +83,21 @@ def test_malformed_is_a_usage_error(spec):
     with pytest.raises(UsageError) as info:
         one(spec)
     assert spec in str(info.value)
+
+
+
+@pytest.mark.parametrize("specs, types, reason", [
+    (["2xi32=1 2 3"], ["r"], "value count mismatch"),
+    ([""], ["r"], "no value specified"),
+    (["1", "2"], ["i"], "function expected fewer input values"),
+    (["&2xf32"], ["i"], "function signature mismatch"),
+    (["@/nonexistent/missing.npy"], ["r"], "file not found"),
+])
+def test_errors_name_the_flag_given(specs, types, reason):
+    """--expected_output shares the grammar; its errors name --expected_output."""
+    with pytest.raises(UsageError) as info:
+        parse_inputs(specs, types, flag="expected_output")
+    assert str(info.value).startswith(f"--expected_output={specs[-1]}: {reason}")
 
 
 def test_every_form_through_the_cli(compile_mlir, ireebench, tmp_path):
