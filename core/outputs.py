@@ -11,14 +11,13 @@ per-type thresholds (``--expected_f32_threshold`` ...), NaN equal to NaN;
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import dtypes
 from .inputs import Null, Scalar, Tensor
-
-_PRIMITIVE_NAMES = {"i": "i32", "I": "i64", "f": "f32", "F": "f64"}
 
 
 @dataclass
@@ -45,7 +44,7 @@ def snapshot(vm_list, device, result_types: str = "") -> list[OutputValue]:
         if item is None:
             values.append(OutputValue("null"))
         elif isinstance(item, (bool, int, float)):
-            name = _PRIMITIVE_NAMES.get(cconv, "f32" if isinstance(item, float) else "i32")
+            name = dtypes.PRIMITIVE_TYPES.get(cconv, "f32" if isinstance(item, float) else "i32")
             values.append(OutputValue("primitive", value=item, type_name=name))
         else:
             try:
@@ -124,7 +123,7 @@ class Tolerances:
     atol: dict = None
 
     @classmethod
-    def from_runtime_flags(cls, flags: list[str]) -> "Tolerances":
+    def from_runtime_flags(cls, flags: list[str]) -> Tolerances:
         atol = {"f16": 1e-3, "f32": 1e-4, "f64": 1e-4, "bf16": 1e-2}
         tolerances = cls(atol=atol)
         for flag in flags:
@@ -152,8 +151,9 @@ def compare(index: int, expected, actual: OutputValue, tolerances: Tolerances,
             return where + f"variant types mismatch; expected a primitive but got {actual.kind}"
         exp, act = expected.value, actual.value
         if expected.cconv in "fF" and tolerances.mode != "exact":
-            atol = tolerances.atol.get(_PRIMITIVE_NAMES[expected.cconv], 0.0)
-            same = abs(act - exp) <= atol + tolerances.rtol * abs(exp) or (exp != exp and act != act)
+            atol = tolerances.atol.get(dtypes.PRIMITIVE_TYPES[expected.cconv], 0.0)
+            same = abs(act - exp) <= atol + tolerances.rtol * abs(exp) or (
+                math.isnan(exp) and math.isnan(act))
         else:
             same = act == exp
         return None if same else where + f"value {act} does not match the expected {exp}"
