@@ -62,6 +62,13 @@ def test_expected_output_mismatch(compile_mlir, ireebench):
     assert "Traceback" not in result.stderr
 
 
+
+def test_expected_output_ignored_skips_a_tensor_result(compile_mlir, ireebench):
+    result = ireebench(*_args(compile_mlir), "--expected_output=(ignored)", "--expected_output=7")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "[SUCCESS]" in result.stdout
+
+
 def test_output_processing_needs_one_function(compile_mlir, ireebench):
     from conftest import one_error_line
 
