@@ -105,6 +105,7 @@ def ireebench():
             timeout=timeout,
             env=_env(),
             cwd=cwd,
+            check=False,  # the exit code is part of what tests check
         )
         return CliResult(proc.returncode, proc.stdout.decode(errors="replace"),
                          proc.stderr.decode(errors="replace"))
@@ -121,7 +122,7 @@ def native_tool():
 
     def run(name: str, *args, timeout: float = 300) -> CliResult:
         proc = subprocess.run([str(tools_dir / name), *map(str, args)],
-                              capture_output=True, timeout=timeout)
+                              capture_output=True, timeout=timeout, check=False)
         return CliResult(proc.returncode, proc.stdout.decode(errors="replace"),
                          proc.stderr.decode(errors="replace"))
 

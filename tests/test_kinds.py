@@ -9,7 +9,7 @@ import re
 import pytest
 
 ASYNC = "--iree-execution-model=async-external"
-ROW = re.compile(r"^(BM_\S+)\s+([\d.]+) (ms|us|ns)\s+([\d.]+) (ms|us|ns)\s+(\d+)", re.M)
+ROW = re.compile(r"^(BM_\S+)\s+([\d.]+) (ms|us|ns)\s+([\d.]+) (ms|us|ns)\s+(\d+)", re.MULTILINE)
 
 
 def _rows(stdout):
@@ -18,7 +18,7 @@ def _rows(stdout):
 
 
 def _count_output(stdout):
-    match = re.search(r"i32=(\d+)$", stdout, re.M)
+    match = re.search(r"i32=(\d+)$", stdout, re.MULTILINE)
     assert match, stdout
     return int(match.group(1))
 

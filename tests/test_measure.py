@@ -3,9 +3,8 @@
 import math
 import statistics
 
-import pytest
-
 import ireebench
+import pytest
 from ireebench.results import Run
 from ireebench.stats import compute_aggregates
 

@@ -4,7 +4,6 @@ import os
 import textwrap
 
 import pytest
-
 from conftest import one_error_line
 from ireebench.errors import UsageError
 from ireebench.pluginmanager import BUILTIN_PLUGINS, build_plugin_manager, collect_named

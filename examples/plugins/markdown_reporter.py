@@ -8,10 +8,9 @@ Install it as a package with an entry point to load it automatically:
     markdown_reporter = "markdown_reporter"
 """
 
-from tabulate import tabulate
-
 from ireebench import hookimpl
 from ireebench.reporting import Reporter
+from tabulate import tabulate
 
 
 class MarkdownReporter(Reporter):
