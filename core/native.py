@@ -400,8 +400,6 @@ def run_benchmark_backend(config, hub, tool: str, args: list[str], *, what: str,
 
     :return: ``(exit code, runs grouped per benchmark)``.
     """
-    from .pluginmanager import call_hook
-
     if hub is None:
         names, error = list_benchmarks(args, tool)
         if error:
@@ -426,8 +424,7 @@ def run_benchmark_backend(config, hub, tool: str, args: list[str], *, what: str,
     context = context_from_benchmark_json(report, config.benchmark_context)
     context.name_field_width = name_field_width_of(groups)
     context.extra.update(context_extra or {})
-    call_hook(config.pm, "ireebench_report_context", config=config, context=context)
-    hub.report_context(context)
+    hub.report_context(context)  # the hub calls ireebench_report_context first
     exit_code = 1 if proc.returncode else 0
     for runs in groups:
         if any(run.error_occurred for run in runs):

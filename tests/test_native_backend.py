@@ -221,3 +221,22 @@ def test_module_from_stdin(ireebench, compile_mlir):
     assert report["context"]["iree_module_sha256"] == hashlib.sha256(data).hexdigest()
     empty = ireebench("--backend=native", "--module=-", "--device=local-sync", input=b"")
     assert "--module=-: standard input is empty" in one_error_line(empty)
+
+
+def test_report_context_hook_runs_once(ireebench, compile_mlir, tmp_path):
+    """The hub calls ireebench_report_context; the native backend does not call it again."""
+    plugin = tmp_path / "count_context.py"
+    plugin.write_text(textwrap.dedent("""
+        from ireebench import hookimpl
+
+        @hookimpl
+        def ireebench_report_context(config, context):
+            context.extra["context_hook_calls"] = context.extra.get("context_hook_calls", 0) + 1
+    """))
+    result = ireebench("--backend=native", f"--plugin={plugin}", "--module",
+                       compile_mlir("simple"), "--device=local-sync", "--benchmark_min_time=1x",
+                       "--benchmark_format=json")
+    assert result.returncode == 0, result.stderr
+    context = result.json()["context"]
+    assert context["context_hook_calls"] == 1
+    assert context["ireebench_backend"] == "native" and context["iree_module_sha256"]

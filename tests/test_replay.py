@@ -116,6 +116,10 @@ def test_replay_reporters_aggregates_and_time_unit(ireebench, modules, tmp_path)
         def ireebench_benchmark_result(run):
             with open({str(tmp_path / "streamed.txt")!r}, "a") as handle:
                 handle.write(run.benchmark_name + "\\n")
+
+        @hookimpl
+        def ireebench_report_context(config, context):
+            context.extra["context_hook_calls"] = context.extra.get("context_hook_calls", 0) + 1
     """))
     result = ireebench("replay", capture, "--device=local-sync", "--benchmark_min_time=2x",
                        "--benchmark_repetitions=2", "--time_unit=us", "--reporter=json",
@@ -125,6 +129,10 @@ def test_replay_reporters_aggregates_and_time_unit(ireebench, modules, tmp_path)
     assert [r["name"] for r in rows] == ["BM_replay/process_time/real_time"] * 2 + [
         f"BM_replay/process_time/real_time_{a}" for a in ("mean", "median", "stddev", "cv")]
     assert {r["time_unit"] for r in rows} == {"us"}
+    context = result.json()["context"]
+    assert context["context_hook_calls"] == 1  # called by the hub, once
+    assert context["iree_replay_file"] == str(capture.resolve())
+    assert len(context["iree_replay_sha256"]) == 64
     streamed = (tmp_path / "streamed.txt").read_text().splitlines()
     assert streamed == [r["name"] for r in rows]
     csv = ireebench("replay", capture, "--device=local-sync", "--benchmark_min_time=1x",
