@@ -8,15 +8,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, one_line
 
 # The HAL device without --device, as in the native tool.
 DEFAULT_DEVICE = "local-task"
-
-
-def _one_line(exc: BaseException) -> str:
-    text = str(exc).strip().replace("\n", " ")
-    return " ".join(text.split())
 
 
 def device_uris(config) -> list[str]:
@@ -144,7 +139,7 @@ class Session:
             raise UsageError(
                 f"--module={self.module_path}: cannot create a context "
                 f"(missing import, or compiled for another device than "
-                f"--device={','.join(self.device_uris)}?): {_one_line(exc)}"
+                f"--device={','.join(self.device_uris)}?): {one_line(exc)}"
             ) from None
         return self
 
@@ -158,7 +153,7 @@ class Session:
         try:
             return rt.get_device(uri, cache=False)
         except Exception as exc:  # noqa: BLE001
-            raise UsageError(f"--device={uri}: cannot create device: {_one_line(exc)}") from None
+            raise UsageError(f"--device={uri}: cannot create device: {one_line(exc)}") from None
 
     def _load_module(self, rt, spec: str, file: str):
         """Loads ``file``, the checked (or, for ``-``, saved) file of ``--module=spec``."""
@@ -166,7 +161,7 @@ class Session:
             return rt.VmModule.mmap(self.instance, file)
         except Exception as exc:  # noqa: BLE001
             raise UsageError(
-                f"--module={spec}: not a valid IREE module (.vmfb): {_one_line(exc)}"
+                f"--module={spec}: not a valid IREE module (.vmfb): {one_line(exc)}"
             ) from None
 
     def _parameters_module(self, rt, specs: list[str]):
@@ -179,7 +174,7 @@ class Session:
             try:
                 index.load(path)
             except Exception as exc:  # noqa: BLE001
-                raise UsageError(f"--parameters={spec}: {_one_line(exc)}") from None
+                raise UsageError(f"--parameters={spec}: {one_line(exc)}") from None
             self._parameter_indices.append(index)
             providers.append(index.create_provider(scope=scope))
         return rt.create_io_parameters_module(self.instance, *providers)
