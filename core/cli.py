@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from .errors import UsageError
+from .errors import Terminated, UsageError
 from .pluginmanager import build_plugin_manager, call_hook
 
 CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
@@ -306,19 +306,22 @@ def _validate_out_path(path: str) -> None:
         raise UsageError(f"--benchmark_out={path}: directory {parent} {reason}")
 
 
-class Terminated(BaseException):
-    """Raised in the main thread on SIGTERM, like KeyboardInterrupt on SIGINT."""
-
-
 def _on_sigterm(signum, frame):
     raise Terminated()
 
 
 def execute(argv: list[str], stdout=None, stderr=None):
-    """Parses ``argv`` and runs; returns a :class:`RunResult` (empty after --help)."""
+    """Parses ``argv`` and runs; returns a :class:`RunResult` (empty after --help).
+
+    ``replay FILE ...`` runs the replay subcommand (core/replay_cli.py).
+    """
     from .results import RunResult
     from .runner import run_config
 
+    if argv[:1] == ["replay"]:
+        from .replay_cli import execute_replay
+
+        return execute_replay(list(argv[1:]), stdout, stderr)
     config = parse_args(list(argv))
     if config is None:
         return RunResult(0, [])
@@ -327,10 +330,6 @@ def execute(argv: list[str], stdout=None, stderr=None):
 
 def run_cli(argv: list[str]) -> int:
     """Runs the CLI and returns the exit code; never raises for user errors."""
-    if argv[:1] == ["replay"]:
-        from .replay_cli import run_replay_cli
-
-        return run_replay_cli(argv[1:])
     previous = None
     try:
         previous = signal.signal(signal.SIGTERM, _on_sigterm)

@@ -29,3 +29,18 @@ def one_line(text) -> str:
 def flag_error(flag: str, value, reason: str) -> UsageError:
     """Builds the canonical message that names the flag and its value."""
     return UsageError(f"--{flag}={value}: {reason}")
+
+
+class Terminated(BaseException):
+    """Raised in the main thread on SIGTERM, like KeyboardInterrupt on SIGINT."""
+
+
+def exit_status(exc: BaseException) -> int:
+    """The exit code a run ends with when ``exc`` escapes it."""
+    if isinstance(exc, KeyboardInterrupt):
+        return 130
+    if isinstance(exc, Terminated):
+        return 143
+    if isinstance(exc, UsageError):
+        return exc.exit_code
+    return 1

@@ -17,7 +17,7 @@ class Batch:
 
     def outputs(self):
         """The VmVariantList of the last invocation's results, or None."""
-        return None
+        return
 
 
 class InvocationKind:

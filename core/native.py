@@ -436,28 +436,3 @@ def run_benchmark_backend(config, hub, tool: str, args: list[str], *, what: str,
     if proc.returncode == 0 and proc.stderr:
         sys.stderr.write(proc.stderr)
     return exit_code, groups
-
-
-def run_without_session(config, body) -> int:
-    """Runs ``body()`` (a backend without an in-process session) and returns its exit code.
-
-    ``ireebench_sessionfinish(session=None, exitstatus)`` is called at the
-    end, as the in-process backend calls it: with the exit code, or 1, 130
-    (Ctrl-C) or 143 (SIGTERM) when an exception escapes.
-    """
-    from .pluginmanager import call_hook
-
-    exit_code = 1
-    try:
-        exit_code = body()
-        return exit_code
-    except KeyboardInterrupt:
-        exit_code = 130
-        raise
-    except BaseException as exc:
-        from .cli import Terminated
-
-        exit_code = 143 if isinstance(exc, Terminated) else 1
-        raise
-    finally:
-        call_hook(config.pm, "ireebench_sessionfinish", session=None, exitstatus=exit_code)

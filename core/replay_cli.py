@@ -18,8 +18,6 @@ rejected: the capture already holds that work.
 
 from __future__ import annotations
 
-import signal
-import sys
 from pathlib import Path
 
 import click
@@ -148,8 +146,8 @@ def replay_tool_args(config, path: str) -> list[str]:
 
 def replay_backend(config, hub) -> int:
     """Runs iree-benchmark-replay on ``config.replay_file``; reports its JSON through ``hub``."""
-    from .native import run_benchmark_backend, run_without_session
-    from .runner import parse_runtime_flags
+    from .native import run_benchmark_backend
+    from .runner import parse_runtime_flags, with_sessionfinish
     from .session import file_sha256
 
     parse_runtime_flags(config)
@@ -163,7 +161,7 @@ def replay_backend(config, hub) -> int:
                            "iree_replay_scope": config.getoption("replay_scope") or ""})
         return exit_code
 
-    return run_without_session(config, body)
+    return with_sessionfinish(config, body)
 
 
 class ReplayBackend:
@@ -185,32 +183,3 @@ def execute_replay(argv: list[str], stdout=None, stderr=None):
         return RunResult(0, [])
     config, _ = parsed
     return run_config(config, stdout, stderr)
-
-
-def run_replay_cli(argv: list[str]) -> int:
-    """``ireebench replay ...``: returns the exit code; user errors are one line.
-
-    The same mapping as ``cli.run_cli`` (which dispatches ``replay`` here
-    before its own handling).
-    """
-    from .cli import Terminated, _on_sigterm
-
-    previous = None
-    try:
-        previous = signal.signal(signal.SIGTERM, _on_sigterm)
-    except ValueError:  # not the main thread
-        pass
-    try:
-        return execute_replay(argv).exit_code
-    except UsageError as exc:
-        print(f"ireebench: error: {exc}", file=sys.stderr)
-        return exc.exit_code
-    except KeyboardInterrupt:
-        print("ireebench: interrupted", file=sys.stderr)
-        return 130
-    except Terminated:
-        print("ireebench: terminated", file=sys.stderr)
-        return 143
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 
 from . import context as context_module
-from .errors import UsageError
+from .errors import UsageError, exit_status
 from .measure import measure
 from .pluginmanager import call_hook, collect_named, guarded
 from .reporting import AtomicFile, ReportHub
@@ -98,41 +98,48 @@ def parse_runtime_flags(config) -> None:
             raise UsageError(f"{flag}: unknown flag ({detail})") from None
 
 
+def with_sessionfinish(config, body, session=lambda: None) -> int:
+    """Runs a backend's ``body()`` and always ends with ``ireebench_sessionfinish``.
+
+    The hook hears the exit code, or 1, 130 (Ctrl-C) or 143 (SIGTERM) when
+    an exception escapes; ``session()`` gives the open session or None.
+    """
+    exit_code = 1
+    try:
+        exit_code = body()
+        return exit_code
+    except BaseException as exc:
+        exit_code = exit_status(exc)
+        raise
+    finally:
+        call_hook(config.pm, "ireebench_sessionfinish", session=session(),
+                  exitstatus=exit_code)
+
+
 def run_in_process(config, hub) -> int:
     """The default backend: measures in this process with iree.runtime."""
     parse_runtime_flags(config)
     session = Session(config)
-    opened = False
-    outcome = {"exit_code": 1}  # what sessionfinish hears if an exception escapes
-    try:
+    opened = []
+
+    def body() -> int:
         session.open()
-        opened = True
+        opened.append(session)
         call_hook(config.pm, "ireebench_sessionstart", session=session)
         # Runtime objects (batches, fences, buffers) live only inside this
         # call, so they are released before the session closes the devices.
-        outcome["exit_code"] = 0
-        outcome["exit_code"] = _measure_and_report(config, session, hub, outcome)
-        return outcome["exit_code"]
-    except KeyboardInterrupt:
-        outcome["exit_code"] = 130
-        raise
-    except BaseException as exc:
-        from .cli import Terminated
+        return _measure_and_report(config, session, hub)
 
-        outcome["exit_code"] = 143 if isinstance(exc, Terminated) else 1
-        raise
+    try:
+        return with_sessionfinish(config, body, lambda: opened[0] if opened else None)
     finally:
-        try:
-            call_hook(config.pm, "ireebench_sessionfinish", session=session if opened else None,
-                      exitstatus=outcome["exit_code"])
-        finally:
-            if config.getoption("print_statistics") and session.devices:
-                for uri, text in session.allocator_statistics():
-                    sys.stderr.write(f"Device: {uri}\n{text}\n")
-            session.close()
+        if config.getoption("print_statistics") and session.devices:
+            for uri, text in session.allocator_statistics():
+                sys.stderr.write(f"Device: {uri}\n{text}\n")
+        session.close()
 
 
-def _measure_and_report(config, session, hub, outcome) -> int:
+def _measure_and_report(config, session, hub) -> int:
     from .discovery import discover_workloads
     from .outputs import snapshot
 
@@ -148,6 +155,7 @@ def _measure_and_report(config, session, hub, outcome) -> int:
         sys.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
         return 0
     hub.report_context(build_context(config, workloads))
+    exit_code = 0
     keep_outputs = bool(config.getoption("enable_output_processing"))
     for family_index, workload in enumerate(workloads):
         runs, last_batch = measure(workload, session, config, keep_last_batch=keep_outputs)
@@ -160,7 +168,7 @@ def _measure_and_report(config, session, hub, outcome) -> int:
             del last_batch
         runs += compute_aggregates(runs)
         if any(r.error_occurred for r in runs):
-            outcome["exit_code"] = 1
+            exit_code = 1
         extra = []
         for rows in call_hook(config.pm, "ireebench_report_extra_rows",
                               workload=workload, runs=runs):
@@ -169,7 +177,7 @@ def _measure_and_report(config, session, hub, outcome) -> int:
     call_hook(config.pm, "ireebench_replay_capture", config=config, workloads=workloads)
     for code in call_hook(config.pm, "ireebench_process_outputs", config=config,
                           session=session, workloads=workloads):
-        outcome["exit_code"] = max(outcome["exit_code"], code or 0)
+        exit_code = max(exit_code, code or 0)
     for workload in workloads:
         workload.inputs = None
-    return outcome["exit_code"]
+    return exit_code

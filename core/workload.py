@@ -18,7 +18,7 @@ class FunctionInfo:
     cconv: str  # e.g. "0rr_r"
 
     @classmethod
-    def from_vm_function(cls, vm_function) -> "FunctionInfo":
+    def from_vm_function(cls, vm_function) -> FunctionInfo:
         return cls(
             name=vm_function.name,
             vm_function=vm_function,

@@ -28,11 +28,11 @@ from ireebench.native import (
     named_workload,
     private_tempdir,
     run_benchmark_backend,
-    run_without_session,
     selection_args,
     session_args,
 )
 from ireebench.pluginmanager import call_hook
+from ireebench.runner import with_sessionfinish
 from ireebench.session import resolve_module_paths
 
 
@@ -74,7 +74,7 @@ def run_native(config, hub) -> int:
                           workloads=workloads)
             return exit_code
 
-    return run_without_session(config, body)
+    return with_sessionfinish(config, body)
 
 
 @hookimpl
