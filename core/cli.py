@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from .errors import Terminated, UsageError
+from .errors import Terminated, UsageError, one_line
 from .pluginmanager import build_plugin_manager, call_hook
 
 CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
@@ -258,7 +258,7 @@ def parse_args(argv: list[str]):
     except click.exceptions.Exit:
         return None
     except click.ClickException as exc:
-        raise UsageError(" ".join(exc.format_message().split())) from None
+        raise UsageError(one_line(exc.format_message())) from None
     runtime_flags = []
     for extra in ctx.args:
         if not extra.startswith("-"):

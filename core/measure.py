@@ -18,6 +18,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from .errors import one_line
 from .results import Counter, Run
 
 MAX_ITERATIONS = 1_000_000_000
@@ -37,7 +38,7 @@ class BenchmarkFailure(Exception):
 
 def failure_message(exc: BaseException) -> str:
     """The runtime's status text on one line, as the native tool reports it."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    text = one_line(exc) or type(exc).__name__
     # The bindings prefix the IREE status with their own words.
     return text.removeprefix("Error invoking function: ")
 

@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from .errors import UsageError
+from .errors import UsageError, one_line
 
 BENCHMARK_TOOL = "iree-benchmark-module"
 
@@ -250,7 +250,7 @@ def native_error_line(stderr: str, returncode: int) -> str:
     IREE tools print their failure status as ``file.c:LINE: CODE; message``
     (sometimes followed by a VM stack trace); that line is preferred.
     """
-    lines = [" ".join(line.split()) for line in (stderr or "").splitlines()]
+    lines = [one_line(line) for line in (stderr or "").splitlines()]
     lines = [line for line in lines if line]
     for line in lines:
         if _STATUS_LINE.match(line):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pluggy
 
 from . import hookspecs
-from .errors import UsageError
+from .errors import UsageError, one_line
 
 ENTRY_POINT_GROUP = "ireebench"
 DISABLE_AUTOLOAD_ENV = "IREEBENCH_DISABLE_PLUGIN_AUTOLOAD"
@@ -206,7 +206,7 @@ class PluginError(UsageError):
 
     def __init__(self, hook_name: str, plugin_name: str | None, exc: BaseException):
         who = f"plugin {plugin_name!r}" if plugin_name else "a plugin"
-        detail = " ".join(str(exc).split())
+        detail = one_line(exc)
         super().__init__(f"{who} failed in {hook_name}: {type(exc).__name__}: {detail}")
         self.plugin_name = plugin_name
         self.original = exc

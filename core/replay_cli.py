@@ -24,7 +24,7 @@ import click
 from click.core import ParameterSource
 
 from . import hookimpl
-from .errors import UsageError
+from .errors import UsageError, one_line
 from .pluginmanager import build_plugin_manager, call_hook
 
 TOOL = "iree-benchmark-replay"
@@ -105,7 +105,7 @@ def parse_replay_args(argv: list[str]):
     except click.exceptions.Exit:
         return None
     except click.ClickException as exc:
-        raise UsageError(" ".join(exc.format_message().split())) from None
+        raise UsageError(one_line(exc.format_message())) from None
     _reject_capture_and_module_options(command, ctx)
     files = [arg for arg in ctx.args if not arg.startswith("-")]
     runtime_flags = [arg for arg in ctx.args if arg.startswith("-")]
