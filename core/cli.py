@@ -245,6 +245,17 @@ def build_command(pm) -> GroupedCommand:
     )
 
 
+def make_context(command: click.Command, prog: str, argv: list[str]):
+    """Parses ``argv`` with click: the context, or None after --help; click's
+    errors become one-line usage errors."""
+    try:
+        return command.make_context(prog, list(argv))
+    except click.exceptions.Exit:
+        return None
+    except click.ClickException as exc:
+        raise UsageError(one_line(exc.format_message())) from None
+
+
 def parse_args(argv: list[str]):
     """Returns a :class:`Config` or None when --help was printed."""
     from .config import Config
@@ -253,12 +264,9 @@ def parse_args(argv: list[str]):
     plugins, blocked = prescan_plugins(argv)
     pm = build_plugin_manager(plugins, blocked)
     command = build_command(pm)
-    try:
-        ctx = command.make_context("ireebench", list(argv))
-    except click.exceptions.Exit:
+    ctx = make_context(command, "ireebench", argv)
+    if ctx is None:
         return None
-    except click.ClickException as exc:
-        raise UsageError(one_line(exc.format_message())) from None
     runtime_flags = []
     for extra in ctx.args:
         if not extra.startswith("-"):

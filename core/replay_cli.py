@@ -20,11 +20,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
 from click.core import ParameterSource
 
 from . import hookimpl
-from .errors import UsageError, one_line
+from .errors import UsageError
 from .pluginmanager import build_plugin_manager, call_hook
 
 TOOL = "iree-benchmark-replay"
@@ -82,6 +81,7 @@ def parse_replay_args(argv: list[str]):
         CORE_GROUP,
         build_command,
         expand_flagfiles,
+        make_context,
         prescan_plugins,
         validate_core_options,
     )
@@ -100,12 +100,9 @@ def parse_replay_args(argv: list[str]):
         if param.name in CAPTURE_OPTIONS:
             param.hidden = True
     _add_replay_options(command)
-    try:
-        ctx = command.make_context("ireebench replay", list(argv))
-    except click.exceptions.Exit:
+    ctx = make_context(command, "ireebench replay", argv)
+    if ctx is None:
         return None
-    except click.ClickException as exc:
-        raise UsageError(one_line(exc.format_message())) from None
     _reject_capture_and_module_options(command, ctx)
     files = [arg for arg in ctx.args if not arg.startswith("-")]
     runtime_flags = [arg for arg in ctx.args if arg.startswith("-")]
