@@ -24,7 +24,8 @@ from ireebench.kinds import Batch, InvocationKind
 from ireebench.signature import check_inputs
 
 
-def _check_input_count(workload, values, expected: int) -> None:
+def _check_inputs(workload, values, expected: int) -> None:
+    """Count, then shapes and element types, before anything runs."""
     if len(values) != expected:
         raise UsageError(
             f"--input: function {workload.function.name!r} takes {expected} input(s) "
@@ -56,7 +57,7 @@ class SyncKind(InvocationKind):
     def build_inputs(self, workload, session, specs):
         types = workload.function.argument_types
         values = parse_inputs(specs, types)
-        _check_input_count(workload, values, len(types))
+        _check_inputs(workload, values, len(types))
         return to_vm_list(values, session.device)
 
     def prepare(self, workload, session):
@@ -112,7 +113,7 @@ class AsyncKind(InvocationKind):
     def build_inputs(self, workload, session, specs):
         types = workload.function.argument_types[:-2]
         values = parse_inputs(specs, types)
-        _check_input_count(workload, values, len(types))
+        _check_inputs(workload, values, len(types))
         return to_vm_list(values, session.device)
 
     def prepare(self, workload, session):

@@ -52,7 +52,6 @@ def test_warmup_runs_before_measuring(compile_mlir):
     warm = _run(compile_mlir, *flags, "--benchmark_min_warmup_time=0.02")
     assert plain.exit_code == warm.exit_code == 0
     assert plain.runs[0].iterations == warm.runs[0].iterations == 5
-    # The Python API does not capture printed outputs; rerun through the CLI.
 
 
 def test_warmup_count_through_cli(compile_mlir, ireebench):
