@@ -6,32 +6,46 @@ Python API::
     result = ireebench.run(["--module=model.vmfb", "--device=local-sync"])
     for run in result.runs:
         print(run.benchmark_name, run.real_time, run.time_unit)
+
+Everything a plugin author needs is importable from here: ``hookimpl``,
+the errors, ``StashKey``, and the types hooks receive and return
+(``Config``, ``FunctionInfo``, ``Workload``, ``InvocationKind``, ``Batch``,
+``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``).
 """
 
 from __future__ import annotations
 
 import io
 
-import pluggy
+from .cli import execute
+from .config import Config
+from .errors import PluginError, UsageError
+from .hookspecs import hookimpl
+from .kinds import Batch, InvocationKind
+from .profiling import ProfilingSink
+from .reporting import Reporter
+from .results import Counter, Run, RunResult
+from .stash import StashKey
+from .version import __version__
+from .workload import FunctionInfo, Workload
 
-from .errors import UsageError
 
-__version__ = "0.1.0"
+def run(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
+    """Runs ireebench with command-line flags and returns a :class:`RunResult`.
 
-hookimpl = pluggy.HookimplMarker("ireebench")
-
-
-def run(argv: list[str], stdout=None, stderr=None):
-    """Runs ireebench with command-line flags and returns a RunResult.
-
-    Results are :class:`ireebench.results.Run` objects with numbers. The
-    display report goes to ``stdout`` (default: discarded, so a notebook
-    stays clean; pass ``sys.stdout`` to see it). User errors raise
-    :class:`UsageError`.
+    Results are :class:`Run` objects with numbers. Everything the run
+    prints goes to ``stdout``/``stderr`` (default: discarded, so a notebook
+    stays clean; pass ``sys.stdout`` to see it). ``plugins`` are plugin
+    objects or modules registered for this run only (after the built-ins,
+    installed plugins and ``--plugin`` ones). User errors raise
+    :class:`UsageError`, plugin failures :class:`PluginError`.
     """
-    from .cli import execute
+    return execute(argv, stdout if stdout is not None else io.StringIO(),
+                   stderr if stderr is not None else io.StringIO(), plugins)
 
-    return execute(argv, stdout or io.StringIO(), stderr or io.StringIO())
 
-
-__all__ = ["UsageError", "__version__", "hookimpl", "run"]
+__all__ = [
+    "Batch", "Config", "Counter", "FunctionInfo", "InvocationKind", "PluginError",
+    "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "UsageError", "Workload",
+    "__version__", "hookimpl", "run",
+]

@@ -157,6 +157,14 @@ def _aslr_enabled() -> bool | None:
     return not (persona & _ADDR_NO_RANDOMIZE)
 
 
+def name_field_width(names, repetitions: int) -> int:
+    """Google Benchmark's console name column: the longest name (+ "_median")."""
+    width = max([10] + [len(name) for name in names])
+    if repetitions > 1:
+        width += 1 + max(len("median"), len("stddev"))
+    return width
+
+
 def gather(executable: str | None = None, global_context: dict | None = None) -> Context:
     """Describes this machine as Google Benchmark's context does."""
     num_cpus = _num_cpus()

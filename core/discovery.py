@@ -7,13 +7,17 @@ The rules themselves are hooks (``ireebench_classify_function`` and
 
 from __future__ import annotations
 
+from . import names
 from .errors import UsageError
-from .pluginmanager import call_hook, collect_named
+from .hookcall import call_hook, collect_named
 from .workload import FunctionInfo, Workload
+
+MAX_BATCH = 2**31 - 1  # the native tool's int32 batch size
 
 
 def invocation_kinds(config) -> dict:
-    return collect_named(config.pm, "ireebench_invocation_kinds", "invocation kind")
+    return collect_named(config.pm, "ireebench_invocation_kinds", "invocation kind",
+                         config=config)
 
 
 def exported_functions(session) -> list[FunctionInfo]:
@@ -23,13 +27,16 @@ def exported_functions(session) -> list[FunctionInfo]:
 
 
 def classify(config, function: FunctionInfo, kinds: dict):
-    name = call_hook(config.pm, "ireebench_classify_function", function=function, kinds=kinds)
+    name = call_hook(config.pm, "ireebench_classify_function", config=config,
+                     function=function, kinds=kinds)
     if name not in kinds:
-        raise UsageError(f"function {function.name!r}: classified as unknown kind {name!r}")
+        raise UsageError(f"function {function.name!r}: classified as unknown kind {name!r} "
+                         f"(known: {', '.join(sorted(kinds))})")
     return kinds[name]
 
 
 def discover_workloads(config, session) -> list[Workload]:
+    """The workloads to measure, in export order, with their inputs uploaded."""
     kinds = invocation_kinds(config)
     functions = exported_functions(session)
     wanted = config.getoption("function")
@@ -47,18 +54,14 @@ def discover_workloads(config, session) -> list[Workload]:
     workloads = []
     for function, selected in candidates:
         kind = classify(config, function, kinds)
-        chosen = call_hook(config.pm, "ireebench_select_function",
+        chosen = call_hook(config.pm, "ireebench_select_function", config=config,
                            function=function, kind=kind, selected=selected)
         if not chosen:
             continue
         # Filter on the name first: inputs of filtered-out functions are
         # neither parsed nor uploaded.
-        if config.selects(f"BM_{function.name}/process_time/real_time"):
+        if config.selects(names.run_name(function.name)):
             workloads.append(build_workload(config, session, function, kind, selected))
-    if config.getoption("enable_output_processing") and len(workloads) != 1:
-        raise UsageError(
-            "--enable_output_processing: output processing requires one function; use --function"
-        )
     return workloads
 
 
@@ -66,11 +69,11 @@ def build_workload(config, session, function, kind, selected) -> Workload:
     batch, concurrency = kind.batching(
         config.getoption("batch_size"), config.getoption("batch_concurrency")
     )
-    if batch > 2**31 - 1:
+    if batch > MAX_BATCH:
         raise UsageError(f"--batch_size={config.getoption('batch_size')}: "
                          "rounded batch size is too large")
     workload = Workload(
-        name=f"BM_{function.name}",
+        name=names.family_name(function.name),
         function=function,
         kind=kind,
         batch_size=batch,

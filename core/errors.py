@@ -1,19 +1,60 @@
-"""The one exception type for user errors.
+"""The exceptions a run ends with, and the exit status each one gives.
 
-Anything the user can fix (a flag value, a missing file, a plugin that does
-not import) raises :class:`UsageError` in the core. The CLI turns it into a
-single ``ireebench: error: ...`` line on stderr and exit code 1, never a
-traceback.
+* :class:`UsageError`: anything the user can fix (a flag value, a missing
+  file, a plugin that does not import, two plugins that clash). The CLI
+  prints one ``ireebench: error: ...`` line and exits 1.
+* :class:`PluginError`: a plugin's code raised while ireebench called it.
+  Not the user's mistake, so it reads differently (``ireebench: plugin
+  error: plugin 'x' failed in ireebench_y: ...``) and exits 3, like pytest's
+  internal errors; the results finished before it are still written.
+* :class:`Terminated`: SIGTERM, raised in the main thread as
+  KeyboardInterrupt is for SIGINT.
+
+Neither ever reaches the user as a traceback: :func:`exit_status` and the
+CLI's edge (``ireebench.cli.run_cli``) turn them into one line.
 """
+
+from __future__ import annotations
+
+EXIT_OK = 0
+EXIT_FAILED = 1  # a usage error, a failed benchmark, a mismatching output
+EXIT_PLUGIN_ERROR = 3  # a plugin raised (pytest's INTERNAL_ERROR)
+EXIT_INTERRUPTED = 130  # SIGINT
+EXIT_TERMINATED = 143  # SIGTERM
 
 
 class UsageError(Exception):
     """A user-fixable error. ``str(err)`` is the one line shown to the user."""
 
-    def __init__(self, message: str, exit_code: int = 1):
+    def __init__(self, message: str, exit_code: int = EXIT_FAILED):
         # A flag value may contain line breaks; escaped, the message stays one line.
         super().__init__(str(message).replace("\r", "\\r").replace("\n", "\\n"))
         self.exit_code = exit_code
+
+
+class PluginError(Exception):
+    """A plugin raised in a hook, a reporter method or a sink: names the plugin.
+
+    :param where: what was called (``ireebench_benchmark_result``,
+        ``reporter JSONReporter.finalize`` ...).
+    :param plugin_name: the plugin whose code raised, or None if unknown.
+    :param exc: the original exception (also ``__cause__``).
+    """
+
+    exit_code = EXIT_PLUGIN_ERROR
+
+    def __init__(self, where: str, plugin_name: str | None, exc: BaseException):
+        who = f"plugin {plugin_name!r}" if plugin_name else "a plugin"
+        detail = one_line(exc)
+        super().__init__(f"{who} failed in {where}: {type(exc).__name__}"
+                         + (f": {detail}" if detail else ""))
+        self.where = where
+        self.plugin_name = plugin_name
+        self.original = exc
+
+
+class Terminated(BaseException):
+    """Raised in the main thread on SIGTERM, like KeyboardInterrupt on SIGINT."""
 
 
 def one_line(text) -> str:
@@ -31,16 +72,15 @@ def flag_error(flag: str, value, reason: str) -> UsageError:
     return UsageError(f"--{flag}={value}: {reason}")
 
 
-class Terminated(BaseException):
-    """Raised in the main thread on SIGTERM, like KeyboardInterrupt on SIGINT."""
-
-
 def exit_status(exc: BaseException) -> int:
     """The exit code a run ends with when ``exc`` escapes it."""
     if isinstance(exc, KeyboardInterrupt):
-        return 130
+        return EXIT_INTERRUPTED
     if isinstance(exc, Terminated):
-        return 143
-    if isinstance(exc, UsageError):
+        return EXIT_TERMINATED
+    if isinstance(exc, (UsageError, PluginError)):
         return exc.exit_code
-    return 1
+    if isinstance(exc, SystemExit):  # sys.exit() in a plugin: its status
+        code = exc.code
+        return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_FAILED)
+    return EXIT_FAILED

@@ -1,46 +1,60 @@
-"""Hook specifications of ireebench.
+"""Hook specifications of ireebench, grouped by phase in call order.
 
-Every hook is prefixed ``ireebench_``. Plugins implement them with
-``@ireebench.hookimpl``. Built-in plugins (``ireebench.plugins.*``) implement
-them through exactly the same plugin manager as third-party plugins.
+Every hook is prefixed ``ireebench_``; plugins implement them with
+``@ireebench.hookimpl``. Built-in plugins (``ireebench.plugins.*``) go
+through exactly the same plugin manager as third-party plugins.
 
-Order of calls in one run::
+Every hook called during a run receives ``config`` (the run's
+:class:`ireebench.config.Config`); pluggy passes an implementation only the
+arguments it names, so ``def ireebench_benchmark_result(run)`` works too.
+Per-run state belongs in ``config.stash`` (see :mod:`ireebench.stash`).
 
-    ireebench_addoption            while the CLI is built
-    ireebench_configure            after the flags are parsed
-    ireebench_backends             when the backend is chosen (--backend)
-    ireebench_reporters            when the reporters are built
-    ireebench_sessionstart         once the runtime session is open
-    ireebench_invocation_kinds     when workloads are discovered
-    ireebench_classify_function    per exported function
-    ireebench_select_function      per exported function
-    ireebench_report_context       before the first report
-    ireebench_profiling_sinks      before the first profiling pass
-    ireebench_profiling_pass       the untimed profiling pass of a workload
-    ireebench_profile_rows         with the rows of each profiling pass
-    ireebench_report_extra_rows    after a benchmark's runs are measured
-    ireebench_benchmark_result     for every run, as it finishes
-    ireebench_replay_capture       when --device_replay_output is set
-    ireebench_process_outputs      after all measurements
-    ireebench_sessionfinish        at the end, also after a failure
+Which backend calls what: the in-process backend (``--backend=runtime``,
+the default) calls every hook below. ``--backend=native`` and ``ireebench
+replay`` run a native tool that discovers and measures by itself: they call
+the initialization and reporting hooks, ``ireebench_replay_capture`` (native
+backend) and ``ireebench_sessionfinish`` (with ``session=None``), not the
+session, discovery or measurement hooks.
 
-The in-process backend calls the session hooks; ``--backend=native`` and
-``ireebench replay`` have no in-process session (see their docs).
+A hook implementation that raises stops the run with one line naming its
+plugin (``ireebench: plugin error: ...``, exit status 3); raise
+:class:`ireebench.UsageError` instead for a mistake the user can fix (exit
+status 1). Wrappers (``@hookimpl(wrapper=True)``) work on every hook except
+the four that collect named objects from each plugin separately
+(``addoption``, ``backends``, ``reporters``, ``invocation_kinds``): a
+wrapper there is refused when the plugin is registered.
 """
 
 import pluggy
 
 hookspec = pluggy.HookspecMarker("ireebench")
+hookimpl = pluggy.HookimplMarker("ireebench")
+
+# Hooks whose implementations are called one plugin at a time (to name the
+# plugin behind each option or object), so a wrapper could not wrap them.
+PER_PLUGIN_HOOKS = (
+    "ireebench_addoption",
+    "ireebench_backends",
+    "ireebench_reporters",
+    "ireebench_invocation_kinds",
+)
+
+
+# -------------------------------------------------------------------------
+# Initialization: the command line is built and parsed.
+# -------------------------------------------------------------------------
 
 
 @hookspec
 def ireebench_addoption(parser):
     """Register command-line options.
 
-    Called once while the CLI is built, before any argument is parsed, for
-    built-in plugins, entry-point plugins and ``--plugin`` modules alike.
+    Called once per plugin while the CLI is built, before any argument is
+    parsed, for built-in plugins, entry-point plugins and ``--plugin``
+    modules alike. An option name or flag already defined (by the core or
+    by another plugin) is an error naming both plugins.
 
-    :param parser: an :class:`ireebench.cli.OptionParser`; call
+    :param parser: an :class:`ireebench.cli.options.OptionParser`; call
         ``parser.addoption("--my_flag", help=..., group="My plugin", ...)``.
         Keyword arguments are those of :class:`click.Option`. The value is
         available later as ``config.getoption("my_flag")``.
@@ -49,70 +63,113 @@ def ireebench_addoption(parser):
 
 @hookspec
 def ireebench_configure(config):
-    """Validate options and reject conflicts, before anything runs.
+    """Validate options, reject conflicts and set up per-run state.
 
-    Called once after the command line is parsed and before the runtime
-    session is opened. Raise :class:`ireebench.UsageError` to stop the run
-    with a one-line message.
+    Called once after the command line is parsed and before anything runs.
+    Raise :class:`ireebench.UsageError` to stop the run with a one-line
+    message; keep per-run objects in ``config.stash``.
 
     :param config: the :class:`ireebench.config.Config` of this run.
     """
 
 
+# -------------------------------------------------------------------------
+# Run setup: the backend and the reporters are chosen.
+# -------------------------------------------------------------------------
+
+
 @hookspec
-def ireebench_sessionstart(session):
+def ireebench_backends(config):
+    """Return the measurement backends this plugin provides.
+
+    Called once per run; ``--backend NAME`` picks one (default ``runtime``,
+    the in-process IREE runtime). A name defined twice is an error naming
+    both plugins.
+
+    :param config: the run's :class:`Config`.
+    :return: a dict of backend name to a callable
+        ``backend(config, hub) -> int`` that measures, reports through
+        ``hub`` (an :class:`ireebench.reporting.hub.ReportHub`) and returns
+        an exit code. With ``--benchmark_list_tests`` it is called with
+        ``hub=None`` and prints the benchmark names to ``config.stdout``.
+        The core opens and closes the run around it: the reports, the
+        runtime flags, ``ireebench_sessionfinish`` with the real exit
+        status, ``config.add_cleanup`` callbacks, the scratch directory.
+    """
+
+
+@hookspec
+def ireebench_reporters(config):
+    """Return the reporters this plugin provides.
+
+    Called once per run when the display and file reporters are built. A
+    name defined twice is an error naming both plugins.
+
+    :param config: the run's :class:`Config`.
+    :return: a dict of reporter name to factory. A factory is called as
+        ``factory(stream, config, err_stream)`` and returns an object with
+        ``report_context(context)``, ``report_runs(runs)`` and
+        ``finalize()`` (see :class:`ireebench.reporting.Reporter`).
+    """
+
+
+# -------------------------------------------------------------------------
+# Session: the in-process runtime session is open.
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def ireebench_sessionstart(config, session):
     """Called once the VM instance, devices, modules and context are open.
 
+    :param config: the run's :class:`Config`.
     :param session: the :class:`ireebench.session.Session`.
     """
 
 
-@hookspec
-def ireebench_sessionfinish(session, exitstatus):
-    """Called at the very end of a run, also after an error or an interrupt.
-
-    :param session: the :class:`ireebench.session.Session`, or ``None`` if it
-        could not be opened (and always with ``--backend=native`` and
-        ``ireebench replay``, which have no in-process session).
-    :param exitstatus: the exit code the run is about to return (1 after a
-        user error, 130/143 after SIGINT/SIGTERM).
-    """
+# -------------------------------------------------------------------------
+# Discovery: exported functions become workloads.
+# -------------------------------------------------------------------------
 
 
 @hookspec
-def ireebench_invocation_kinds():
+def ireebench_invocation_kinds(config):
     """Return the invocation kinds this plugin provides.
 
-    Called once per run when workloads are discovered. All results are
-    collected; a kind name defined twice is an error naming both plugins.
+    Called once per run when workloads are discovered. A kind name defined
+    twice is an error naming both plugins.
 
-    :return: a list of :class:`ireebench.kinds.InvocationKind` objects.
+    :param config: the run's :class:`Config`.
+    :return: a list of :class:`ireebench.InvocationKind` objects.
     """
 
 
 @hookspec(firstresult=True)
-def ireebench_classify_function(function, kinds):
+def ireebench_classify_function(config, function, kinds):
     """Return the name of the invocation kind of an exported VM function.
 
     Called once per exported function of the benchmarked module. The first
-    non-``None`` result wins; built-in classification (``sync``, ``async``,
-    ``dispatch``) runs last (``trylast``).
+    non-``None`` result wins; the built-in classification (``sync``,
+    ``async``, ``dispatch``) runs last (``trylast``).
 
-    :param function: an :class:`ireebench.workload.FunctionInfo` (name,
-        reflection attributes, calling convention, argument count).
+    :param config: the run's :class:`Config`.
+    :param function: an :class:`ireebench.FunctionInfo` (name, reflection
+        attributes, calling convention, argument count).
     :param kinds: dict of kind name to :class:`InvocationKind`.
     :return: a kind name, or ``None`` to let another plugin decide.
     """
 
 
 @hookspec(firstresult=True)
-def ireebench_select_function(function, kind, selected):
+def ireebench_select_function(config, function, kind, selected):
     """Decide whether a function is benchmarked.
 
     Called once per exported function after classification. The first
-    non-``None`` result wins.
+    non-``None`` result wins; the built-in rules (the native tool's) run
+    last.
 
-    :param function: the :class:`ireebench.workload.FunctionInfo`.
+    :param config: the run's :class:`Config`.
+    :param function: the :class:`ireebench.FunctionInfo`.
     :param kind: the :class:`InvocationKind` it was classified as.
     :param selected: ``True`` when the user named it with ``--function``.
     :return: ``True`` to benchmark it, ``False`` to skip it, ``None`` to
@@ -121,16 +178,25 @@ def ireebench_select_function(function, kind, selected):
 
 
 @hookspec
-def ireebench_reporters():
-    """Return the reporters this plugin provides.
+def ireebench_discovery_finish(config, session, workloads):
+    """Check or prepare the discovered workloads before anything is measured.
 
-    Called once per run when the display and file reporters are built.
+    Called once after discovery (inputs parsed, checked and uploaded), also
+    with ``--benchmark_list_tests``. Raise :class:`UsageError` to refuse the
+    run before the first measurement (output processing checks its flags
+    against the function's results here; dispatch statistics probe the
+    profiling session).
 
-    :return: a dict of reporter name to factory. A factory is called as
-        ``factory(stream, config, err_stream)`` and returns an object with
-        ``report_context(context)``, ``report_runs(runs)`` and
-        ``finalize()`` (see :class:`ireebench.reporting.Reporter`).
+    :param config: the run's :class:`Config`.
+    :param session: the :class:`Session`.
+    :param workloads: the list of :class:`ireebench.Workload` to measure,
+        in order (may be empty).
     """
+
+
+# -------------------------------------------------------------------------
+# Reporting starts.
+# -------------------------------------------------------------------------
 
 
 @hookspec
@@ -139,35 +205,94 @@ def ireebench_report_context(config, context):
 
     Called once per run, before the first report. Mutate ``context.extra``
     (an ordered dict of string to JSON value) to add provenance; the JSON
-    reporter writes them after Google Benchmark's own fields.
+    reporter writes them after Google Benchmark's own fields. The built-in
+    ``provenance`` implementation runs first (``tryfirst``), so every
+    implementation without ``tryfirst`` already sees its keys.
 
     :param config: the run's :class:`Config`.
     :param context: the :class:`ireebench.context.Context`.
     """
 
 
+# -------------------------------------------------------------------------
+# Measurement: for each workload, in order.
+# -------------------------------------------------------------------------
+
+
 @hookspec
-def ireebench_report_extra_rows(workload, runs):
-    """Return rows to append under a benchmark's runs.
+def ireebench_workload_start(config, session, workload):
+    """A workload is about to be measured (before warm-up and calibration).
 
-    Called once per workload after its repetitions (and aggregates) are
-    measured and before they are reported. The rows are reported by every
-    reporter right after the benchmark's own rows.
+    :param config: the run's :class:`Config`.
+    :param session: the :class:`Session`.
+    :param workload: the :class:`Workload`.
+    """
 
-    :param workload: the :class:`ireebench.workload.Workload`.
-    :param runs: the list of :class:`ireebench.results.Run` of that workload.
-    :return: a list of extra :class:`Run` objects, or ``None``.
+
+@hookspec(firstresult=True)
+def ireebench_measure_repetition(config, workload, repetition):
+    """Measure one repetition of a workload and return its :class:`Run`.
+
+    Called once per repetition, after warm-up and iteration calibration
+    (both happen before the first call, outside every call). The first
+    non-``None`` result wins; the built-in implementation (``trylast``)
+    times ``repetition.iterations`` logical iterations of the kind's
+    ``execute`` and returns the repetition's row (an error row when the
+    function fails).
+
+    Wrap it (``@hookimpl(wrapper=True)``: start before ``yield``, stop
+    after it) to bracket exactly the measured iterations of each
+    repetition, for example to start and stop an in-process profiler
+    (VTune/ITT, Tracy, perf's control fd, NVTX). A wrapper costs nothing
+    inside the timed loop: it runs once before and once after it, and the
+    reported time is taken inside the built-in implementation. For kinds
+    whose batches are prepared anew (``reusable_batch = False``, e.g.
+    async), the bracket also holds the untimed per-batch ``prepare``.
+
+    :param config: the run's :class:`Config`.
+    :param workload: the :class:`Workload`.
+    :param repetition: an :class:`ireebench.measure.Repetition` (``index``,
+        ``repetitions``, ``iterations``, the prepared ``batch`` and the
+        ``session``).
+    :return: an :class:`ireebench.Run`, or ``None`` to let another plugin
+        measure.
     """
 
 
 @hookspec
-def ireebench_benchmark_result(run):
-    """Receive every run as soon as it is finished (streaming).
+def ireebench_workload_finish(config, session, workload, runs):
+    """A workload's repetitions and aggregates are measured, not yet reported.
 
-    Called for each repetition, aggregate and extra row, failed runs
-    included (``run.error_occurred``), before reporters see them.
+    Called once per workload, also when it failed. Work that follows a
+    measurement belongs here: the untimed profiling pass
+    (``profiling_pass``), the host copy of the last outputs
+    (``output_processing``; ``workload.last_batch`` is the batch of the
+    last measured iteration until this hook returns).
 
-    :param run: the :class:`ireebench.results.Run`.
+    :param config: the run's :class:`Config`.
+    :param session: the :class:`Session`.
+    :param workload: the :class:`Workload`.
+    :param runs: its rows: repetitions (errors included) and aggregates.
+    """
+
+
+# -------------------------------------------------------------------------
+# Profiling pass: run by the profiling engine from ireebench_workload_finish
+# when at least one profiling sink is active.
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def ireebench_profiling_sinks(config):
+    """Return profiling sinks that receive the rows of profiling passes.
+
+    Called once per run, before the first profiling pass. Several sinks can
+    be active at once; a profiling pass runs only when at least one sink is
+    returned.
+
+    :param config: the run's :class:`Config`.
+    :return: a list of :class:`ireebench.ProfilingSink` (``begin_pass``,
+        ``receive_rows``, ``end_pass``, ``close``, ``modes``), or ``None``.
     """
 
 
@@ -199,27 +324,13 @@ def ireebench_profiling_pass(config, workload, runs, profile_pass):
 
 
 @hookspec
-def ireebench_profiling_sinks(config):
-    """Return profiling sinks that receive the rows of profiling passes.
-
-    Called once per run, before the first profiling pass. Several sinks can
-    be active at once; a profiling pass runs only when at least one sink is
-    returned.
-
-    :param config: the run's :class:`Config`.
-    :return: a list of sinks (see :class:`ireebench.profiling.ProfilingSink`:
-        ``begin_pass``, ``receive_rows``, ``end_pass``, ``close``, ``modes``),
-        or ``None``.
-    """
-
-
-@hookspec
-def ireebench_profile_rows(workload, rows, bundle_path):
+def ireebench_profile_rows(config, workload, rows, bundle_path):
     """Receive the statistics rows of one profiling pass.
 
     Called once per successfully profiled workload, after the pass ends and
     after the sinks received the rows: the hook form of a sink.
 
+    :param config: the run's :class:`Config`.
     :param workload: the profiled :class:`Workload`.
     :param rows: a list of :class:`ireebench.profiling.StatisticsRow`.
     :param bundle_path: path of the raw ``.ireeprof`` bundle of the pass;
@@ -227,12 +338,65 @@ def ireebench_profile_rows(workload, rows, bundle_path):
     """
 
 
+# -------------------------------------------------------------------------
+# Reporting: for each workload, right after ireebench_workload_finish.
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def ireebench_report_extra_rows(config, workload, runs):
+    """Return rows to append under a benchmark's runs.
+
+    Called once per workload after ``ireebench_workload_finish`` and before
+    its rows are reported. The rows are reported by every reporter right
+    after the benchmark's own rows (dispatch statistics add theirs here).
+
+    :param config: the run's :class:`Config`.
+    :param workload: the :class:`Workload`.
+    :param runs: the list of :class:`ireebench.Run` of that workload.
+    :return: a list of extra :class:`Run` objects, or ``None``.
+    """
+
+
+@hookspec
+def ireebench_benchmark_result(config, run):
+    """Receive every run as soon as it is finished (streaming).
+
+    Called for each repetition, aggregate and extra row, failed runs
+    included (``run.error_occurred``), before reporters see them.
+
+    :param config: the run's :class:`Config`.
+    :param run: the :class:`ireebench.Run`.
+    """
+
+
+# -------------------------------------------------------------------------
+# After all workloads are measured and reported.
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def ireebench_measurements_finish(config, workloads):
+    """Every workload is measured and reported: run the follow-up work.
+
+    Called once by the in-process backend. The built-in plugins run their
+    native device-profiling pass, the replay capture and output processing
+    here.
+
+    :param config: the run's :class:`Config`.
+    :param workloads: the benchmarked :class:`Workload` list.
+    :return: an exit code (the run exits with the highest one), or ``None``.
+    """
+
+
 @hookspec(firstresult=True)
 def ireebench_replay_capture(config, workloads):
     """Capture the HAL work of the workloads into a replay file.
 
-    Called once after measurement when ``--device_replay_output`` is set.
-    The first non-``None`` result wins.
+    Called once by the ``replay_capture`` plugin after measurement when
+    ``--device_replay_output`` is set. The first non-``None`` result wins;
+    the built-in implementation (a native ``iree-benchmark-module`` pass)
+    runs last.
 
     :param config: the run's :class:`Config`.
     :param workloads: the list of :class:`Workload` that were benchmarked.
@@ -240,29 +404,24 @@ def ireebench_replay_capture(config, workloads):
     """
 
 
-@hookspec
-def ireebench_backends():
-    """Return the measurement backends this plugin provides.
-
-    Called once per run; ``--backend NAME`` picks one (default
-    ``runtime``, the in-process IREE runtime).
-
-    :return: a dict of backend name to a callable
-        ``backend(config, hub) -> int`` that measures and reports through
-        ``hub`` (an :class:`ireebench.reporting.ReportHub`) and returns an
-        exit code. With ``--benchmark_list_tests`` the backend is called with
-        ``hub=None`` and prints the benchmark names instead.
-    """
+# -------------------------------------------------------------------------
+# End of the run.
+# -------------------------------------------------------------------------
 
 
 @hookspec
-def ireebench_process_outputs(config, session, workloads):
-    """Process the outputs of the last measured invocation of each workload.
+def ireebench_sessionfinish(config, session, exitstatus):
+    """Called at the very end of every run, after the reports are complete.
 
-    Called once after all measurements, before the session closes.
+    Called by the core for every backend, also after an error or an
+    interrupt, before ``config.add_cleanup`` callbacks run (the session is
+    still open).
 
     :param config: the run's :class:`Config`.
-    :param session: the :class:`Session`.
-    :param workloads: the benchmarked :class:`Workload` list.
-    :return: an exit code (``0`` or ``1``), or ``None``.
+    :param session: the in-process :class:`Session`, or ``None`` (not
+        opened, or a backend without one: ``--backend=native``,
+        ``ireebench replay``, a third party's).
+    :param exitstatus: the exit code the run is about to return (1 after a
+        user error or a failed benchmark, 3 after a plugin error, 130/143
+        after SIGINT/SIGTERM).
     """

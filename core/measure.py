@@ -1,16 +1,31 @@
 """The measurement loop, with Google Benchmark's semantics.
 
-Iterations are calibrated like Google Benchmark's BenchmarkRunner: start at 1
-(or the explicit ``Nx`` count), and while the real time is under the minimum
-time, grow ×10 when under 10% of it, else to 1.4·min_time/t of the last
-count. Each measurement runs whole batches (iterations are a multiple of the
-batch size). The count is calibrated on the first repetition only; later
-repetitions reuse it. A warm-up of ``--benchmark_min_warmup_time`` runs
-first with the same growth rule and is discarded.
+For each workload, in order:
+
+1. **Warm-up** (``--benchmark_min_warmup_time``): iterations grown by the
+   calibration rule until they last that long; discarded.
+2. **Calibration** (a time ``--benchmark_min_time``, default ``0.5s``):
+   Google Benchmark's BenchmarkRunner rule. Start at one batch; while a run
+   is under the minimum time, grow ×10 when it took under 10 % of it, else
+   predict ``1.4·min_time/t`` times its count. Google Benchmark reports the
+   first run that reaches the minimum time as the first repetition; here the
+   calibration ends one step earlier, at the count that run would have, and
+   the first repetition measures that count afresh. So calibration never
+   shares a timed region with a repetition (a profiler bracketing a
+   repetition sees only measured iterations), the first invocation after
+   loading (its cold start) is never part of a repetition, and the wall time
+   is Google Benchmark's. The only difference: Google Benchmark grows again
+   when that predicted run falls short of the minimum time (it would have
+   to be 30 % faster than predicted); ireebench reports it. With an
+   iteration count (``20x``) there is no calibration, as in Google Benchmark.
+3. **Repetitions** (``--benchmark_repetitions``): each is one call of the
+   ``ireebench_measure_repetition`` hook with the calibrated count; its
+   built-in implementation is :func:`time_repetition`.
 
 Timed: ``batch.execute()``. Untimed: ``kind.prepare()``. For kinds whose
-batch is reusable the loop times all batches at once, so no per-batch timer
-call or Python bookkeeping sits inside the timed region.
+batch is reusable the batch is prepared before the hook is called and the
+loop times all batches at once, so no per-batch timer call or Python
+bookkeeping sits inside the timed region.
 """
 
 from __future__ import annotations
@@ -19,7 +34,9 @@ import time
 from dataclasses import dataclass
 
 from .errors import one_line
+from .hookcall import call_hook
 from .results import Counter, Run
+from .stats import compute_aggregates
 
 MAX_ITERATIONS = 1_000_000_000
 
@@ -30,6 +47,19 @@ class Sample:
     real_seconds: float
     cpu_seconds: float
     batch: object  # the last executed batch (its outputs are the last outputs)
+
+
+@dataclass
+class Repetition:
+    """One repetition of a workload, as ``ireebench_measure_repetition`` gets it."""
+
+    index: int  # 0-based
+    repetitions: int  # how many the workload runs
+    iterations: int  # logical iterations to measure (a multiple of the batch size)
+    session: object  # the in-process Session
+    # The prepared batch (kinds with ``reusable_batch``; None otherwise);
+    # after measuring, the batch of the last measured iteration.
+    batch: object = None
 
 
 class BenchmarkFailure(Exception):
@@ -43,14 +73,19 @@ def failure_message(exc: BaseException) -> str:
     return text.removeprefix("Error invoking function: ")
 
 
-def run_iterations(workload, session, iterations: int) -> Sample:
-    """Runs at least ``iterations`` logical iterations in whole batches."""
+def run_iterations(workload, session, iterations: int, batch=None) -> Sample:
+    """Runs at least ``iterations`` logical iterations in whole batches.
+
+    ``batch``: an already prepared batch of a reusable kind (prepared here
+    when None).
+    """
     kind = workload.kind
     batches = max(1, -(-iterations // workload.batch_size))
     perf_counter, process_time = time.perf_counter, time.process_time
     try:
         if kind.reusable_batch:
-            batch = kind.prepare(workload, session)
+            if batch is None:
+                batch = kind.prepare(workload, session)
             execute = batch.execute
             loop = range(batches)
             cpu_start = process_time()
@@ -61,7 +96,6 @@ def run_iterations(workload, session, iterations: int) -> Sample:
             cpu = process_time() - cpu_start
         else:
             real = cpu = 0.0
-            batch = None
             for _ in range(batches):
                 batch = kind.prepare(workload, session)
                 cpu_start = process_time()
@@ -76,74 +110,126 @@ def run_iterations(workload, session, iterations: int) -> Sample:
     return Sample(batches * workload.batch_size, real, cpu, batch)
 
 
-def _should_report(sample: Sample, min_time: float) -> bool:
+def _reached(sample: Sample, min_time: float) -> bool:
     # Google Benchmark also stops at 5x min_time of real time, which matters
     # only for manual timers; ireebench always times real time.
     return sample.iterations >= MAX_ITERATIONS or sample.real_seconds >= min_time
 
 
+def _significant(sample: Sample, min_time: float) -> bool:
+    return sample.real_seconds / min_time > 0.1
+
+
 def _predict_iterations(sample: Sample, min_time: float) -> int:
     multiplier = min_time * 1.4 / max(sample.real_seconds, 1e-9)
-    significant = sample.real_seconds / min_time > 0.1
-    multiplier = multiplier if significant else 10.0
+    multiplier = multiplier if _significant(sample, min_time) else 10.0
     next_count = round(max(multiplier * sample.iterations, sample.iterations + 1.0))
     return min(next_count, MAX_ITERATIONS)
 
 
-def calibrate(workload, session, min_time: float) -> tuple[int, Sample]:
-    """Grows the iteration count until a run lasts ``min_time``."""
+def warm_up(workload, session, seconds: float) -> None:
+    """Runs (and discards) iterations grown by the calibration rule for ``seconds``."""
     requested = 1
     while True:
         sample = run_iterations(workload, session, requested)
-        if _should_report(sample, min_time):
-            return requested, sample
-        requested = _predict_iterations(sample, min_time)
+        if _reached(sample, seconds):
+            return
+        requested = _predict_iterations(sample, seconds)
 
 
-def measure(workload, session, config, keep_last_batch: bool = False):
-    """Measures all repetitions of one workload.
+def calibrate(workload, session, min_time: float) -> int:
+    """The logical iterations of every repetition (see the module docstring)."""
+    requested = 1
+    while True:
+        sample = run_iterations(workload, session, requested)
+        if _reached(sample, min_time):
+            return sample.iterations  # Google Benchmark would report this run
+        following = _predict_iterations(sample, min_time)
+        if _significant(sample, min_time):
+            return following  # Google Benchmark would report the run of this count
+        requested = following
 
-    :param keep_last_batch: return the batch of the last measured iteration
-        (its outputs are the last outputs), for output processing.
-    :return: (the repetition runs, errors included, without aggregates;
-        the last batch or None).
-    """
-    repetitions = config.getoption("benchmark_repetitions")
-    min_time = config.min_time
-    explicit = min_time.iterations
-    warmup = config.min_warmup_time
+
+def iteration_count(config, workload, session) -> int:
+    """Warm-up, then the count every repetition measures (no calibration for ``Nx``)."""
     if config.getoption("benchmark_dry_run"):
-        repetitions, explicit, warmup = 1, 1, 0.0
+        return workload.batch_size
+    if config.min_warmup_time > 0:
+        warm_up(workload, session, config.min_warmup_time)
+    explicit = config.min_time.iterations
+    if explicit is not None:
+        return max(1, -(-explicit // workload.batch_size)) * workload.batch_size
+    return calibrate(workload, session, config.min_time.seconds)
+
+
+def new_run(workload, repetitions: int, index: int) -> Run:
+    """An empty row of one repetition of ``workload``."""
+    return Run(
+        name=workload.name,
+        run_name=workload.run_name,
+        time_unit=workload.time_unit,
+        repetitions=repetitions,
+        repetition_index=index,
+        batch_size=workload.batch_size,
+    )
+
+
+def error_run(workload, repetitions: int, index: int, message: str) -> Run:
+    run = new_run(workload, repetitions, index)
+    run.error_occurred = True
+    run.error_message = message
+    return run
+
+
+def time_repetition(workload, repetition: Repetition) -> Run:
+    """Measures one repetition: the built-in ``ireebench_measure_repetition``."""
+    run = new_run(workload, repetition.repetitions, repetition.index)
+    try:
+        sample = run_iterations(workload, repetition.session, repetition.iterations,
+                                repetition.batch)
+    except BenchmarkFailure as exc:
+        run.error_occurred = True
+        run.error_message = str(exc)
+        return run
+    repetition.batch = sample.batch
+    run.iterations = sample.iterations
+    run.real_accumulated_time = sample.real_seconds
+    run.cpu_accumulated_time = sample.cpu_seconds
+    run.samples = [sample.real_seconds / sample.iterations]
+    items_per_second = sample.iterations / sample.real_seconds if sample.real_seconds else 0.0
+    run.counters["items_per_second"] = Counter(items_per_second, is_rate=True)
+    return run
+
+
+def measure_workload(config, session, workload) -> list[Run]:
+    """Warm-up, calibration, then every repetition through the hook; plus aggregates.
+
+    A failing repetition ends the workload (the remaining ones would fail
+    the same way). ``workload.last_batch`` is left holding the batch of
+    the last measured iteration (for ``ireebench_workload_finish``).
+    """
+    repetitions = 1 if config.getoption("benchmark_dry_run") else \
+        config.getoption("benchmark_repetitions")
+    try:
+        iterations = iteration_count(config, workload, session)
+    except BenchmarkFailure as exc:
+        return [error_run(workload, repetitions, 0, str(exc))]
     runs: list[Run] = []
-    last_batch = None
-    requested = explicit
     for index in range(repetitions):
-        run = Run(
-            name=workload.name,
-            run_name=workload.run_name,
-            time_unit=workload.time_unit,
-            repetitions=repetitions,
-            repetition_index=index,
-            batch_size=workload.batch_size,
-        )
-        try:
-            if index == 0 and warmup > 0:
-                calibrate(workload, session, warmup)
-            if requested is None:
-                requested, sample = calibrate(workload, session, min_time.seconds)
-            else:
-                sample = run_iterations(workload, session, requested)
-        except BenchmarkFailure as exc:
-            run.error_occurred = True
-            run.error_message = str(exc)
-            runs.append(run)
-            break  # the remaining repetitions would fail the same way
-        run.iterations = sample.iterations
-        run.real_accumulated_time = sample.real_seconds
-        run.cpu_accumulated_time = sample.cpu_seconds
-        run.samples = [sample.real_seconds / sample.iterations]
-        items_per_second = sample.iterations / sample.real_seconds if sample.real_seconds else 0.0
-        run.counters["items_per_second"] = Counter(items_per_second, is_rate=True)
+        repetition = Repetition(index, repetitions, iterations, session)
+        if workload.kind.reusable_batch:
+            try:
+                repetition.batch = workload.kind.prepare(workload, session)
+            except Exception as exc:  # noqa: BLE001 - the runtime's failure is the row
+                runs.append(error_run(workload, repetitions, index, failure_message(exc)))
+                break
+        run = call_hook(config.pm, "ireebench_measure_repetition", config=config,
+                        workload=workload, repetition=repetition)
+        if run is None:
+            run = error_run(workload, repetitions, index,
+                            "no plugin implements ireebench_measure_repetition")
         runs.append(run)
-        last_batch = sample.batch if keep_last_batch else None
-    return runs, last_batch
+        if run.error_occurred:
+            break
+        workload.last_batch = repetition.batch
+    return runs + compute_aggregates(runs)

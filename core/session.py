@@ -1,17 +1,21 @@
-"""The runtime session: VM instance, HAL devices, modules, parameters, context."""
+"""The in-process runtime session: VM instance, HAL devices, modules, parameters, context."""
 
 from __future__ import annotations
 
 import gc
-import hashlib
-import sys
-import tempfile
 from pathlib import Path
 
+import iree.runtime as rt
+
 from .errors import UsageError, one_line
+from .modules import check_module_specs, module_files
+from .stash import StashKey
 
 # The HAL device without --device, as in the native tool.
 DEFAULT_DEVICE = "local-task"
+
+# The open session of the run (what ireebench_sessionfinish receives).
+SESSION = StashKey["Session"]()
 
 
 def device_uris(config) -> list[str]:
@@ -19,62 +23,9 @@ def device_uris(config) -> list[str]:
     return list(config.getoption("device") or []) or [DEFAULT_DEVICE]
 
 
-# --- module files (shared by the session and the native backend) -------------
-
-def check_module_specs(config) -> list[str]:
-    """The --module values, each an existing non-empty file or ``-`` (stdin).
-
-    Checked before devices are created, as the native tool loads its modules
-    first; raises a one-line UsageError naming the flag and the value.
-    """
-    specs = list(config.getoption("module") or [])
-    if not specs:
-        raise UsageError("no user module specified; use --module=file.vmfb")
-    for spec in specs:
-        if spec == "-":
-            continue
-        path = Path(spec)
-        if path.is_dir():
-            raise UsageError(f"--module={spec}: is a directory, not a .vmfb file")
-        if not path.is_file():
-            raise UsageError(f"--module={spec}: file not found")
-        if path.stat().st_size == 0:
-            raise UsageError(f"--module={spec}: file is empty")
-    return specs
-
-
-def resolve_module_paths(config, scratch: Path | None) -> list[str]:
-    """Sets ``config.resolved_module_paths``: the module files native passes load.
-
-    Paths are made absolute; a ``--module=-`` is read from standard input
-    once and saved as ``scratch/stdin.vmfb`` (``scratch`` must be a private
-    directory that outlives the native passes; it is only needed for ``-``).
-    """
-    resolved = []
-    for spec in check_module_specs(config):
-        if spec != "-":
-            resolved.append(str(Path(spec).resolve()))
-            continue
-        data = sys.stdin.buffer.read()
-        if not data:
-            raise UsageError("--module=-: standard input is empty")
-        copy = Path(scratch) / "stdin.vmfb"
-        copy.write_bytes(data)
-        resolved.append(str(copy))
-    config.resolved_module_paths = resolved
-    return resolved
-
-
-def file_sha256(path) -> str:
-    """Hex sha256 of a file (a module, a replay capture), or "" when it cannot be read."""
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except OSError:
-        return ""
-    return digest.hexdigest()
+def driver_of(uri: str) -> str:
+    """``cuda://0`` -> ``cuda``, ``local-task`` -> ``local-task``."""
+    return uri.split("://", 1)[0].split(":", 1)[0]
 
 
 class Session:
@@ -90,10 +41,9 @@ class Session:
         self.devices: list = []
         self.device_uris: list[str] = []
         self.modules: list = []
-        self.module_paths: list[str] = []
+        self.module_paths: list[str] = []  # the --module values, as given
         self.context = None
         self._parameter_indices: list = []
-        self._scratch = None  # private temp dir holding a copy of a stdin module
 
     @property
     def device(self):
@@ -110,28 +60,21 @@ class Session:
         return self.module_paths[-1]
 
     def open(self) -> Session:
-        import iree.runtime as rt
-
         config = self.config
         module_specs = check_module_specs(config)
         self.instance = rt.VmInstance()
         self.device_uris = device_uris(config)
         for uri in self.device_uris:
-            self.devices.append(self._create_device(rt, uri))
-        scratch = None
-        if "-" in module_specs:
-            self._scratch = tempfile.TemporaryDirectory(prefix="ireebench-")
-            scratch = Path(self._scratch.name)
-        # Native passes re-run the modules from files; stdin is saved to one.
-        files = resolve_module_paths(config, scratch)
-        for spec, file in zip(module_specs, files):
-            self.modules.append(self._load_module(rt, spec, file))
+            self.devices.append(self._create_device(uri))
+        # Private copies: a module rewritten during the run cannot touch them.
+        for spec, file in zip(module_specs, module_files(config)):
+            self.modules.append(self._load_module(spec, file))
             self.module_paths.append(spec)
         hal_module = rt.create_hal_module(self.instance, devices=self.devices)
         vm_modules = [hal_module]
         parameters = list(config.getoption("parameters") or [])
         if parameters:
-            vm_modules.append(self._parameters_module(rt, parameters))
+            vm_modules.append(self._parameters_module(parameters))
         vm_modules.extend(self.modules)
         try:
             self.context = rt.VmContext(self.instance, modules=vm_modules)
@@ -143,8 +86,8 @@ class Session:
             ) from None
         return self
 
-    def _create_device(self, rt, uri: str):
-        driver = uri.split("://", 1)[0].split(":", 1)[0]
+    def _create_device(self, uri: str):
+        driver = driver_of(uri)
         if driver not in rt.query_available_drivers():
             raise UsageError(
                 f"--device={uri}: unknown driver {driver!r} "
@@ -155,8 +98,8 @@ class Session:
         except Exception as exc:  # noqa: BLE001
             raise UsageError(f"--device={uri}: cannot create device: {one_line(exc)}") from None
 
-    def _load_module(self, rt, spec: str, file: str):
-        """Loads ``file``, the checked (or, for ``-``, saved) file of ``--module=spec``."""
+    def _load_module(self, spec: str, file: str):
+        """Loads ``file``, the private copy of ``--module=spec``."""
         try:
             return rt.VmModule.mmap(self.instance, file)
         except Exception as exc:  # noqa: BLE001
@@ -164,7 +107,7 @@ class Session:
                 f"--module={spec}: not a valid IREE module (.vmfb): {one_line(exc)}"
             ) from None
 
-    def _parameters_module(self, rt, specs: list[str]):
+    def _parameters_module(self, specs: list[str]):
         providers = []
         for spec in specs:
             scope, _, path = spec.rpartition("=")
@@ -196,6 +139,3 @@ class Session:
         self.devices.clear()
         self.instance = None
         gc.collect()
-        if self._scratch is not None:
-            self._scratch.cleanup()
-            self._scratch = None

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
+from . import names
 from .inputs import split_cconv
 
 
@@ -61,9 +62,13 @@ def _cconv_of(vm_function) -> str:
 
 @dataclass
 class Workload:
-    """A function to benchmark, with its ABI and batch accounting resolved."""
+    """A function to benchmark, with its ABI and batch accounting resolved.
 
-    name: str  # "BM_" + function name
+    ``kind`` and ``function.vm_function`` are None for a workload a native
+    backend reports (it knows the function by name only).
+    """
+
+    name: str  # "BM_" + function name (names.family_name)
     function: FunctionInfo
     kind: Any  # ireebench.kinds.InvocationKind
     batch_size: int  # logical iterations per measured batch
@@ -71,9 +76,11 @@ class Workload:
     time_unit: str  # ns, us or ms
     selected: bool  # named with --function
     inputs: Any = None  # ireebench.inputs.PreparedInputs
-    outputs: list | None = None  # host copies of the last measured outputs
-    extra: dict = field(default_factory=dict)  # plugin-owned state
+    # The batch of the last measured iteration, from the end of the last
+    # repetition until ireebench_workload_finish returns (its outputs are
+    # the last outputs); None otherwise.
+    last_batch: Any = None
 
     @property
     def run_name(self) -> str:
-        return f"{self.name}/process_time/real_time"
+        return self.name + names.TIMING_SUFFIX

@@ -11,8 +11,8 @@ new header whenever the counter set changes. Colors are never emitted.
 from __future__ import annotations
 
 from ireebench import hookimpl
-from ireebench.humanize import format_time, human_readable
 from ireebench.reporting import Reporter, print_basic_context
+from ireebench.reporting.humanize import format_time, human_readable
 
 
 def _is_percentage(run) -> bool:

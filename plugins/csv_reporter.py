@@ -21,8 +21,8 @@ CSV (it stays in JSON and in the Python API).
 from __future__ import annotations
 
 from ireebench import hookimpl
-from ireebench.humanize import cpp_stream
 from ireebench.reporting import Reporter, print_basic_context
+from ireebench.reporting.humanize import cpp_stream
 
 COLUMNS = ["name", "iterations", "real_time", "cpu_time", "time_unit", "bytes_per_second",
            "items_per_second", "label", "error_occurred", "error_message"]

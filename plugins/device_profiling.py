@@ -17,31 +17,48 @@ The bundle therefore covers the native tool's own run of the benchmarks
 The flags are checked before anything runs: the combinations the native tool
 rejects are rejected with one line, and a short native probe
 (``--benchmark_list_tests``) starts the profiling session once so that an
-unsupported mode fails before measuring.
+unsupported mode fails before measuring (``ireebench_sessionstart``). The
+pass runs from ``ireebench_measurements_finish``; its bundle is written next
+to ``--device_profiling_output`` and renamed into place when complete.
+
+With ``--backend=native`` (and ``ireebench replay``) the flags go to the
+native run itself, which profiles as the native tool always does; this
+plugin then only checks them.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
-from ireebench import hookimpl
+from ireebench import StashKey, hookimpl
 from ireebench.errors import UsageError
-from ireebench.native import (
+from ireebench.native.flags import benchmark_flags, flag_value, selection_args, session_args
+from ireebench.native.tools import (
     BENCHMARK_TOOL,
-    benchmark_flags,
     list_benchmarks,
     native_error_line,
     private_tempdir,
     run_tool,
-    selection_args,
-    session_args,
 )
-from ireebench.profiling import flag_value
+from ireebench.outfiles import check_output_path, written_by_tool
 
 MODE = "device_profiling_mode"
 OUTPUT = "device_profiling_output"
 PRINT = "print_device_statistics"
+
+
+class DeviceProfiling:
+    """The device profiling flags of one in-process run (``config.stash[STATE]``)."""
+
+    def __init__(self, mode, output):
+        self.mode = mode
+        self.output = output
+
+    def describe(self) -> str:
+        return f"--{MODE}={self.mode}" if self.mode else f"--{PRINT}"
+
+
+STATE = StashKey[DeviceProfiling]()
 
 
 @hookimpl
@@ -56,52 +73,57 @@ def ireebench_configure(config):
         raise UsageError(f"--{MODE}={mode}: requires --{OUTPUT}")
     if not (mode or printing):
         return
-    if output and not Path(output).parent.is_dir():
-        raise UsageError(f"--{OUTPUT}={output}: directory {Path(output).parent} does not exist")
-    config.pm.register(DeviceProfiling(config), name="device_profiling.run")
+    if output:
+        check_output_path(OUTPUT, output)
+    if config.getoption("backend") == "runtime":
+        config.stash[STATE] = DeviceProfiling(mode, output)
 
 
-def _without_output(args: list[str], replacement: Path | None) -> list[str]:
-    """``args`` with --device_profiling_output replaced (a probe must not touch the user's file)."""
+def _with_output(args: list[str], replacement: Path | None) -> list[str]:
+    """``args`` with --device_profiling_output replaced (or dropped)."""
     kept = [a for a in args if not a.lstrip("-").startswith(f"{OUTPUT}=")]
     return kept + ([f"--{OUTPUT}={replacement}"] if replacement else [])
 
 
-class DeviceProfiling:
-    """The hooks of one run with device profiling flags (registered at configure time)."""
-
-    def __init__(self, config):
-        self.config = config
-        self.mode = flag_value(config, MODE)
-        self.output = flag_value(config, OUTPUT)
-
-    def _describe(self) -> str:
-        return f"--{MODE}={self.mode}" if self.mode else f"--{PRINT}"
-
-    @hookimpl
-    def ireebench_sessionstart(self, session):
-        """Starts the native profiling session once, so unsupported flags fail before measuring."""
-        with private_tempdir("ireebench-probe-") as scratch:
-            probe_output = scratch / "probe.ireeprof" if self.output else None
-            _, error = list_benchmarks(_without_output(session_args(self.config), probe_output))
-        if error:
-            raise UsageError(f"{self._describe()}: the native profiling session cannot "
-                             f"start: {error.split('; ', 1)[-1]}")
-
-    @hookimpl(tryfirst=True)
-    def ireebench_process_outputs(self, config, session, workloads):
-        """Runs the native tool with the profiling flags; forwards its statistics."""
-        if not workloads:
-            return
-        # Exactly the benchmarks ireebench measured, with the user's Google
-        # Benchmark flags (the native run's own calibration and warm-up).
-        args = [*session_args(config), *selection_args(config, workloads),
-                *benchmark_flags(config, user_filter=False), "--benchmark_format=json"]
-        proc = run_tool(BENCHMARK_TOOL, args)
-        if proc.returncode != 0:
-            raise UsageError(f"{self._describe()}: the native profiling run failed: "
-                             f"{native_error_line(proc.stderr, proc.returncode)}")
-        if proc.stderr:
-            sys.stderr.write(proc.stderr)  # --print_device_statistics and warnings
-            sys.stderr.flush()
+@hookimpl
+def ireebench_sessionstart(config, session):
+    """Starts the native profiling session once, so unsupported flags fail before measuring."""
+    state = config.stash.get(STATE, None)
+    if state is None:
         return
+    with private_tempdir("ireebench-probe-") as scratch:
+        # A probe must not touch the user's file.
+        probe_output = scratch / "probe.ireeprof" if state.output else None
+        _, error = list_benchmarks(_with_output(session_args(config), probe_output))
+    if error:
+        raise UsageError(f"{state.describe()}: the native profiling session cannot "
+                         f"start: {error.split('; ', 1)[-1]}")
+
+
+@hookimpl
+def ireebench_measurements_finish(config, workloads):
+    """Runs the native tool with the profiling flags; forwards its statistics."""
+    state = config.stash.get(STATE, None)
+    if state is None or not workloads:
+        return
+    # Exactly the benchmarks ireebench measured, with the user's Google
+    # Benchmark flags (the native run's own calibration and warm-up).
+    args = [*session_args(config), *selection_args(config, workloads),
+            *benchmark_flags(config, user_filter=False), "--benchmark_format=json"]
+    if state.output:
+        with written_by_tool(state.output) as temporary:
+            proc = _run_pass(state, _with_output(args, temporary))
+    else:
+        proc = _run_pass(state, args)
+    if proc.stderr:
+        config.stderr.write(proc.stderr)  # --print_device_statistics and warnings
+        config.stderr.flush()
+    return
+
+
+def _run_pass(state, args):
+    proc = run_tool(BENCHMARK_TOOL, args)
+    if proc.returncode != 0:
+        raise UsageError(f"{state.describe()}: the native profiling run failed: "
+                         f"{native_error_line(proc.stderr, proc.returncode)}")
+    return proc

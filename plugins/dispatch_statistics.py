@@ -10,27 +10,32 @@ iteration, cpu_time = tile (worker) time per iteration, counters ``calls``
 logical iterations of the profiling pass (all repetitions).
 
 The rows come from this plugin's profiling sink, so they are built exactly
-like a third party's sink would see the pass. ``--profile_output`` keeps the
-pass's raw ``.ireeprof`` bundle.
+like a third party's sink would see the pass (the pass itself runs from
+``ireebench_workload_finish`` of the ``profiling_pass`` plugin, which this
+one needs). ``--profile_output`` keeps the pass's raw ``.ireeprof`` bundle.
+
+Hooks, in the order they run: ``ireebench_configure`` (conflicting flags),
+``ireebench_discovery_finish`` (the profiling session can start; the dispatch
+names are learned with a one-iteration probe, so the console's name column
+fits them, as natively), ``ireebench_report_context`` (that column),
+``ireebench_profiling_sinks`` (the sink), ``ireebench_report_extra_rows``
+(the rows), ``ireebench_measurements_finish`` (a failed pass fails the run),
+``ireebench_sessionfinish`` (the native tool's warning for incomplete rows).
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ireebench import hookimpl
+from ireebench import StashKey, hookimpl
 from ireebench.errors import UsageError
-from ireebench.native import list_benchmarks, named_workload, private_tempdir, session_args
-from ireebench.profiling import (
-    ProfilePass,
-    ProfileResult,
-    ProfilingSink,
-    engine,
-    flag_value,
-    run_native_pass,
-)
+from ireebench.names import row_name
+from ireebench.native.flags import flag_value, session_args
+from ireebench.native.tools import list_benchmarks, private_tempdir
+from ireebench.outfiles import check_output_path
+from ireebench.plugins.profiling_pass import run_native_pass
+from ireebench.profiling import ProfilePass, ProfileResult, ProfilingSink, engine
 from ireebench.results import Counter, Run
 
 GROUP = "Dispatch statistics and profiling"
@@ -72,19 +77,20 @@ def ireebench_configure(config):
         if output:
             raise UsageError(f"--profile_output={output}: requires --dispatch_statistics")
         return
-    if config.getoption("backend") == "native":
-        # That backend runs no in-process measurement to follow with a pass.
-        raise UsageError("--dispatch_statistics is not supported with --backend=native")
+    if config.getoption("backend") != "runtime":
+        # Other backends run no in-process measurement to follow with a pass.
+        raise UsageError(f"--dispatch_statistics is not supported with "
+                         f"--backend={config.getoption('backend')}")
+    if config.pm.get_plugin("profiling_pass") is None:
+        raise UsageError("--dispatch_statistics needs the profiling_pass plugin "
+                         "(blocked with -p no:profiling_pass)")
     for name in CONFLICTING_FLAGS:
         value = flag_value(config, name)
         if value is not None:
             raise UsageError(f"--dispatch_statistics cannot be combined with "
                              f"{_flag_text(name, value)} (device profiling or capture flags)")
-    if output:
-        directory = Path(output).parent
-        if not directory.is_dir():
-            raise UsageError(f"--profile_output={output}: directory {directory} does not exist")
-    config.pm.register(DispatchStatistics(config), name="dispatch_statistics.run")
+    check_output_path("profile_output", output)
+    config.stash[STATE] = DispatchStatistics(config)
 
 
 @dataclass
@@ -138,11 +144,11 @@ def dispatch_rows(workload, base: Run, profile: DispatchProfile) -> list[Run]:
     ordered = sorted(sorted(profile.rows.items()), key=lambda item: -item[1].duration_ns)
     total = sum(totals.duration_ns for _, totals in ordered)
     rows = []
-    for name, totals in ordered:
-        row_name = f"{workload.name}/{name}"
+    for dispatch, totals in ordered:
+        name = row_name(workload.name, dispatch)
         rows.append(Run(
-            name=row_name,
-            run_name=row_name,
+            name=name,
+            run_name=name,
             iterations=profile.iterations,
             real_accumulated_time=totals.duration_ns * 1e-9,
             cpu_accumulated_time=totals.tile_duration_ns * 1e-9,
@@ -186,91 +192,102 @@ class DispatchStatisticsSink(ProfilingSink):
 
 
 class DispatchStatistics:
-    """The hooks of one --dispatch_statistics run (registered at configure time)."""
+    """The state of one --dispatch_statistics run (``config.stash[STATE]``)."""
 
     def __init__(self, config):
-        self.config = config
         self.sink = DispatchStatisticsSink(config.getoption("profile_output"))
-        self.benchmarks: list[str] | None = None  # function names the native tool lists
-        self.probed_names: dict[str, list[str]] = {}
+        self.row_names: list[str] = []  # BM_<fn>/<dispatch>, probed before measuring
 
-    @hookimpl
-    def ireebench_sessionstart(self, session):
-        """Rejects what the native tool rejects (no HAL devices, no profiling), before measuring."""
-        names, error = list_benchmarks([*session_args(self.config), "--dispatch_statistics=true"])
-        if error:
-            detail = error.split("; ", 1)[-1]
-            if "requires a module that uses HAL devices" in detail:
-                raise UsageError(f"--dispatch_statistics: --module={session.module_path} uses no "
-                                 "HAL devices (nothing to profile)")
-            raise UsageError(f"--dispatch_statistics: the native profiling session cannot "
-                             f"start: {detail}")
-        if self.config.getoption("function"):
-            self.benchmarks = [self.config.getoption("function")]
-        else:
-            self.benchmarks = [name[3:].split("/", 1)[0] for name in names
-                               if name.startswith("BM_") and self.config.selects(name)]
-        self.sink.several_benchmarks = len(self.benchmarks) > 1
 
-    @hookimpl
-    def ireebench_report_context(self, config, context):
-        """Widens the console's name column for the dispatch rows, like the native tool.
+STATE = StashKey[DispatchStatistics]()
 
-        The rows are known only after measurement, so a one-iteration
-        profiling pass per benchmark learns the dispatch names first (which
-        also checks that the profiling mode works, before anything is measured).
-        """
-        if self.benchmarks is None:  # not the in-process backend
-            return
-        names = []
-        for function in self.benchmarks:
-            benchmark = f"BM_{function}"
-            names += [f"{benchmark}/{key}" for key in self._probe_dispatch_names(function)]
-        context.name_field_width = max([context.name_field_width] + [len(n) for n in names])
 
-    def _probe_dispatch_names(self, function: str) -> list[str]:
-        mode = engine(self.config).mode()
-        with private_tempdir("ireebench-probe-") as scratch:
-            probe = ProfilePass(named_workload(self.config, function), mode, iterations=1,
-                                repetitions=1, bundle_path=scratch / "probe.ireeprof")
-            result = run_native_pass(self.config, probe)
-        if not result.ok:
-            raise UsageError(f"--dispatch_statistics: the profiling pass of BM_{function} "
-                             f"failed (--device_profiling_mode={mode}): {result.error}")
-        return sorted({row.key for row in result.function_rows})
+def _probe_session(config, session) -> None:
+    """Rejects what the native tool rejects (no HAL devices, no profiling), before measuring."""
+    _, error = list_benchmarks([*session_args(config), "--dispatch_statistics=true"])
+    if not error:
+        return
+    detail = error.split("; ", 1)[-1]
+    if "requires a module that uses HAL devices" in detail:
+        raise UsageError(f"--dispatch_statistics: --module={session.module_path} uses no "
+                         "HAL devices (nothing to profile); --dispatch_statistics requires a "
+                         "module that uses HAL devices")
+    raise UsageError(f"--dispatch_statistics: the native profiling session cannot "
+                     f"start: {detail}")
 
-    @hookimpl
-    def ireebench_profiling_sinks(self, config):
-        """The sink that collects the dispatch totals."""
-        return [self.sink]
 
-    @hookimpl
-    def ireebench_report_extra_rows(self, workload, runs):
-        """The dispatch rows of a measured workload, from its profiling pass.
+def _probe_dispatch_names(config, workload) -> list[str]:
+    """The dispatch functions of ``workload``, from a one-iteration profiling pass."""
+    mode = engine(config).mode()
+    with private_tempdir("ireebench-probe-") as scratch:
+        probe = ProfilePass(workload, mode, iterations=workload.batch_size, repetitions=1,
+                            bundle_path=scratch / "probe.ireeprof")
+        result = run_native_pass(config, probe)
+    if not result.ok:
+        raise UsageError(f"--dispatch_statistics: the profiling pass of {workload.name} "
+                         f"failed (--device_profiling_mode={mode}): {result.error}")
+    return sorted({row.key for row in result.function_rows})
 
-        The pass already ran in profiling_pass's ``tryfirst`` implementation
-        of this hook; ``profile()`` is cached per workload, so this call only
-        returns that result (it runs the pass only if that hook did not).
-        """
-        if engine(self.config).profile(workload, runs) is None:
-            return None  # not profiled: failed benchmark, or nothing measured
-        profile = self.sink.profiles.get(workload.name)
-        measured = [r for r in runs if not r.extra_row]
-        if profile is None or not measured:
-            return None
-        return dispatch_rows(workload, measured[-1], profile)
 
-    @hookimpl(tryfirst=True)
-    def ireebench_process_outputs(self, config, session, workloads):
-        """A failed profiling pass fails the run, like the native tool's status."""
-        for benchmark, error in self.sink.errors.items():
-            sys.stderr.write(f"--dispatch_statistics: {benchmark}: profiling pass failed: "
-                             f"{error}\n")
-        return 1 if self.sink.errors else None
+@hookimpl
+def ireebench_discovery_finish(config, session, workloads):
+    """Probes the profiling session and learns each workload's dispatch names."""
+    state = config.stash.get(STATE, None)
+    if state is None or not workloads or config.getoption("benchmark_list_tests"):
+        return
+    _probe_session(config, session)
+    state.sink.several_benchmarks = len(workloads) > 1
+    state.row_names = [row_name(workload.name, key) for workload in workloads
+                       for key in _probe_dispatch_names(config, workload)]
 
-    @hookimpl
-    def ireebench_sessionfinish(self, session, exitstatus):
-        """The native tool's warning for missing or incomplete rows."""
-        for benchmark, profile in self.sink.profiles.items():
-            if profile.incomplete:
-                sys.stderr.write(profile.warning(benchmark) + "\n")
+
+@hookimpl
+def ireebench_report_context(config, context):
+    """Widens the console's name column for the dispatch rows, like the native tool."""
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        context.name_field_width = max([context.name_field_width]
+                                       + [len(name) for name in state.row_names])
+
+
+@hookimpl
+def ireebench_profiling_sinks(config):
+    """The sink that collects the dispatch totals."""
+    state = config.stash.get(STATE, None)
+    return [state.sink] if state is not None else None
+
+
+@hookimpl
+def ireebench_report_extra_rows(config, workload, runs):
+    """The dispatch rows of a measured workload, from its profiling pass."""
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return None
+    profile = state.sink.profiles.get(workload.name)
+    measured = [r for r in runs if not r.extra_row]
+    if profile is None or not measured:
+        return None  # not profiled: failed benchmark, or nothing measured
+    return dispatch_rows(workload, measured[-1], profile)
+
+
+@hookimpl
+def ireebench_measurements_finish(config, workloads):
+    """A failed profiling pass fails the run, like the native tool's status."""
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return None
+    for benchmark, error in state.sink.errors.items():
+        config.stderr.write(f"--dispatch_statistics: {benchmark}: profiling pass failed: "
+                            f"{error}\n")
+    return 1 if state.sink.errors else None
+
+
+@hookimpl
+def ireebench_sessionfinish(config, session, exitstatus):
+    """The native tool's warning for missing or incomplete rows."""
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    for benchmark, profile in state.sink.profiles.items():
+        if profile.incomplete:
+            config.stderr.write(profile.warning(benchmark) + "\n")

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 
 from ireebench import hookimpl
-from ireebench.humanize import cpp_stream, json_double
 from ireebench.reporting import Reporter
+from ireebench.reporting.humanize import cpp_stream, json_double
 
 _ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
             "\\": "\\\\", '"': '\\"'}

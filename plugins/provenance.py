@@ -25,8 +25,9 @@ import importlib.metadata
 import os
 
 from ireebench import __version__, hookimpl
-from ireebench.plugins_util import loaded_plugin_names
-from ireebench.session import device_uris, file_sha256
+from ireebench.modules import MODULE_FILES, file_sha256
+from ireebench.pluginmanager import loaded_plugin_names
+from ireebench.session import device_uris
 
 RUNTIME_DISTRIBUTIONS = ("iree-base-runtime", "iree-runtime")
 
@@ -44,21 +45,21 @@ def runtime_version() -> str:
 def benchmarked_module(config) -> tuple[str, str]:
     """(reported path, readable path) of the last --module.
 
-    A module read from stdin is reported as ``-``; its bytes are hashed from
-    the copy the session saved (``config.resolved_module_paths``).
+    The bytes are hashed from the run's private copy (what was benchmarked,
+    also for a module read from stdin, reported as ``-``).
     """
     specs = list(config.getoption("module") or [])
     if not specs:
         return "", ""
     spec = specs[-1]
-    resolved = list(getattr(config, "resolved_module_paths", None) or [])
-    readable = resolved[-1] if len(resolved) == len(specs) else spec
+    copies = config.stash.get(MODULE_FILES, [])
+    readable = copies[-1] if len(copies) == len(specs) else ("" if spec == "-" else spec)
     if spec == "-":
-        return "-", readable if readable != "-" else ""
+        return "-", readable
     return os.path.abspath(spec), readable
 
 
-@hookimpl
+@hookimpl(tryfirst=True)
 def ireebench_report_context(config, context):
     """Records versions, devices, the module and its sha256, and the plugins."""
     reported, readable = benchmarked_module(config)

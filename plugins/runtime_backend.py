@@ -1,9 +1,128 @@
-"""The default backend: measure in-process with the IREE Python runtime."""
+"""The in-process backend (``--backend=runtime``, the default): measure with the IREE runtime.
+
+An essential plugin. One run:
+
+1. open the :class:`~ireebench.session.Session` (instance, devices, the
+   private module copies, parameters, context), ``ireebench_sessionstart``;
+2. discover the workloads (kinds, classify, select; inputs parsed, checked
+   and uploaded once), ``ireebench_discovery_finish``; with
+   ``--benchmark_list_tests`` print their names and stop;
+3. report the context;
+4. per workload: ``ireebench_workload_start``, warm-up and calibration,
+   each repetition through ``ireebench_measure_repetition`` (this plugin's
+   implementation, :func:`ireebench.measure.time_repetition`, runs last),
+   aggregates, ``ireebench_workload_finish``, ``ireebench_report_extra_rows``,
+   then the rows go to the reporters;
+5. ``ireebench_measurements_finish``.
+
+The core (``ireebench.runner``) closes the reports, calls
+``ireebench_sessionfinish`` and releases the run; this backend registers
+the session's release (and ``--print_statistics``) as a cleanup, so the
+session is still open during ``ireebench_sessionfinish``.
+"""
+
+from __future__ import annotations
+
+import functools
 
 from ireebench import hookimpl
-from ireebench.runner import run_in_process
+from ireebench.context import gather, name_field_width
+from ireebench.discovery import discover_workloads
+from ireebench.hookcall import call_hook
+from ireebench.measure import measure_workload, time_repetition
+from ireebench.session import SESSION, Session
 
 
 @hookimpl
-def ireebench_backends():
+def ireebench_backends(config):
+    """Provides ``--backend=runtime``."""
     return {"runtime": run_in_process}
+
+
+@hookimpl(trylast=True)
+def ireebench_measure_repetition(config, workload, repetition):
+    """Times ``repetition.iterations`` logical iterations of the workload's kind."""
+    return time_repetition(workload, repetition)
+
+
+def _close_session(config, session: Session) -> None:
+    """Prints --print_statistics (as the native tool does at exit), then closes."""
+    try:
+        if config.getoption("print_statistics") and session.devices:
+            for uri, text in session.allocator_statistics():
+                config.stderr.write(f"Device: {uri}\n{text}\n")
+            config.stderr.flush()
+    finally:
+        if SESSION in config.stash:
+            del config.stash[SESSION]
+        session.close()
+
+
+def _release_inputs(workloads) -> None:
+    """Input buffers live until the run ends; they go before the devices do."""
+    for workload in workloads:
+        workload.inputs = None
+        workload.last_batch = None
+
+
+def build_context(config, workloads):
+    """The machine context, with the console's name column sized for ``workloads``."""
+    context = gather(None, config.benchmark_context)
+    context.name_field_width = name_field_width(
+        [w.run_name for w in workloads], config.getoption("benchmark_repetitions"))
+    return context
+
+
+def run_in_process(config, hub) -> int:
+    """The default backend: measures in this process with iree.runtime."""
+    session = Session(config)
+    config.add_cleanup(functools.partial(_close_session, config, session))
+    session.open()
+    config.stash[SESSION] = session
+    pm = config.pm
+    call_hook(pm, "ireebench_sessionstart", config=config, session=session)
+    workloads = discover_workloads(config, session)
+    config.add_cleanup(functools.partial(_release_inputs, workloads))
+    call_hook(pm, "ireebench_discovery_finish", config=config, session=session,
+              workloads=workloads)
+    if hub is None:  # --benchmark_list_tests
+        config.stdout.write("".join(f"{w.run_name}\n" for w in workloads))
+        return 0
+    if not workloads:
+        # Google Benchmark's behaviour: no context, no rows, an empty
+        # --benchmark_out file, exit 0.
+        pattern = config.getoption("benchmark_filter") or "."
+        config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
+        return 0
+    hub.report_context(build_context(config, workloads))
+    exit_code = 0
+    for family_index, workload in enumerate(workloads):
+        code = _measure_and_report(config, session, hub, workload, family_index)
+        exit_code = max(exit_code, code)
+    for code in call_hook(pm, "ireebench_measurements_finish", config=config,
+                          workloads=workloads):
+        exit_code = max(exit_code, code or 0)
+    _release_inputs(workloads)  # now, not at the end of the run: nothing needs them
+    return exit_code
+
+
+def _measure_and_report(config, session, hub, workload, family_index: int) -> int:
+    pm = config.pm
+    call_hook(pm, "ireebench_workload_start", config=config, session=session, workload=workload)
+    runs = measure_workload(config, session, workload)
+    for run in runs:  # Google Benchmark numbers the benchmarks that run
+        run.family_index = family_index
+    extra = []
+    try:
+        call_hook(pm, "ireebench_workload_finish", config=config, session=session,
+                  workload=workload, runs=runs)
+        for rows in call_hook(pm, "ireebench_report_extra_rows", config=config,
+                              workload=workload, runs=runs):
+            extra.extend(rows or [])
+    except BaseException:
+        hub.report(runs)  # what was measured is reported, whatever failed after
+        raise
+    finally:
+        workload.last_batch = None  # results released before the next workload
+    hub.report(runs, extra)
+    return 1 if any(run.error_occurred for run in runs) else 0

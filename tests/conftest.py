@@ -18,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-MLIR_DIR = Path(__file__).parent / "mlir"
+TESTS_DIR = Path(__file__).resolve().parent
+ROOT = TESTS_DIR.parent  # the repository
+MLIR_DIR = TESTS_DIR / "fixtures" / "mlir"
+FIXTURE_PLUGINS = TESTS_DIR / "fixtures" / "plugins"  # test plugins, importable by name
 CPU_FLAGS = [
     "--iree-hal-target-device=local",
     "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -88,7 +91,7 @@ def _env() -> dict:
     env = dict(os.environ)
     env.setdefault("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", "1")
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(Path(__file__).parent / "plugins"), env.get("PYTHONPATH", "")]
+        [str(FIXTURE_PLUGINS), env.get("PYTHONPATH", "")]
     )
     return env
 
@@ -136,4 +139,14 @@ def one_error_line(result: CliResult) -> str:
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("ireebench: error: "), lines[0]
+    return lines[0]
+
+
+def plugin_error_line(result: CliResult) -> str:
+    """Asserts the CLI stopped with one plugin-error line (exit 3) and no traceback."""
+    assert result.returncode == 3, (result.returncode, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("ireebench: plugin error: "), lines[0]
     return lines[0]

@@ -3,8 +3,9 @@
 * A function that fails when invoked becomes an error row (JSON
   ``error_occurred``/``error_message``, console ``ERROR OCCURRED: '...'``);
   the other functions still run and are reported; exit code 1.
-* A plugin hook that raises is reported in one line naming the plugin, and
-  the runs finished before it are still written to --benchmark_out.
+* A plugin hook that raises is reported in one line naming the plugin (a
+  plugin error, exit code 3), and the runs finished before it, the one just
+  measured included, are still written to --benchmark_out.
 * SIGINT/SIGTERM in the middle of a run: --benchmark_out holds the runs
   finished so far as valid JSON/CSV, exit code 130/143, and no temporary
   file is left next to it.
@@ -138,8 +139,9 @@ def {hook}({params}):
 HOOKS = {
     # hook: (parameters, condition, benchmarks in --benchmark_out)
     "ireebench_benchmark_result": ("run", 'run.name == "BM_also_ok"', ["BM_ok", "BM_fails"]),
+    # A failure after the measurement still reports what was measured.
     "ireebench_report_extra_rows": ("workload, runs", 'workload.name == "BM_also_ok"',
-                                    ["BM_ok", "BM_fails"]),
+                                    ["BM_ok", "BM_fails", "BM_also_ok"]),
     "ireebench_sessionfinish": ("session, exitstatus", "True",
                                 ["BM_ok", "BM_fails", "BM_also_ok"]),
 }
@@ -153,9 +155,10 @@ def test_raising_hook_is_named_and_results_are_kept(ireebench, faults_module, tm
     out = tmp_path / "out.json"
     result = ireebench(*_args(faults_module, NOT_SLOW, f"--plugin={plugin}",
                               f"--benchmark_out={out}"))
-    assert result.returncode == 1
+    assert result.returncode == 3
     assert "Traceback" not in result.stderr
-    errors = [line for line in result.stderr.splitlines() if line.startswith("ireebench: error:")]
+    errors = [line for line in result.stderr.splitlines()
+              if line.startswith("ireebench: plugin error:")]
     assert len(errors) == 1, result.stderr
     assert "'exploding_plugin'" in errors[0] and hook in errors[0], errors[0]
     assert "exploded on purpose" in errors[0]

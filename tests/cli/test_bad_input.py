@@ -17,11 +17,10 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import MLIR_DIR, CliResult, one_error_line
+from conftest import FIXTURE_PLUGINS, MLIR_DIR, CliResult, one_error_line
 
 SIMPLE_ARGS = ["--module={simple}", "--device=local-sync", "--benchmark_min_time=1x"]
 ADD = [*SIMPLE_ARGS, "--function=add"]
@@ -231,7 +230,7 @@ def forked_cli(tmp_path_factory):
     env.setdefault("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", "1")
     env["OPENBLAS_NUM_THREADS"] = "1"  # no helper threads in the process that forks
     env["PYTHONPATH"] = os.pathsep.join(
-        [str(Path(__file__).parent / "plugins"), env.get("PYTHONPATH", "")]
+        [str(FIXTURE_PLUGINS), env.get("PYTHONPATH", "")]
     )
     server = subprocess.Popen([sys.executable, "-c", _FORK_SERVER], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, env=env, text=True)

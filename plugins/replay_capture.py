@@ -20,29 +20,24 @@ The capture is written to a temporary file next to the target and renamed
 into place when the pass ends, so the target is either complete or untouched
 when ireebench exits, also after a failed benchmark or an interrupt.
 
-The capture is the ``ireebench_replay_capture`` hook (first result wins);
-this implementation runs last, so a plugin can provide another capture
-back end.
+The capture runs from ``ireebench_measurements_finish``, through the
+``ireebench_replay_capture`` hook (first result wins); this plugin's own
+implementation runs last, so a plugin can provide another capture back end.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
-import click
 from ireebench import hookimpl
+from ireebench.cli.command import command_stdout
 from ireebench.errors import UsageError
-from ireebench.native import (
-    BENCHMARK_TOOL,
-    native_error_line,
-    replaced_on_success,
-    run_tool,
-    selection_args,
-    session_args,
-    split_benchmark_json,
-)
+from ireebench.hookcall import call_hook
+from ireebench.native.flags import selection_args, session_args
+from ireebench.native.gbench_json import split_benchmark_json
+from ireebench.native.tools import BENCHMARK_TOOL, native_error_line, run_tool
+from ireebench.outfiles import check_output_path, is_special_file, written_by_tool
 
 GROUP = "Replay capture"
 FILE_POLICIES = ("reference", "capture-ranges", "capture-all", "fail")
@@ -106,9 +101,9 @@ Python runtime.
 
 def _print_agents_md(ctx, param, value):
     """Eager --agents_md: print the guidance and stop before anything else runs."""
-    if not value:
+    if not value or ctx.resilient_parsing:
         return value
-    click.echo(AGENTS_MD, nl=False)
+    command_stdout(ctx).write(AGENTS_MD)
     ctx.exit(0)
 
 
@@ -142,16 +137,8 @@ def _check_output_path(config, output: str) -> None:
     if output == "-":
         raise UsageError(f"--device_replay_output={output}: a replay capture must be "
                          "written to a file")
-    target = Path(output)
-    if target.is_dir():
-        raise UsageError(f"--device_replay_output={output}: is a directory")
-    directory = target.parent
-    if not directory.is_dir():
-        raise UsageError(f"--device_replay_output={output}: directory {directory} "
-                         "does not exist")
-    if not os.access(directory, os.W_OK):
-        raise UsageError(f"--device_replay_output={output}: cannot write in {directory}")
-    resolved = target.resolve()
+    check_output_path("device_replay_output", output)
+    resolved = Path(output).resolve()
     others = [("module", m) for m in config.getoption("module") or [] if m != "-"]
     if config.getoption("benchmark_out"):
         others.append(("benchmark_out", config.getoption("benchmark_out")))
@@ -209,27 +196,36 @@ def capture_args(config, workloads, path: str) -> list[str]:
     return args + ["--benchmark_format=json"]
 
 
+@hookimpl
+def ireebench_measurements_finish(config, workloads):
+    """Writes the capture of ``--device_replay_output`` (``ireebench_replay_capture``)."""
+    output = config.getoption("device_replay_output")
+    if not output:
+        return
+    if not workloads:
+        config.stderr.write(f"ireebench: --device_replay_output={output}: "
+                            "no benchmark ran, nothing captured\n")
+        return
+    call_hook(config.pm, "ireebench_replay_capture", config=config, workloads=workloads)
+    return
+
+
 @hookimpl(trylast=True)
 def ireebench_replay_capture(config, workloads):
     """Captures the benchmarked workloads with a native iree-benchmark-module pass."""
     output = config.getoption("device_replay_output")
-    if not output:
-        return None
-    if not workloads:
-        sys.stderr.write(f"ireebench: --device_replay_output={output}: "
-                         "no benchmark ran, nothing captured\n")
-        return None
-    with replaced_on_success(output) as temporary:
+    with written_by_tool(output) as temporary:
         proc = run_tool(BENCHMARK_TOOL, capture_args(config, workloads, str(temporary)))
         report, _ = split_benchmark_json(proc.stdout)
         # A benchmark that failed still leaves a complete capture (the native
         # tool closes the recorder); no report or no file means the pass failed.
-        if report is None or os.path.getsize(temporary) == 0:
+        empty = not is_special_file(temporary) and os.path.getsize(temporary) == 0
+        if report is None or empty:
             raise UsageError(f"--device_replay_output={output}: the capture pass failed: "
                              f"{native_error_line(proc.stderr, proc.returncode)}")
     captured = {entry.get("run_name") for entry in report["benchmarks"]}
     missing = [w.run_name for w in workloads if w.run_name not in captured]
     if missing:
-        sys.stderr.write(f"ireebench: warning: --device_replay_output={output}: the native "
-                         f"capture pass did not run {', '.join(missing)}\n")
+        config.stderr.write(f"ireebench: warning: --device_replay_output={output}: the "
+                            f"native capture pass did not run {', '.join(missing)}\n")
     return str(Path(output))

@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from ireebench.reporting import AtomicFile, signals_deferred
 
 FUNCTIONS = 4
 SEVERAL_FUNCTIONS = "\n".join(f"""
@@ -91,34 +90,3 @@ def test_sigterm_leaves_valid_json_display_and_csv_file_and_exits_143(module, tm
     assert [row[0] for row in table[1:]] == names
     assert all(len(row) == len(table[0]) for row in table)
     assert _leftovers(tmp_path, "out.csv") == []
-
-
-def test_signal_inside_a_report_is_delivered_after_it():
-    """What makes the guarantee hold: a record is never cut by Ctrl-C."""
-    written = []
-    with pytest.raises(KeyboardInterrupt), signals_deferred():
-        os.kill(os.getpid(), signal.SIGINT)
-        written.append("still writing")
-    assert written == ["still writing"]
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
-
-
-def test_atomic_file_appears_only_when_closed(tmp_path):
-    target = tmp_path / "report.json"
-    target.write_text("previous")
-    handle = AtomicFile(str(target))
-    handle.stream.write("{}")
-    assert target.read_text() == "previous"
-    handle.close()
-    assert target.read_text() == "{}"
-    assert oct(target.stat().st_mode & 0o777) == oct(0o666 & ~_umask())
-    discarded = AtomicFile(str(target))
-    discarded.stream.write("partial")
-    discarded.discard()
-    assert target.read_text() == "{}" and _leftovers(tmp_path, "report.json") == []
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -25,11 +25,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import one_error_line
-from ireebench.native import private_tempdir
+from conftest import ROOT, one_error_line
+from ireebench.native.tools import private_tempdir
 
-ROOT = Path(__file__).resolve().parent.parent
-SOURCES = sorted([*ROOT.glob("core/*.py"), *ROOT.glob("plugins/*.py")])
+SOURCES = sorted([*ROOT.glob("core/**/*.py"), *ROOT.glob("plugins/**/*.py")])
 
 # --- static check of the source ----------------------------------------------
 

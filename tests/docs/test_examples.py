@@ -1,8 +1,9 @@
 """The example plugins in examples/plugins work through the real CLI."""
 
-from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "plugins"
+from conftest import ROOT
+
+EXAMPLES = ROOT / "examples" / "plugins"
 
 
 def test_markdown_reporter(compile_mlir, ireebench):

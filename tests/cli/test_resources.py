@@ -63,7 +63,7 @@ import gc, json, sys
 import ireebench
 from ireebench.inputs import PreparedInputs
 from ireebench.kinds import Batch
-from ireebench.reporting import ReportHub
+from ireebench.reporting.hub import ReportHub
 from ireebench.session import Session
 from ireebench.workload import Workload
 

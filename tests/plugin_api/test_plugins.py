@@ -4,9 +4,10 @@ import os
 import textwrap
 
 import pytest
-from conftest import one_error_line
+from conftest import one_error_line, plugin_error_line
 from ireebench.errors import UsageError
-from ireebench.pluginmanager import BUILTIN_PLUGINS, build_plugin_manager, collect_named
+from ireebench.hookcall import collect_named
+from ireebench.pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
 
 ECHO_PLUGIN = """
 from ireebench import hookimpl
@@ -16,9 +17,8 @@ def ireebench_addoption(parser):
     parser.addoption("--echo_tag", "echo_tag", default="", help="Printed at session start.")
 
 @hookimpl
-def ireebench_sessionstart(session):
-    import sys
-    print("ECHO:" + session.config.getoption("echo_tag"), file=sys.stderr)
+def ireebench_sessionstart(config, session):
+    config.stderr.write("ECHO:" + config.getoption("echo_tag") + "\\n")
 """
 
 
@@ -39,9 +39,9 @@ def test_builtins_registered_by_name():
 
 
 def test_block_a_builtin():
-    pm = build_plugin_manager(blocked=["console"])
+    pm = build_plugin_manager(PluginSelection(blocked=["console"]))
     assert pm.get_plugin("console") is None
-    assert "console" not in collect_named(pm, "ireebench_reporters", "reporter")
+    assert "console" not in collect_named(pm, "ireebench_reporters", "reporter", config=None)
 
 
 def test_plugin_file_adds_option(compile_mlir, ireebench, tmp_path):
@@ -88,9 +88,9 @@ def test_duplicate_kind_names_both_plugins(tmp_path, monkeypatch):
         def ireebench_invocation_kinds():
             return [SyncKind()]
     """))
-    pm = build_plugin_manager(["dupkind"])
+    pm = build_plugin_manager(PluginSelection(specs=["dupkind"]))
     with pytest.raises(UsageError) as info:
-        collect_named(pm, "ireebench_invocation_kinds", "invocation kind")
+        collect_named(pm, "ireebench_invocation_kinds", "invocation kind", config=None)
     assert "'sync'" in str(info.value) and "'kinds'" in str(info.value)
     assert "'dupkind'" in str(info.value)
 
@@ -104,5 +104,6 @@ def test_raising_hook_is_named(compile_mlir, ireebench, tmp_path):
         def ireebench_configure(config):
             raise ValueError("I refuse")
     """))
-    line = one_error_line(ireebench(f"--module={compile_mlir('simple')}", f"--plugin={plugin}"))
-    assert "plugin 'angry'" in line and "I refuse" in line
+    line = plugin_error_line(ireebench(f"--module={compile_mlir('simple')}",
+                                       f"--plugin={plugin}"))
+    assert "plugin 'angry' failed in ireebench_configure: ValueError: I refuse" in line

@@ -1,6 +1,6 @@
 """Profiling sinks: third-party sinks and wrappers of the profiling pass, and the typed rows.
 
-The test plugin ``tests/plugins/profiling_probe.py`` (loaded with --plugin)
+The test plugin ``tests/fixtures/plugins/profiling_probe.py`` (loaded with --plugin)
 provides two sinks and a wrapper of ``ireebench_profiling_pass`` that log
 every event to a JSON-lines file.
 """
@@ -8,7 +8,7 @@ every event to a JSON-lines file.
 import json
 
 import pytest
-from conftest import one_error_line
+from conftest import plugin_error_line
 from ireebench.profiling import (
     HOST_EXECUTION_FUNCTION,
     StatisticsRow,
@@ -88,12 +88,13 @@ def test_sinks_and_dispatch_statistics_share_one_pass(compile_mlir, ireebench, t
 
 
 @pytest.mark.parametrize("method", ["begin_pass", "receive_rows", "end_pass"])
-def test_failing_sink_is_one_error_line(compile_mlir, ireebench, tmp_path, method):
+def test_failing_sink_is_one_plugin_error_line(compile_mlir, ireebench, tmp_path, method):
     log = tmp_path / "events.jsonl"
     result = _probe(ireebench, compile_mlir("two_dispatches"), log, "--benchmark_min_time=2x",
                     f"--probe_fail_in={method}")
-    line = one_error_line(result)
-    assert f"profiling sink LoggingSink.{method} failed: RuntimeError" in line
+    line = plugin_error_line(result)
+    assert (f"plugin 'profiling_probe' failed in profiling sink LoggingSink.{method}: "
+            "RuntimeError") in line
     events = _events(log)
     # The other sink still learns the pass ended, and every sink is closed.
     assert [e["sink"] for e in events if e["event"] == "close"] == ["first", "second"]

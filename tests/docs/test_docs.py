@@ -1,10 +1,8 @@
 """The docs stay in step with the code."""
 
-from pathlib import Path
 
+from conftest import ROOT
 from ireebench import hookspecs
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_every_hook_is_documented():

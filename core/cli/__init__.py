@@ -1,0 +1,66 @@
+"""The command line: ``ireebench [flags]`` and its subcommands.
+
+* :mod:`.options`: the core's option table and the parser plugins add to;
+* :mod:`.argv`: flag files and the plugin selection, read before parsing;
+* :mod:`.command`: the main command, parsed into a :class:`Config`;
+* :mod:`.replay`: ``ireebench replay FILE.ireereplay``.
+
+:func:`run_cli` is the edge where every error becomes one line on stderr
+and an exit status (1 user error, 3 plugin error, 130 SIGINT, 143 SIGTERM);
+:func:`execute` is the same run for the Python API, raising instead.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from ..errors import EXIT_INTERRUPTED, EXIT_TERMINATED, PluginError, Terminated, UsageError
+from ..results import RunResult
+from ..runner import run_config
+from ..signals import sigterm_raises
+from .command import parse_args
+from .replay import parse_replay_args
+
+# `ireebench NAME ...`: subcommand name -> parser returning a Config (or None).
+SUBCOMMANDS = {"replay": parse_replay_args}
+
+
+def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
+    """Parses ``argv`` and runs; returns a :class:`RunResult` (empty after --help).
+
+    :param plugins: plugin objects or modules registered for this run only.
+    """
+    stdout = stdout if stdout is not None else sys.stdout
+    stderr = stderr if stderr is not None else sys.stderr
+    argv = list(argv)
+    parse = SUBCOMMANDS.get(argv[0]) if argv else None
+    if parse is not None:
+        config = parse(argv[1:], stdout, stderr, plugins)
+    else:
+        config = parse_args(argv, stdout, stderr, plugins)
+    if config is None:
+        return RunResult(0, [])
+    return run_config(config)
+
+
+def run_cli(argv: list[str]) -> int:
+    """Runs the CLI and returns the exit code; never raises for user or plugin errors."""
+    with sigterm_raises():
+        try:
+            return execute(argv).exit_code
+        except UsageError as exc:
+            print(f"ireebench: error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except PluginError as exc:
+            print(f"ireebench: plugin error: {exc}", file=sys.stderr)
+            return exc.exit_code
+        except KeyboardInterrupt:
+            print("ireebench: interrupted", file=sys.stderr)
+            return EXIT_INTERRUPTED
+        except Terminated:
+            print("ireebench: terminated", file=sys.stderr)
+            return EXIT_TERMINATED
+
+
+def main(argv: list[str] | None = None) -> None:
+    sys.exit(run_cli(list(sys.argv[1:] if argv is None else argv)))

@@ -1,0 +1,203 @@
+"""The main command: built from the plugins' options, parsed into a :class:`Config`.
+
+Flags ireebench does not own (the runtime's ``--task_topology_*``, driver
+flags, ``--device_profiling_*``...) are runtime flags: they are checked with
+``iree.runtime.flags.parse_flags`` when the command line is parsed (an
+unknown one is an error naming it) and handed to the native passes.
+
+Every user error is one ``UsageError``; click's own parse errors become one
+too (:func:`make_context`).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+
+import click
+import iree.runtime as rt
+
+from ..config import Config
+from ..errors import UsageError, one_line
+from ..hookcall import call_hook, collect_named, implementations
+from ..pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
+from .argv import expand_flagfiles, prescan_plugins
+from .options import CORE, IREEBENCH_GROUP, OptionParser, add_core_options, validate_core_options
+
+HELP = ("Benchmark the exported functions of an IREE module (.vmfb), flag-compatible "
+        "with iree-benchmark-module.\n\n"
+        "Subcommand: ireebench replay FILE.ireereplay (see ireebench replay --help).")
+
+
+@dataclass
+class Streams:
+    """Where a command writes (``ctx.obj`` of the click context)."""
+
+    stdout: object
+    stderr: object
+
+
+def command_stdout(ctx: click.Context):
+    """The stdout of the run being parsed (for eager options that print and exit)."""
+    streams = ctx.find_object(Streams)
+    return streams.stdout if streams is not None else click.get_text_stream("stdout")
+
+
+class GroupedCommand(click.Command):
+    """Help grouped by section; options of plugins say which plugin adds them."""
+
+    def get_help_option(self, ctx):
+        option = super().get_help_option(ctx)
+        if option is not None:
+            def show_help(ctx, param, value):
+                if value and not ctx.resilient_parsing:
+                    command_stdout(ctx).write(ctx.get_help() + "\n")
+                    ctx.exit()
+
+            option.callback = show_help
+        return option
+
+    def format_options(self, ctx, formatter):
+        sections: dict[str, list] = {}
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            owner = getattr(param, "plugin", CORE)
+            if owner != CORE:
+                record = (record[0], f"{record[1]} [plugin: {owner}]".strip())
+            sections.setdefault(getattr(param, "group", IREEBENCH_GROUP), []).append(record)
+        for title, records in sections.items():
+            with formatter.section(title):
+                formatter.write_dl(records)
+        with formatter.section("Runtime flags"):
+            formatter.write_text(
+                "Flags not listed here (--task_topology_*, driver flags such as "
+                "--cuda_use_streams ...) are passed to the IREE runtime as the native tool "
+                "would parse them, and to the native passes (--device_profiling_* and "
+                "--print_device_statistics run one; see docs/profiling.md)."
+            )
+
+
+def add_plugin_options(pm, parser: OptionParser) -> None:
+    """Calls each plugin's ``ireebench_addoption``, recording it as the owner."""
+    for name, call in implementations(pm, "ireebench_addoption"):
+        parser.plugin = name
+        try:
+            call(parser=parser)
+        finally:
+            parser.plugin = CORE
+
+
+def _known(pm, hook_name: str, what: str) -> str:
+    try:
+        names = sorted(collect_named(pm, hook_name, what, config=None))
+    except UsageError:
+        return ""  # reported when the run builds them
+    return ", ".join(names)
+
+
+def build_command(pm, name: str = "ireebench", help: str = HELP) -> GroupedCommand:
+    """The click command: the core's options, then each plugin's."""
+    parser = OptionParser()
+    add_core_options(parser)
+    add_plugin_options(pm, parser)
+    reporters = _known(pm, "ireebench_reporters", "reporter")
+    backends = _known(pm, "ireebench_backends", "backend")
+    for option in parser.options:
+        if option.name in ("reporter", "benchmark_format", "benchmark_out_format") and reporters:
+            option.metavar = reporters.replace(", ", "|")
+        if option.name == "reporter" and reporters:
+            option.help = (f"Display reporter, one of: {reporters}; overrides "
+                           "--benchmark_format.")
+        if option.name == "backend" and backends:
+            option.help = f"Measurement backend, one of: {backends} (default runtime)."
+    return GroupedCommand(
+        name,
+        params=parser.options,
+        help=help,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                          "help_option_names": ["--help", "-h"]},
+        add_help_option=True,
+    )
+
+
+def make_context(command: click.Command, prog: str, argv: list[str], streams: Streams):
+    """Parses ``argv`` with click: the context, or None after --help; click's
+    errors become one-line usage errors."""
+    try:
+        return command.make_context(prog, list(argv), obj=streams)
+    except click.exceptions.Exit:
+        return None
+    except click.ClickException as exc:
+        raise UsageError(one_line(exc.format_message())) from None
+
+
+def blocked_builtin_flags(blocked) -> dict[str, str]:
+    """Flag name -> built-in plugin, for the built-ins blocked with ``-p no:``.
+
+    So that using a blocked plugin's flag says why it is unknown.
+    """
+    flags: dict[str, str] = {}
+    for name in blocked:
+        module_name = BUILTIN_PLUGINS.get(name)
+        if module_name is None:
+            continue
+        addoption = getattr(importlib.import_module(module_name), "ireebench_addoption", None)
+        if addoption is None:
+            continue
+        parser = OptionParser()
+        addoption(parser)
+        for option in parser.options:
+            for opt in option.opts:
+                flags[opt.lstrip("-")] = name
+    return flags
+
+
+def check_runtime_flags(runtime_flags: list[str], blocked=()) -> None:
+    """Hands flags ireebench does not own to the IREE runtime; an unknown one is an error."""
+    blocked_flags = blocked_builtin_flags(blocked) if blocked else {}
+    for flag in runtime_flags:
+        name = flag.lstrip("-").split("=", 1)[0]
+        if name in blocked_flags:
+            owner = blocked_flags[name]
+            raise UsageError(f"{flag}: unknown flag (it belongs to the plugin {owner!r}, "
+                             f"blocked with -p no:{owner})")
+        try:
+            rt.flags.parse_flags(flag)
+        except ValueError as exc:
+            detail = str(exc).rsplit(";", 1)[-1].strip()
+            raise UsageError(f"{flag}: unknown flag ({detail})") from None
+
+
+def split_extra_args(args: list[str]) -> list[str]:
+    """The runtime flags among click's leftover arguments; anything else is an error."""
+    runtime_flags = []
+    for extra in args:
+        if not extra.startswith("-"):
+            raise UsageError(f"unexpected argument {extra!r}; flags are spelled --name=value")
+        runtime_flags.append(extra)
+    return runtime_flags
+
+
+def parse_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
+    """Returns the run's :class:`Config`, or None when --help (or similar) was printed.
+
+    :param plugins: plugin objects or modules to register (the Python API).
+    """
+    argv = expand_flagfiles(list(argv))
+    selection: PluginSelection = prescan_plugins(argv)
+    selection.objects = list(plugins)
+    pm = build_plugin_manager(selection)
+    for warning in pm.warnings:
+        stderr.write(f"ireebench: warning: {warning}\n")
+    command = build_command(pm)
+    ctx = make_context(command, "ireebench", argv, Streams(stdout, stderr))
+    if ctx is None:
+        return None
+    runtime_flags = split_extra_args(ctx.args)
+    config = Config(pm, dict(ctx.params), runtime_flags, list(argv), stdout, stderr)
+    validate_core_options(config)
+    check_runtime_flags(runtime_flags, selection.blocked)
+    call_hook(pm, "ireebench_configure", config=config)
+    return config

@@ -1,0 +1,191 @@
+"""Command-line options: the core's table, the parser plugins add to, their types.
+
+Flags are spelled exactly as the native tool spells them (``--batch_size=4``,
+``--benchmark_min_time=20x``). Boolean flags accept ``--flag``,
+``--flag=true`` and ``--flag=false``. Google Benchmark's flags also read
+their ``BENCHMARK_*`` environment variables.
+
+Every option has an owner: ``ireebench`` for the core's, else the plugin
+that added it in ``ireebench_addoption``. A name or flag defined twice is
+an error naming both owners, so no plugin can silently redefine a core
+option or another plugin's.
+"""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import UsageError
+from ..outfiles import check_output_path
+
+CORE = "ireebench"  # the owner of the core options
+CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
+BENCHMARK_GROUP = "Measurement and output (Google Benchmark)"
+IREEBENCH_GROUP = "ireebench"
+
+
+class BoolFlag(click.ParamType):
+    name = "bool"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, bool):
+            return value
+        text = str(value).strip().lower()
+        if text in ("1", "true", "yes", "on", ""):
+            return True
+        if text in ("0", "false", "no", "off"):
+            return False
+        self.fail(f"{value!r} is not true or false", param, ctx)
+
+
+BOOL = BoolFlag()
+
+
+class GroupedOption(click.Option):
+    """An option that knows its --help section and the plugin that added it."""
+
+    def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.group = group
+        self.plugin = plugin
+
+
+class OptionParser:
+    """What ``ireebench_addoption`` receives: adds options to the command.
+
+    ``plugin`` is the owner of the options added next (the core sets it
+    before calling each plugin's implementation).
+    """
+
+    def __init__(self):
+        self.options: list[GroupedOption] = []
+        self.plugin = CORE
+        self._owners: dict[str, str] = {}  # option name and each flag -> owner
+
+    def addoption(self, *decls, group: str = IREEBENCH_GROUP, **attrs) -> None:
+        """Adds ``--name``; keyword arguments are those of click.Option.
+
+        ``type=bool`` (or ``is_flag=True``) gives a native-style boolean flag
+        that accepts ``--name``, ``--name=true`` and ``--name=false``.
+        """
+        if attrs.pop("is_flag", False) or attrs.get("type") is bool:
+            attrs["type"] = BOOL
+            attrs.setdefault("default", False)
+            attrs.setdefault("is_flag", False)
+            attrs.setdefault("flag_value", "true")
+        option = GroupedOption(decls, group=group, plugin=self.plugin, **attrs)
+        for key in [option.name, *option.opts, *option.secondary_opts]:
+            owner = self._owners.get(key)
+            if owner is not None:
+                shown = key if key.startswith("-") else f"--{key}"
+                raise UsageError(f"option {shown} of {_describe(self.plugin)} is already "
+                                 f"defined by {_describe(owner)}")
+        for key in [option.name, *option.opts, *option.secondary_opts]:
+            self._owners[key] = self.plugin
+        self.options.append(option)
+
+
+def _describe(owner: str) -> str:
+    return "ireebench's core options" if owner == CORE else f"plugin {owner!r}"
+
+
+def _bool(parser, name, help, group=CORE_GROUP, envvar=None):
+    parser.addoption(f"--{name}", name, type=bool, help=help, group=group, envvar=envvar,
+                     show_envvar=bool(envvar))
+
+
+def add_core_options(parser: OptionParser) -> None:
+    """The options the core owns: the native tool's and Google Benchmark's, and ireebench's."""
+    add = parser.addoption
+    g = CORE_GROUP
+    add("--module", "module", multiple=True, group=g, metavar="FILE",
+        help="Module (.vmfb) to load; repeatable, the last one is benchmarked; - reads stdin.")
+    add("--device", "device", multiple=True, group=g, metavar="URI",
+        help="HAL device (local-task, local-sync, cuda, cuda://0 ...); repeatable.")
+    add("--function", "function", default="", group=g, metavar="NAME",
+        help="Benchmark only this exported function, with the --input values.")
+    add("--input", "input", multiple=True, group=g, metavar="VALUE",
+        help="An input: 2x2xi32=1 2 3 4, 42, @file.npy, 4xf32=@file.bin ...; repeatable.")
+    add("--parameters", "parameters", multiple=True, group=g, metavar="[SCOPE=]FILE",
+        help="Parameter archive (.irpa, .gguf, .safetensors) to provide; repeatable.")
+    add("--batch_size", "batch_size", type=int, default=1, group=g,
+        help="Invocations per iteration (dispatch benchmarks: the compiled repeat count).")
+    add("--batch_concurrency", "batch_concurrency", type=int, default=1, group=g,
+        help="Invocations within a batch that run concurrently (async functions).")
+    add("--time_unit", "time_unit", default=None, group=g, metavar="ns|us|ms",
+        help="Time unit of the results (default ms; us for dispatch benchmarks).")
+    _bool(parser, "print_statistics", "Print allocator statistics per device to stderr at exit.")
+
+    b = BENCHMARK_GROUP
+    env = lambda name: name.upper()
+    add("--benchmark_min_time", "benchmark_min_time", default="0.5s", group=b,
+        envvar=env("benchmark_min_time"), metavar="<float>s|<int>x",
+        help="Minimum time per benchmark (0.5s) or a fixed iteration count (20x).")
+    add("--benchmark_min_warmup_time", "benchmark_min_warmup_time", default="0", group=b,
+        envvar=env("benchmark_min_warmup_time"), metavar="SECONDS",
+        help="Warm-up time before the first repetition (not reported).")
+    add("--benchmark_repetitions", "benchmark_repetitions", type=int, default=1, group=b,
+        envvar=env("benchmark_repetitions"), help="Repetitions; 2+ adds mean/median/stddev/cv.")
+    add("--benchmark_filter", "benchmark_filter", default="", group=b,
+        envvar=env("benchmark_filter"), metavar="REGEX",
+        help="Run only benchmarks whose name matches (a leading - negates).")
+    _bool(parser, "benchmark_list_tests", "List the benchmark names and exit.", b,
+          env("benchmark_list_tests"))
+    _bool(parser, "benchmark_report_aggregates_only",
+          "Report only aggregates (display and file).", b,
+          env("benchmark_report_aggregates_only"))
+    _bool(parser, "benchmark_display_aggregates_only",
+          "Display only aggregates (the file keeps every run).", b,
+          env("benchmark_display_aggregates_only"))
+    add("--benchmark_format", "benchmark_format", default="console", group=b,
+        envvar=env("benchmark_format"), metavar="console|json|csv",
+        help="Format of the display (stdout) report.")
+    add("--benchmark_out", "benchmark_out", default="", group=b, envvar=env("benchmark_out"),
+        metavar="FILE", help="Also write the report to FILE (atomically).")
+    add("--benchmark_out_format", "benchmark_out_format", default="json", group=b,
+        envvar=env("benchmark_out_format"), metavar="json|csv|console",
+        help="Format of --benchmark_out.")
+    _bool(parser, "benchmark_counters_tabular", "Print counters as columns on the console.",
+          b, env("benchmark_counters_tabular"))
+    add("--benchmark_context", "benchmark_context", multiple=True, group=b,
+        envvar=env("benchmark_context"), metavar="KEY=VALUE,...",
+        help="Extra key=value entries for the report context.")
+    add("--benchmark_color", "benchmark_color", default="auto", group=b,
+        envvar=env("benchmark_color"), help="Accepted for compatibility; output is not colored.")
+    add("--benchmark_time_unit", "benchmark_time_unit", default="", group=b,
+        envvar=env("benchmark_time_unit"),
+        help="Accepted for compatibility; use --time_unit (the native tool sets units itself).")
+    _bool(parser, "benchmark_dry_run", "Run each benchmark once (1 iteration, 1 repetition).",
+          b, env("benchmark_dry_run"))
+    _bool(parser, "benchmark_enable_random_interleaving",
+          "Accepted for compatibility; the runtime backend runs benchmarks in order "
+          "(--backend=native forwards it).", b,
+          env("benchmark_enable_random_interleaving"))
+    add("--v", "v", default="0", group=b, help="Accepted for compatibility (verbosity).")
+
+    i = IREEBENCH_GROUP
+    add("--reporter", "reporter", default=None, group=i, metavar="NAME",
+        help="Display reporter (console, json, csv, or one a plugin adds); "
+             "overrides --benchmark_format.")
+    add("--plugin", "plugin", multiple=True, group=i, metavar="MODULE|FILE.py",
+        help="Load a plugin module or file; repeatable.")
+    add("-p", "block", multiple=True, group=i, metavar="NAME|no:NAME",
+        help="-p NAME loads the plugin module NAME (as --plugin); -p no:NAME blocks the "
+             "plugin NAME (built-in or installed); repeatable.")
+    add("--backend", "backend", default="runtime", group=i, metavar="NAME",
+        help="Measurement backend: runtime (in-process, default) or one a plugin adds.")
+
+
+def validate_core_options(config) -> None:
+    """Rejects core flag values that can be judged before anything runs."""
+    for flag in ("batch_size", "batch_concurrency"):
+        if config.getoption(flag) <= 0:
+            raise UsageError(f"--{flag}={config.getoption(flag)}: batch size and concurrency "
+                             "must be positive")
+    unit = config.getoption("time_unit")
+    if unit is not None and unit not in ("ns", "us", "ms"):
+        raise UsageError(f"--time_unit={unit}: unsupported time unit (use ms, us or ns)")
+    repetitions = config.getoption("benchmark_repetitions")
+    if repetitions <= 0:
+        raise UsageError(f"--benchmark_repetitions={repetitions}: must be positive")
+    check_output_path("benchmark_out", config.getoption("benchmark_out"))

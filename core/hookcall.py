@@ -1,0 +1,123 @@
+"""Calling plugin code, with failures attributed to the plugin that raised.
+
+Every call ireebench makes into plugin code goes through one of these:
+
+* :func:`call_hook`: a hook, through pluggy (wrappers included);
+* :func:`collect_named`: the hooks that return named objects (backends,
+  reporters, invocation kinds), called one plugin at a time so a name
+  defined twice is an error naming both plugins;
+* :func:`guarded`: plugin code outside the hook machinery (a reporter's
+  method, a factory, a sink).
+
+An exception from plugin code becomes a :class:`PluginError` naming the
+plugin (found from the traceback: the innermost frame in a plugin's file)
+and where it was called (any exception, a custom ``BaseException``
+subclass too). :class:`UsageError` (a plugin's deliberate one-line
+message), ``KeyboardInterrupt``, ``SystemExit`` and ireebench's
+``Terminated`` pass through unchanged; so does a :class:`PluginError`
+raised further in, so the innermost blame stands.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+
+import pluggy
+
+from .errors import PluginError, Terminated, UsageError
+
+
+def plugin_of_exception(pm: pluggy.PluginManager, exc: BaseException) -> str | None:
+    """Names the plugin whose code raised ``exc``: the innermost plugin frame."""
+    files = {}
+    for name, plugin in pm.list_name_plugin():
+        path = getattr(plugin, "__file__", None)
+        if path is None:  # a plugin object: the file of its class
+            path = getattr(sys.modules.get(type(plugin).__module__), "__file__", None)
+        if path:
+            files[os.path.realpath(path)] = name
+    found = None
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = files.get(os.path.realpath(tb.tb_frame.f_code.co_filename))
+        if owner is not None:
+            found = owner
+        tb = tb.tb_next
+    return found
+
+
+def _passes_through(exc: BaseException) -> bool:
+    """A deliberate outcome, not a plugin's failure: a usage error, an error
+    already attributed, an interrupt, SystemExit (``sys.exit()`` in a plugin
+    ends the run with its status); any other BaseException is a failure."""
+    return isinstance(exc, (UsageError, PluginError, KeyboardInterrupt, SystemExit,
+                            GeneratorExit, Terminated))
+
+
+def guarded(pm: pluggy.PluginManager, where: str, function, *args, **kwargs):
+    """Calls plugin code outside the hook machinery (a reporter's method, a
+    factory); an unexpected exception becomes a PluginError naming the plugin."""
+    try:
+        return function(*args, **kwargs)
+    except BaseException as exc:
+        if _passes_through(exc):
+            raise
+        raise PluginError(where, plugin_of_exception(pm, exc), exc) from exc
+
+
+def call_hook(pm: pluggy.PluginManager, hook_name: str, **kwargs):
+    """Calls a hook; an unexpected exception becomes a PluginError naming the plugin."""
+    try:
+        return getattr(pm.hook, hook_name)(**kwargs)
+    except BaseException as exc:
+        if _passes_through(exc):
+            raise
+        raise PluginError(hook_name, plugin_of_exception(pm, exc), exc) from exc
+
+
+def implementations(pm: pluggy.PluginManager, hook_name: str):
+    """Yields ``(plugin_name, call)`` for each implementation of a hook, in pluggy's order.
+
+    ``call(**kwargs)`` calls that one implementation; an exception becomes a
+    PluginError naming its plugin. Used where ireebench must know which
+    plugin did what (wrappers are refused on these hooks when a plugin is
+    registered, see ``hookspecs.PER_PLUGIN_HOOKS``).
+    """
+    for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
+        yield impl.plugin_name, functools.partial(_call_one, hook_name, impl)
+
+
+def _call_one(hook_name: str, impl, **kwargs):
+    arguments = {name: kwargs[name] for name in impl.argnames}
+    try:
+        return impl.function(**arguments)
+    except BaseException as exc:
+        if _passes_through(exc):
+            raise
+        raise PluginError(hook_name, impl.plugin_name, exc) from exc
+
+
+def collect_named(pm: pluggy.PluginManager, hook_name: str, what: str, **kwargs) -> dict:
+    """Merges the named objects (a dict, or a list of objects with ``.name``) of a hook.
+
+    A name provided by two plugins is an error naming both.
+    """
+    merged: dict = {}
+    owners: dict[str, str] = {}
+    for plugin_name, call in implementations(pm, hook_name):
+        result = call(**kwargs)
+        if not result:
+            continue
+        if not isinstance(result, dict):
+            result = {item.name: item for item in result}
+        for key, value in result.items():
+            if key in merged:
+                raise UsageError(
+                    f"{what} {key!r} is defined by two plugins: "
+                    f"{owners[key]!r} and {plugin_name!r}"
+                )
+            merged[key] = value
+            owners[key] = plugin_name
+    return merged

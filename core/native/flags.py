@@ -1,0 +1,119 @@
+"""The flags of a native run, derived from the configuration in one place.
+
+:func:`session_args` recreates the session (modules, devices, parameters,
+runtime flags), :func:`selection_args` selects the benchmarks ireebench ran
+(function and inputs, or an anchored filter; batch flags; time unit), and
+:func:`benchmark_flags` carries Google Benchmark's measurement flags. So
+every native pass runs exactly what the in-process measurement ran.
+"""
+
+from __future__ import annotations
+
+from ..modules import module_files
+from ..session import device_uris
+
+# Runtime flags that start the user's own profiling or capture session in a
+# native run (see ireebench.plugins.device_profiling). A pass with a session
+# of its own (profiling pass, replay capture) leaves them out, or it would
+# write the user's outputs again or refuse to start two sessions.
+USER_PASS_FLAGS = ("--device_profiling_", "--print_device_statistics", "--device_capture_")
+
+# Characters with a meaning in the POSIX extended regex of --benchmark_filter.
+_ERE_SPECIAL = set("\\.[]()*+?{}|^$")
+
+
+def module_args(config) -> list[str]:
+    """--module flags for the native tool: the run's private copies of the modules."""
+    return [f"--module={path}" for path in module_files(config)]
+
+
+def session_args(config, user_pass_flags: bool = True) -> list[str]:
+    """Flags that recreate the session: modules, devices, parameters, runtime flags.
+
+    ``user_pass_flags=False`` leaves out :data:`USER_PASS_FLAGS`, for a pass
+    that starts a profiling or capture session of its own.
+    """
+    args = module_args(config)
+    args += [f"--device={d}" for d in device_uris(config)]
+    args += [f"--parameters={p}" for p in config.getoption("parameters") or []]
+    args += [flag for flag in config.runtime_flags
+             if user_pass_flags or not flag.startswith(USER_PASS_FLAGS)]
+    return args
+
+
+def ere_escape(text: str) -> str:
+    """``text`` as a literal in Google Benchmark's POSIX extended regex.
+
+    Python's ``re.escape`` is not usable: it writes escapes such as ``\\-``
+    that are undefined in a POSIX ERE.
+    """
+    return "".join("\\" + c if c in _ERE_SPECIAL else c for c in text)
+
+
+def selection_args(config, workloads=None) -> list[str]:
+    """Flags that make iree-benchmark-module run the benchmarks ireebench ran.
+
+    With ``--function``: that function and its ``--input`` values. Without,
+    the native tool discovers the functions itself (by the rules ireebench's
+    discovery follows) and an anchored ``--benchmark_filter`` keeps exactly
+    ``workloads``; ``workloads=None`` (the native backend) selects nothing
+    here, the user's ``--benchmark_filter`` (:func:`benchmark_flags`)
+    decides. Batch flags and ``--time_unit`` give the same accounting.
+    """
+    args = []
+    if config.getoption("function"):
+        args.append(f"--function={config.getoption('function')}")
+        args += [f"--input={value}" for value in config.getoption("input") or []]
+    elif workloads is not None:
+        names = "|".join(ere_escape(w.run_name) for w in workloads)
+        args.append(f"--benchmark_filter=^({names})$")
+    args += [
+        f"--batch_size={config.getoption('batch_size')}",
+        f"--batch_concurrency={config.getoption('batch_concurrency')}",
+    ]
+    if config.getoption("time_unit"):
+        args.append(f"--time_unit={config.getoption('time_unit')}")
+    return args
+
+
+def benchmark_flags(config, user_filter: bool = True) -> list[str]:
+    """Google Benchmark flags that shape the measurement, for a native tool.
+
+    Output flags (format, out, aggregates-only, context, color) are not
+    passed: ireebench's own reporters produce the output.
+    ``user_filter=False`` leaves out ``--benchmark_filter``, for a run whose
+    benchmarks :func:`selection_args` names.
+    """
+    min_time = config.min_time
+    args = [f"--benchmark_min_time={min_time.iterations}x" if min_time.iterations
+            else f"--benchmark_min_time={min_time.seconds!r}s"]
+    if config.min_warmup_time:
+        args.append(f"--benchmark_min_warmup_time={config.min_warmup_time!r}")
+    args.append(f"--benchmark_repetitions={config.getoption('benchmark_repetitions')}")
+    if user_filter and config.getoption("benchmark_filter"):
+        args.append(f"--benchmark_filter={config.getoption('benchmark_filter')}")
+    for flag in ("benchmark_dry_run", "benchmark_enable_random_interleaving"):
+        if config.getoption(flag):
+            args.append(f"--{flag}=true")
+    if config.getoption("benchmark_time_unit"):
+        args.append(f"--benchmark_time_unit={config.getoption('benchmark_time_unit')}")
+    return args
+
+
+def flag_value(config, name: str):
+    """The value of ``--name``, an option of a plugin or a runtime flag; None if unset.
+
+    Device profiling and capture flags are runtime flags (handed to the
+    native passes as they are), so conflicts are found in either place.
+    """
+    if name in config.options:
+        value = config.options[name]
+        return None if value in (None, False, "", (), []) else value
+    value = None
+    for flag in config.runtime_flags:
+        key, sep, text = flag.lstrip("-").partition("=")
+        if key == name:
+            value = text if sep else "true"
+    if value is None or value.strip().lower() in ("", "false", "0"):
+        return None
+    return value

@@ -1,0 +1,195 @@
+"""The hub that builds the reporters and feeds them, so an interrupted run still reports.
+
+Reporters stream: Google Benchmark's JSON and CSV reporters write the
+context first, then each benchmark's rows as they finish, then a closing
+part. ireebench keeps that design and adds two guarantees so that an
+interrupted run still leaves a usable report:
+
+- each reporter call runs with SIGINT/SIGTERM held back
+  (:func:`ireebench.signals.signals_deferred`), so a record is never cut in
+  the middle;
+- the hub is closed on every exit path (by the core's run,
+  ``ireebench.runner.run_config``), so the JSON reporter closes its arrays,
+  and ``--benchmark_out`` files are written to a temporary name and renamed
+  into place only once complete (:class:`ireebench.outfiles.OutputFile`).
+
+So after Ctrl-C the output file holds every run finished so far as valid
+JSON (or CSV), and the exit code is 130 (143 for SIGTERM).
+"""
+
+from __future__ import annotations
+
+import copy
+
+from ..errors import PluginError, UsageError
+from ..hookcall import call_hook, collect_named, guarded
+from ..outfiles import OutputFile
+from ..results import Run
+from ..signals import signals_deferred
+from .reporter import Reporter
+
+
+def reporter_factories(config) -> dict:
+    """Reporter name -> factory, from every plugin (a name defined twice is an error)."""
+    return collect_named(config.pm, "ireebench_reporters", "reporter", config=config)
+
+
+def build_hub(config) -> ReportHub:
+    """Creates the display reporter (the run's stdout) and the --benchmark_out reporter."""
+    factories = reporter_factories(config)
+    display_name = config.getoption("reporter") or config.getoption("benchmark_format")
+    flag = "reporter" if config.getoption("reporter") else "benchmark_format"
+    if display_name not in factories:
+        raise UsageError(
+            f"--{flag}={display_name}: unknown reporter (known: {', '.join(sorted(factories))})"
+        )
+    out_path = config.getoption("benchmark_out")
+    out_format = config.getoption("benchmark_out_format")
+    if out_path and out_format not in factories:
+        raise UsageError(
+            f"--benchmark_out_format={out_format}: unknown reporter "
+            f"(known: {', '.join(sorted(factories))})"
+        )
+    display = guarded(config.pm, f"reporter factory {display_name!r}",
+                      factories[display_name], config.stdout, config, config.stderr)
+    file_reporter = handle = None
+    if out_path:
+        handle = OutputFile(out_path, "benchmark_out")
+        try:
+            # The file's context lines go to the file too, as Google Benchmark's do.
+            file_reporter = guarded(config.pm, f"reporter factory {out_format!r}",
+                                    factories[out_format], handle.stream, config, handle.stream)
+        except BaseException:
+            handle.discard()
+            raise
+    return ReportHub(config, display, file_reporter, handle)
+
+
+class ReportHub:
+    """Sends the context and each benchmark's runs to every reporter.
+
+    Applies --benchmark_report_aggregates_only / --benchmark_display_aggregates_only
+    the way Google Benchmark does (aggregates only when there are some), and
+    calls the streaming hook ``ireebench_benchmark_result`` for every row.
+    Reporter calls run with signals deferred, so an interrupt never leaves a
+    half-written record.
+    """
+
+    def __init__(self, config, display: Reporter, file_reporter: Reporter | None = None,
+                 file_handle: OutputFile | None = None):
+        self.config = config
+        self.display = display
+        self.file = file_reporter
+        self._file_handle = file_handle
+        self.runs: list[Run] = []
+        self.context = None
+        self._finalized = False
+        report_only = bool(config.getoption("benchmark_report_aggregates_only"))
+        self.display_aggregates_only = report_only or bool(
+            config.getoption("benchmark_display_aggregates_only")
+        )
+        self.file_aggregates_only = report_only
+        self._display_active = True
+        self._file_active = True
+        # A file whose reporter failed once is incomplete: it is never committed.
+        self._file_failed = False
+
+    def _call(self, reporter, method: str, *args):
+        """Calls a reporter method; a reporter's bug is reported naming its plugin."""
+        where = f"reporter {type(reporter).__name__}.{method}"
+        try:
+            return guarded(self.config.pm, where, getattr(reporter, method), *args)
+        except BaseException:
+            if reporter is self.file:
+                self._file_failed = True
+            raise
+
+    def report_context(self, context) -> None:
+        """Lets plugins add to the context (``ireebench_report_context``), then
+        reports it to every reporter (once, before any run)."""
+        call_hook(self.config.pm, "ireebench_report_context", config=self.config,
+                  context=context)
+        self.context = context
+        with signals_deferred():
+            self._display_active = self._call(self.display, "report_context", context) is not False
+            if self.file is not None:
+                self._file_active = self._call(self.file, "report_context", context) is not False
+
+    def report(self, runs: list[Run], extra_rows: list[Run] = ()) -> None:
+        """Reports one benchmark: its repetitions, aggregates and extra rows."""
+        rows = list(runs) + list(extra_rows)
+        self.runs.extend(rows)
+        # Streaming hooks first and outside the deferred block: a slow hook
+        # must not delay Ctrl-C. Each gets a copy, so a hook that changes a
+        # run changes nothing that reporters or the Python API see.
+        for run in rows:
+            call_hook(self.config.pm, "ireebench_benchmark_result", config=self.config,
+                      run=copy.deepcopy(run))
+        iterations = [r for r in runs if r.run_type != "aggregate"]
+        aggregates = [r for r in runs if r.run_type == "aggregate"]
+        targets = [(self.display, self.display_aggregates_only, self._display_active)]
+        if self.file is not None:
+            targets.append((self.file, self.file_aggregates_only, self._file_active))
+        failure = None
+        with signals_deferred():
+            for reporter, aggregates_only, active in targets:
+                if not active:
+                    continue
+                shown = aggregates if (aggregates_only and aggregates) else iterations + aggregates
+                shown = shown + list(extra_rows)
+                try:
+                    if shown:
+                        self._call(reporter, "report_runs", shown)
+                except (UsageError, PluginError) as exc:  # the other reporter still gets the rows
+                    failure = failure or exc
+        if failure is not None:
+            raise failure
+
+    def finalize(self) -> None:
+        """Finalizes every reporter and commits the --benchmark_out file (once).
+
+        A reporter that fails to finalize does not keep the other from
+        finalizing; a file whose reporter failed is discarded (the previous
+        file at that path is kept).
+        """
+        if self._finalized:
+            return
+        self._finalized = True
+        failure = None
+        with signals_deferred():
+            for reporter, handle in ((self.display, None), (self.file, self._file_handle)):
+                if reporter is None:
+                    continue
+                try:
+                    self._call(reporter, "finalize")
+                except (UsageError, PluginError) as exc:
+                    failure = failure or exc
+                if handle is None:
+                    continue
+                if self._file_failed:
+                    handle.discard()
+                    continue
+                try:
+                    handle.close()
+                except UsageError as exc:
+                    failure = failure or exc
+        if failure is not None:
+            raise failure
+
+    def close(self, failed: bool = False) -> None:
+        """Ends the report on any exit path.
+
+        After a context was reported the reporters are finalized, so the
+        output holds every finished run (also after an error or an
+        interrupt). Without a context (nothing was benchmarked), a failed run
+        leaves no ``--benchmark_out`` file, while a completed one leaves an
+        empty file, as Google Benchmark does when no benchmark matches.
+        """
+        if self.context is not None:
+            self.finalize()
+            return
+        if self._file_handle is not None:
+            if failed or self._file_failed:
+                self._file_handle.discard()
+            else:
+                self._file_handle.close()

@@ -1,0 +1,92 @@
+"""SIGINT and SIGTERM: how a run is interrupted, and where it may not be.
+
+* :func:`sigterm_raises` makes SIGTERM raise :class:`Terminated` in the main
+  thread, as SIGINT raises KeyboardInterrupt, so every ``finally`` (reports
+  closed, temporary files removed) runs for both.
+* :func:`signals_deferred` holds both signals back while a report record is
+  written, so a record is never cut in half. A second signal while one is
+  held gets through at once: a reporter that hangs can always be
+  interrupted (its unfinished file is discarded, the previous one kept).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+
+from .errors import Terminated
+
+_DEFERRED_SIGNALS = tuple(
+    sig for sig in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None)) if sig
+)
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+@contextlib.contextmanager
+def sigterm_raises():
+    """Within the block, SIGTERM raises :class:`Terminated` (main thread only)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread (embedded use)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _deliver(handler, signum, frame) -> None:
+    if callable(handler):
+        handler(signum, frame)
+    elif handler == signal.SIG_DFL:
+        os.kill(os.getpid(), signum)  # the default action, now unblocked
+
+
+@contextlib.contextmanager
+def signals_deferred():
+    """Holds SIGINT/SIGTERM back for the duration of the block.
+
+    A signal received inside the block is delivered to the previous handler
+    when the block ends (so Ctrl-C still raises KeyboardInterrupt, just not
+    in the middle of a report record); a second one is delivered at once.
+    Outside the main thread, where handlers cannot be changed, the block
+    runs unprotected.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending: list[tuple[int, object]] = []
+    previous: dict[int, object] = {}
+
+    def restore():
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    def hold(signum, frame):
+        if pending:  # the second signal: the user insists
+            pending.clear()
+            restore()
+            _deliver(previous.get(signum), signum, frame)
+            return
+        pending.append((signum, frame))
+
+    try:
+        for sig in _DEFERRED_SIGNALS:
+            previous[sig] = signal.signal(sig, hold)
+    except (ValueError, OSError):  # embedded interpreters may refuse
+        restore()
+        yield
+        return
+    try:
+        yield
+    finally:
+        restore()
+        if len(pending) == 1:
+            signum, frame = pending[0]
+            _deliver(previous.get(signum), signum, frame)
