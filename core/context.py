@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import os
 import socket
@@ -146,8 +147,6 @@ def _aslr_enabled() -> bool | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
-        import ctypes
-
         libc = ctypes.CDLL(None, use_errno=True)
         persona = libc.personality(ctypes.c_ulong(0xFFFFFFFF))
     except (OSError, AttributeError):

@@ -77,15 +77,17 @@ def call_hook(pm: pluggy.PluginManager, hook_name: str, **kwargs):
         raise PluginError(hook_name, plugin_of_exception(pm, exc), exc) from exc
 
 
-def implementations(pm: pluggy.PluginManager, hook_name: str):
-    """Yields ``(plugin_name, call)`` for each implementation of a hook, in pluggy's order.
+def implementations(pm: pluggy.PluginManager, hook_name: str, registration_order=False):
+    """Yields ``(plugin_name, call)`` for each implementation of a hook, in pluggy's
+    call order (last registered first), or in ``registration_order``.
 
     ``call(**kwargs)`` calls that one implementation; an exception becomes a
     PluginError naming its plugin. Used where ireebench must know which
     plugin did what (wrappers are refused on these hooks when a plugin is
     registered, see ``hookspecs.PER_PLUGIN_HOOKS``).
     """
-    for impl in reversed(getattr(pm.hook, hook_name).get_hookimpls()):
+    impls = getattr(pm.hook, hook_name).get_hookimpls()
+    for impl in impls if registration_order else reversed(impls):
         yield impl.plugin_name, functools.partial(_call_one, hook_name, impl)
 
 

@@ -195,7 +195,7 @@ def ireebench_discovery_finish(config, session, workloads):
 
 
 # -------------------------------------------------------------------------
-# Reporting starts.
+# Reporting starts: the context goes out before the first row.
 # -------------------------------------------------------------------------
 
 
@@ -371,7 +371,7 @@ def ireebench_benchmark_result(config, run):
 
 
 # -------------------------------------------------------------------------
-# After all workloads are measured and reported.
+# After all workloads: every one is measured and reported.
 # -------------------------------------------------------------------------
 
 
@@ -405,7 +405,7 @@ def ireebench_replay_capture(config, workloads):
 
 
 # -------------------------------------------------------------------------
-# End of the run.
+# End: the run is over.
 # -------------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+import iree.runtime as rt
 import numpy as np
 
 from . import dtypes
@@ -355,9 +356,7 @@ class PreparedInputs:
 
     def clone(self, extra_capacity: int = 0):
         """A new VmVariantList with the same values (for async invocations)."""
-        from iree.runtime import VmVariantList
-
-        clone = VmVariantList(len(self.items) + extra_capacity)
+        clone = rt.VmVariantList(len(self.items) + extra_capacity)
         for method, value in self.items:
             getattr(clone, method)(value)
         return clone
@@ -365,8 +364,6 @@ class PreparedInputs:
 
 def to_vm_list(values: list[InputValue], device) -> PreparedInputs:
     """Uploads host values into device buffers and a VM argument list."""
-    import iree.runtime as rt
-
     items = []
     for value in values:
         if isinstance(value, Scalar):

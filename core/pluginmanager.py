@@ -116,20 +116,25 @@ class PluginManager(pluggy.PluginManager):
                 opts = {}
         return opts
 
-    def register_plugin(self, plugin, name: str, origin: str, **details) -> None:
-        """Registers ``plugin`` under ``name``; a name already taken is an error."""
+    def check_name_free(self, name: str, origin: str, **details) -> None:
+        """A plugin name already taken is an error naming both plugins."""
         if name in self.infos:
             taken = self.infos[name]
             raise UsageError(
                 f"plugin name {name!r} ({origin}{_detail(details)}) is already taken by the "
                 f"{taken.origin} plugin {name!r}{_detail(vars(taken))}; rename one of them"
             )
+
+    def register_plugin(self, plugin, name: str, origin: str, **details) -> None:
+        """Registers ``plugin`` under ``name``; a name already taken is an error."""
+        self.check_name_free(name, origin, **details)
         try:
             self.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
             raise UsageError(f"plugin {name!r} is invalid: {one_line(exc)}") from None
         _refuse_wrappers(self, plugin, name)
-        self.infos[name] = PluginInfo(name, origin, plugin, path=_file_of(plugin), **details)
+        details.setdefault("path", _file_of(plugin))
+        self.infos[name] = PluginInfo(name, origin, plugin, **details)
 
     def check_unknown_hooks(self) -> None:
         """Every hook implementation must match a hook specification (pytest's check_pending)."""
@@ -278,10 +283,12 @@ def build_plugin_manager(selection: PluginSelection | None = None) -> PluginMana
         if key in seen_specs:
             continue  # the same plugin named twice
         seen_specs.add(key)
+        if _is_file_spec(spec):  # refused before its code runs
+            pm.check_name_free(plugin_spec_name(spec), "--plugin", path=spec)
         module = import_plugin_spec(spec)
         if pm.is_registered(module):
             continue  # already loaded as an entry point
-        pm.register_plugin(module, plugin_spec_name(spec), "--plugin")
+        pm.register_plugin(module, plugin_spec_name(spec), "--plugin", path=spec)
     for plugin in selection.objects:
         if not pm.is_registered(plugin):
             name, number = _object_name(plugin), 1

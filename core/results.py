@@ -56,7 +56,7 @@ class Run:
         return self.run_name
 
     def _adjusted(self, accumulated: float) -> float:
-        if self.run_type == "aggregate" and self.aggregate_unit == "percentage":
+        if self.is_percentage:
             return accumulated
         if not self.iterations:
             return 0.0
@@ -70,6 +70,25 @@ class Run:
     @property
     def cpu_time(self) -> float:
         return self._adjusted(self.cpu_accumulated_time)
+
+    @property
+    def is_percentage(self) -> bool:
+        """An aggregate that is a fraction (``cv``), not a time."""
+        return self.run_type == "aggregate" and self.aggregate_unit == "percentage"
+
+    @property
+    def real_seconds(self) -> float:
+        """Per-iteration real time in seconds, whatever ``time_unit`` (a fraction for cv)."""
+        if self.is_percentage:
+            return self.real_accumulated_time
+        return self.real_accumulated_time / self.iterations if self.iterations else 0.0
+
+    @property
+    def cpu_seconds(self) -> float:
+        """Per-iteration CPU time in seconds (a fraction for cv)."""
+        if self.is_percentage:
+            return self.cpu_accumulated_time
+        return self.cpu_accumulated_time / self.iterations if self.iterations else 0.0
 
     def to_dict(self) -> dict:
         """Plain data, for the Python API and notebooks."""

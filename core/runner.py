@@ -16,20 +16,23 @@ A backend only measures and reports; it never has to remember any of this.
 
 from __future__ import annotations
 
+import functools
+
 from .errors import EXIT_OK, UsageError, exit_status
-from .hookcall import call_hook, collect_named
+from .hookcall import call_hook, collect_named, guarded
 from .reporting.hub import build_hub
 from .results import RunResult
 from .session import SESSION
 
 
 def select_backend(config):
-    """The backend ``--backend`` names (``runtime`` by default)."""
+    """The backend ``--backend`` names (``runtime`` by default), as a callable that
+    reports a failure of its code as a plugin error naming its plugin."""
     backends = collect_named(config.pm, "ireebench_backends", "backend", config=config)
     name = config.getoption("backend")
     if name not in backends:
         raise UsageError(f"--backend={name}: unknown backend (known: {', '.join(sorted(backends))})")
-    return backends[name]
+    return functools.partial(guarded, config.pm, f"backend {name!r}", backends[name])
 
 
 def run_config(config) -> RunResult:

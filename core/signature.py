@@ -18,6 +18,7 @@ import re
 
 from . import dtypes
 from .errors import UsageError
+from .inputs import Tensor
 
 _TENSOR = re.compile(r"^tensor<(?P<body>.*)>$")
 
@@ -114,8 +115,6 @@ def check_inputs(function, values) -> None:
     :param function: the :class:`ireebench.workload.FunctionInfo`.
     :param values: parsed values (:mod:`ireebench.inputs`), one per argument.
     """
-    from .inputs import Tensor
-
     declaration = function.attr("iree.abi.declaration")
     types = declared_input_types(declaration) if declaration else None
     if types is None or len(types) != len(values):

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import functools
 
+import iree.runtime as rt
 from ireebench import hookimpl
 from ireebench.errors import UsageError
-from ireebench.inputs import parse_inputs, to_vm_list
+from ireebench.inputs import PreparedInputs, parse_inputs, to_vm_list
 from ireebench.kinds import Batch, InvocationKind
 from ireebench.signature import check_inputs
 
@@ -37,8 +38,6 @@ def _check_inputs(workload, values, expected: int) -> None:
 
 class SyncBatch(Batch):
     def __init__(self, workload, session):
-        import iree.runtime as rt
-
         self._outputs = rt.VmVariantList(16)
         # invoke() resets the result list first, which releases the previous
         # results before the call, as the native tool does.
@@ -66,8 +65,6 @@ class SyncKind(InvocationKind):
 
 class AsyncBatch(Batch):
     def __init__(self, workload, session):
-        import iree.runtime as rt
-
         device = session.device
         count, concurrency = workload.batch_size, workload.concurrency
         timelines = [device.create_semaphore(0) for _ in range(concurrency)]
@@ -137,9 +134,6 @@ class DispatchKind(InvocationKind):
                 f"--input: dispatch wrappers take --batch_size, not --input "
                 f"(function {workload.function.name!r})"
             )
-        import iree.runtime as rt
-        from ireebench.inputs import PreparedInputs
-
         arguments = rt.VmVariantList(1)
         arguments.push_int(workload.batch_size)
         return PreparedInputs(arguments, [("push_int", workload.batch_size)])

@@ -6,20 +6,33 @@
 * :mod:`.replay`: ``ireebench replay FILE.ireereplay``.
 
 :func:`run_cli` is the edge where every error becomes one line on stderr
-and an exit status (1 user error, 3 plugin error, 130 SIGINT, 143 SIGTERM);
+and an exit status (1 user error, 3 plugin or internal error, 130 SIGINT,
+143 SIGTERM);
 :func:`execute` is the same run for the Python API, raising instead.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 
-from ..errors import EXIT_INTERRUPTED, EXIT_TERMINATED, PluginError, Terminated, UsageError
+from ..errors import (
+    EXIT_INTERRUPTED,
+    EXIT_PLUGIN_ERROR,
+    EXIT_TERMINATED,
+    PluginError,
+    Terminated,
+    UsageError,
+    one_line,
+)
 from ..results import RunResult
 from ..runner import run_config
 from ..signals import sigterm_raises
 from .command import parse_args
 from .replay import parse_replay_args
+
+# Set to see the traceback of an internal error instead of its one line.
+DEBUG_ENV = "IREEBENCH_DEBUG"
 
 # `ireebench NAME ...`: subcommand name -> parser returning a Config (or None).
 SUBCOMMANDS = {"replay": parse_replay_args}
@@ -60,6 +73,12 @@ def run_cli(argv: list[str]) -> int:
         except Terminated:
             print("ireebench: terminated", file=sys.stderr)
             return EXIT_TERMINATED
+        except Exception as exc:
+            if os.environ.get(DEBUG_ENV):
+                raise
+            print(f"ireebench: internal error: {type(exc).__name__}: {one_line(exc)} "
+                  f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+            return EXIT_PLUGIN_ERROR
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -44,7 +44,15 @@ def command_stdout(ctx: click.Context):
 
 
 class GroupedCommand(click.Command):
-    """Help grouped by section; options of plugins say which plugin adds them."""
+    """Help grouped by section; options of plugins say which plugin adds them.
+
+    The reporters and backends of the loaded plugins are listed in the help
+    of ``--reporter`` and ``--backend`` (asked for only when help is shown).
+    """
+
+    def __init__(self, *args, pm=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.pm = pm
 
     def get_help_option(self, ctx):
         option = super().get_help_option(ctx)
@@ -57,7 +65,23 @@ class GroupedCommand(click.Command):
             option.callback = show_help
         return option
 
+    def _list_plugin_objects(self) -> None:
+        if self.pm is None:
+            return
+        reporters = _known(self.pm, "ireebench_reporters", "reporter")
+        backends = _known(self.pm, "ireebench_backends", "backend")
+        for option in self.params:
+            if option.name in ("reporter", "benchmark_format", "benchmark_out_format") \
+                    and reporters:
+                option.metavar = reporters.replace(", ", "|")
+            if option.name == "reporter" and reporters:
+                option.help = (f"Display reporter, one of: {reporters}; overrides "
+                               "--benchmark_format.")
+            if option.name == "backend" and backends:
+                option.help = f"Measurement backend, one of: {backends} (default runtime)."
+
     def format_options(self, ctx, formatter):
+        self._list_plugin_objects()
         sections: dict[str, list] = {}
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
@@ -80,8 +104,9 @@ class GroupedCommand(click.Command):
 
 
 def add_plugin_options(pm, parser: OptionParser) -> None:
-    """Calls each plugin's ``ireebench_addoption``, recording it as the owner."""
-    for name, call in implementations(pm, "ireebench_addoption"):
+    """Calls each plugin's ``ireebench_addoption`` in registration order (built-ins
+    first, so a later plugin is the one redefining), recording it as the owner."""
+    for name, call in implementations(pm, "ireebench_addoption", registration_order=True):
         parser.plugin = name
         try:
             call(parser=parser)
@@ -102,16 +127,6 @@ def build_command(pm, name: str = "ireebench", help: str = HELP) -> GroupedComma
     parser = OptionParser()
     add_core_options(parser)
     add_plugin_options(pm, parser)
-    reporters = _known(pm, "ireebench_reporters", "reporter")
-    backends = _known(pm, "ireebench_backends", "backend")
-    for option in parser.options:
-        if option.name in ("reporter", "benchmark_format", "benchmark_out_format") and reporters:
-            option.metavar = reporters.replace(", ", "|")
-        if option.name == "reporter" and reporters:
-            option.help = (f"Display reporter, one of: {reporters}; overrides "
-                           "--benchmark_format.")
-        if option.name == "backend" and backends:
-            option.help = f"Measurement backend, one of: {backends} (default runtime)."
     return GroupedCommand(
         name,
         params=parser.options,
@@ -119,6 +134,7 @@ def build_command(pm, name: str = "ireebench", help: str = HELP) -> GroupedComma
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
                           "help_option_names": ["--help", "-h"]},
         add_help_option=True,
+        pm=pm,
     )
 
 

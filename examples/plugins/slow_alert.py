@@ -2,16 +2,14 @@
 
     ireebench --module=model.vmfb --plugin=examples/plugins/slow_alert.py --slow_alert_ms=5
 
-Shows a plugin option (ireebench_addoption), reading it (ireebench_configure)
-and the streaming hook that sees every run as it finishes.
+Shows a plugin option (ireebench_addoption), checking it and keeping per-run
+state in ``config.stash`` (ireebench_configure), and the streaming hook that
+sees every run as it finishes.
 """
 
-import sys
+from ireebench import StashKey, UsageError, hookimpl
 
-from ireebench import hookimpl
-from ireebench.errors import UsageError
-
-_budget_ms = None
+BUDGET_MS = StashKey[float]()
 
 
 @hookimpl
@@ -22,17 +20,20 @@ def ireebench_addoption(parser):
 
 @hookimpl
 def ireebench_configure(config):
-    global _budget_ms
-    _budget_ms = config.getoption("slow_alert_ms")
-    if _budget_ms is not None and _budget_ms <= 0:
-        raise UsageError(f"--slow_alert_ms={_budget_ms}: must be positive")
+    budget = config.getoption("slow_alert_ms")
+    if budget is None:
+        return
+    if budget <= 0:
+        raise UsageError(f"--slow_alert_ms={budget}: must be positive")
+    config.stash[BUDGET_MS] = budget
 
 
 @hookimpl
-def ireebench_benchmark_result(run):
-    if _budget_ms is None or run.error_occurred or run.run_type != "iteration":
+def ireebench_benchmark_result(config, run):
+    budget = config.stash.get(BUDGET_MS, None)
+    if budget is None or run.error_occurred or run.run_type != "iteration":
         return
-    scale = {"ns": 1e-6, "us": 1e-3, "ms": 1.0}[run.time_unit]
-    if run.real_time * scale > _budget_ms:
-        print(f"slow_alert: {run.benchmark_name} took {run.real_time * scale:.3f} ms "
-              f"(budget {_budget_ms} ms)", file=sys.stderr)
+    milliseconds = run.real_seconds * 1e3
+    if milliseconds > budget:
+        config.stderr.write(f"slow_alert: {run.benchmark_name} took {milliseconds:.3f} ms "
+                            f"(budget {budget} ms)\n")

@@ -1,22 +1,94 @@
-"""The docs stay in step with the code."""
+"""The docs stay in step with the code.
 
+* docs/plugins.md's hook reference is generated from core/hookspecs.py
+  (phase, name, signature, call order, first-result): the test renders it
+  and compares; on a mismatch the message holds the table to paste.
+* docs/architecture.md names every module of core/ and plugins/, and every
+  module it names exists.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
 
 from conftest import ROOT
 from ireebench import hookspecs
+from ireebench.pluginmanager import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS
+
+BEGIN, END = "<!-- hook reference: begin -->", "<!-- hook reference: end -->"
 
 
-def test_every_hook_is_documented():
-    reference = (ROOT / "docs" / "plugins.md").read_text()
-    hooks = [name for name in dir(hookspecs) if name.startswith("ireebench_")]
-    assert hooks
-    missing = [name for name in hooks if f"`{name}(" not in reference]
-    assert not missing, f"docs/plugins.md lacks {missing}"
+def _phases() -> dict[str, str]:
+    """Hook name -> the phase banner above it in hookspecs.py."""
+    lines = (ROOT / "core" / "hookspecs.py").read_text().splitlines()
+    phases, phase = {}, ""
+    for index, line in enumerate(lines):
+        if line.startswith("# ") and index and lines[index - 1].startswith("# ---"):
+            phase = line[2:].split(":", 1)[0].rstrip(".")
+        match = re.match(r"def (ireebench_\w+)\(", line)
+        if match:
+            phases[match.group(1)] = phase
+    return phases
+
+
+def hook_names() -> list[str]:
+    tree = ast.parse((ROOT / "core" / "hookspecs.py").read_text())
+    return [node.name for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("ireebench_")]
+
+
+def render_hook_reference() -> str:
+    """The hook table of docs/plugins.md, from hookspecs.py."""
+    phases = _phases()
+    rows = ["| phase | hook | result | what for |", "| --- | --- | --- | --- |"]
+    for name in hook_names():
+        function = getattr(hookspecs, name)
+        options = function.ireebench_spec
+        result = "first non-None" if options.get("firstresult") else "all"
+        if name in hookspecs.PER_PLUGIN_HOOKS:
+            result += ", per plugin (no wrappers)"
+        summary = inspect.getdoc(function).split("\n\n", 1)[0].replace("\n", " ")
+        summary = re.sub(r":\w+:`", "`", summary)  # Sphinx roles read as code
+        rows.append(f"| {phases[name]} | `{name}{inspect.signature(function)}` | {result} "
+                    f"| {summary} |")
+    return "\n".join(rows)
+
+
+def test_hook_reference_is_generated_from_hookspecs():
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    assert BEGIN in text and END in text
+    documented = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    expected = render_hook_reference()
+    assert documented == expected, "docs/plugins.md's hook table should read:\n" + expected
 
 
 def test_every_hook_has_a_docstring():
-    for name in dir(hookspecs):
-        if name.startswith("ireebench_"):
-            assert (getattr(hookspecs, name).__doc__ or "").strip(), name
+    for name in hook_names():
+        assert (getattr(hookspecs, name).__doc__ or "").strip(), name
+
+
+def _modules() -> set[str]:
+    return {str(path.relative_to(ROOT)) for directory in ("core", "plugins")
+            for path in (ROOT / directory).rglob("*.py")}
+
+
+def test_architecture_names_every_module_and_only_real_ones():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`((?:core|plugins)/[\w/]+\.py)`", text))
+    assert sorted(_modules() - named) == [], "modules missing from docs/architecture.md"
+    assert sorted(named - _modules()) == [], "docs/architecture.md names missing modules"
+
+
+def test_architecture_lists_the_builtin_plugins():
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    for name, module in BUILTIN_PLUGINS.items():
+        path = "plugins/" + module.removeprefix("ireebench.plugins.").replace(".", "/")
+        assert f"| {name} |" in text, name
+        assert f"`{path}.py`" in text or f"`{path}/__init__.py`" in text, path
+    for name in ESSENTIAL_PLUGINS:
+        assert f"| {name} | essential |" in text, name
 
 
 def test_readme_commands_name_real_files():

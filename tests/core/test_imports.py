@@ -1,0 +1,114 @@
+"""The import graph of core/ and plugins/: no cycle, and every import at module level.
+
+Read from the source (AST), so an import hidden inside a function counts
+like any other: a cycle cannot hide there, and there is nothing to hide.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from conftest import ROOT
+
+PACKAGES = {"core": "ireebench", "plugins": "ireebench.plugins"}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for directory, package in PACKAGES.items():
+        for path in sorted((ROOT / directory).rglob("*.py")):
+            parts = list(path.relative_to(ROOT / directory).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join([package, *parts])] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _is_package(name: str) -> bool:
+    return MODULES[name].name == "__init__.py"
+
+
+def _resolve(module: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    if not _is_package(module):
+        base = base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def _imports(module: str) -> list[tuple[str, ast.AST]]:
+    """(imported ireebench module, node) for each import in ``module``."""
+    tree = ast.parse(MODULES[module].read_text())
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(alias.name, node) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            target = _resolve(module, node)
+            for alias in node.names:
+                # `from pkg import submodule` imports the submodule.
+                candidate = f"{target}.{alias.name}"
+                found.append((candidate if candidate in MODULES else target, node))
+    return [(name, node) for name, node in found if name in MODULES]
+
+
+def _graph() -> dict[str, set[str]]:
+    return {module: {name for name, _ in _imports(module) if name != module}
+            for module in MODULES}
+
+
+def test_the_graph_was_read():
+    graph = _graph()
+    assert "ireebench.cli.command" in graph and "ireebench.plugins.kinds" in graph
+    assert "ireebench.errors" in graph["ireebench.cli.command"]
+
+
+def test_no_import_cycle():
+    graph = _graph()
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for target in sorted(graph[node]):
+            if state.get(target) == 1:
+                cycle = stack[stack.index(target):] + [target]
+                raise AssertionError("import cycle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target)
+        stack.pop()
+        state[node] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+
+
+def test_every_import_is_at_module_level():
+    """No import inside a function or class (to dodge a cycle, or otherwise)."""
+    nested = []
+    for path in MODULES.values():
+        tree = ast.parse(path.read_text())
+        top = {id(node) for node in tree.body}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+                if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+                    continue
+                nested.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert nested == []
+
+
+def test_core_never_imports_the_plugins():
+    """core/ is mechanism: it finds built-in plugins by name, never by import."""
+    graph = _graph()
+    for module, targets in graph.items():
+        if module.startswith("ireebench.plugins"):
+            continue
+        assert not [t for t in targets if t.startswith("ireebench.plugins")], module

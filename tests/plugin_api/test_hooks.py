@@ -1,0 +1,131 @@
+"""The hook phases, as a plugin sees them through the real CLI and plugin manager.
+
+* ``ireebench_measure_repetition`` wrappers bracket exactly the measured
+  iterations of each repetition (calibration and warm-up outside);
+* every hook is called in the order hookspecs.py lists them;
+* a third-party backend is opened and closed by the core like the built-in
+  ones (reports, ``ireebench_sessionfinish`` with the real status, cleanups).
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+from conftest import FIXTURE_PLUGINS, ROOT, one_error_line, plugin_error_line
+
+LOCAL = "--device=local-sync"
+
+
+def _brackets(stderr: str) -> list[dict]:
+    return [json.loads(line.split(" ", 1)[1]) for line in stderr.splitlines()
+            if line.startswith("BRACKET ")]
+
+
+def _measured(report: dict) -> list[dict]:
+    return [b for b in report["benchmarks"] if b["run_type"] == "iteration"]
+
+
+def test_wrapper_brackets_exactly_each_repetition(ireebench, compile_mlir):
+    """Time-based runs: calibration and warm-up happen, but outside every bracket."""
+    result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL,
+                       "--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05",
+                       "--benchmark_repetitions=3", "--benchmark_format=json",
+                       "--plugin=repetition_bracket")
+    assert result.returncode == 0, result.stderr
+    brackets = _brackets(result.stderr)
+    rows = _measured(result.json())
+    assert [b["index"] for b in brackets] == [0, 1, 2]  # once per repetition
+    assert [b["iterations"] for b in brackets] == [row["iterations"] for row in rows]
+    for bracket in brackets:
+        measured, bracketed = bracket["measured_seconds"], bracket["bracket_seconds"]
+        # The calibrated run lasts about 0.05 s; warm-up (0.05 s) and
+        # calibration (several runs) inside the bracket would double it.
+        assert measured >= 0.04, bracket
+        assert measured <= bracketed < measured * 1.05 + 0.002, bracket
+
+
+def test_measurement_is_the_same_with_and_without_a_wrapper(ireebench, compile_mlir):
+    args = [f"--module={compile_mlir('two_functions')}", LOCAL, "--benchmark_min_time=25x",
+            "--benchmark_repetitions=3", "--benchmark_format=json"]
+    plain = ireebench(*args)
+    wrapped = ireebench(*args, "--plugin=repetition_bracket")
+    assert plain.returncode == wrapped.returncode == 0, wrapped.stderr
+
+    def shape(report):
+        return [(b["name"], b["run_type"], b["iterations"], b["repetitions"],
+                 b.get("repetition_index"), sorted(k for k in b if k.endswith("_second")))
+                for b in report["benchmarks"]]
+
+    assert shape(plain.json()) == shape(wrapped.json())
+    assert len(_brackets(wrapped.stderr)) == 2 * 3  # two functions, three repetitions
+    assert [line for line in wrapped.stderr.splitlines() if line.startswith("START")] == [
+        "START BM_first", "START BM_second"]
+
+
+def _spec_order() -> list[str]:
+    tree = ast.parse((ROOT / "core" / "hookspecs.py").read_text())
+    return [node.name for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("ireebench_")]
+
+
+def test_hooks_are_called_in_the_documented_order(ireebench, compile_mlir, tmp_path):
+    result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL,
+                       "--benchmark_min_time=2x", "--plugin=hook_recorder",
+                       f"--device_replay_output={tmp_path / 'capture.ireereplay'}")
+    assert result.returncode == 0, result.stderr
+    called = [line.split()[1] for line in result.stderr.splitlines() if line.startswith("HOOK ")]
+    first_calls = list(dict.fromkeys(called))
+    assert first_calls == _spec_order()
+    assert called[-1] == "ireebench_sessionfinish"
+
+
+@pytest.mark.parametrize("outcome, status", [("ok", 0), ("failed", 1), ("usage", 1),
+                                             ("crash", 3)])
+def test_third_party_backend_is_closed_by_the_core(ireebench, tmp_path, outcome, status):
+    out = tmp_path / "out.json"
+    result = ireebench("--plugin=fake_backend", "--backend=fake", f"--fake_outcome={outcome}",
+                       f"--benchmark_out={out}")
+    assert result.returncode == status, result.stderr
+    assert f"FINISH session=False status={status}" in result.stderr
+    assert "FAKE cleanup" in result.stderr
+    report = json.loads(out.read_text())  # closed: valid JSON with the one row
+    assert [b["name"] for b in report["benchmarks"]] == ["BM_fake/process_time/real_time"]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("ireebench:")]
+    if outcome == "usage":
+        assert lines == ["ireebench: error: --fake_outcome=usage: refused after one row"]
+    elif outcome == "crash":
+        assert lines == [("ireebench: plugin error: plugin 'fake_backend' failed in "
+                         "backend 'fake': ZeroDivisionError: fake bug")]
+    else:
+        assert lines == []
+
+
+def test_third_party_backend_lists_through_the_run_stdout(ireebench):
+    result = ireebench("--plugin=fake_backend", "--backend=fake", "--benchmark_list_tests")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "BM_fake/process_time/real_time\n"
+    assert "FINISH session=False status=0" in result.stderr
+
+
+def test_fixture_plugins_are_where_the_docs_say():
+    for name in ("repetition_bracket", "hook_recorder", "fake_backend"):
+        assert (FIXTURE_PLUGINS / f"{name}.py").is_file()
+
+
+def test_plugin_error_and_usage_error_are_told_apart(ireebench, tmp_path):
+    plugin = tmp_path / "strict.py"
+    plugin.write_text("from ireebench import UsageError, hookimpl\n\n"
+                      "@hookimpl\n"
+                      "def ireebench_configure(config):\n"
+                      "    if config.getoption('batch_size') == 2:\n"
+                      "        raise UsageError('--batch_size=2: not with strict')\n"
+                      "    if config.getoption('batch_size') == 3:\n"
+                      "        raise KeyError('bug')\n")
+    usage = ireebench(f"--plugin={plugin}", "--batch_size=2", "--module=x.vmfb")
+    assert one_error_line(usage) == "ireebench: error: --batch_size=2: not with strict"
+    assert usage.returncode == 1
+    bug = ireebench(f"--plugin={plugin}", "--batch_size=3", "--module=x.vmfb")
+    assert plugin_error_line(bug) == ("ireebench: plugin error: plugin 'strict' failed in "
+                                      "ireebench_configure: KeyError: 'bug'")
