@@ -21,8 +21,8 @@ def invocation_kinds(config) -> dict:
 
 
 def exported_functions(session) -> list[FunctionInfo]:
-    module = session.module
-    return [FunctionInfo.from_vm_function(module.lookup_function(name))
+    module, renamed = session.module, session.renamed_functions[-1]
+    return [FunctionInfo.from_vm_function(module.lookup_function(name), renamed.get(name))
             for name in module.function_names]
 
 

@@ -8,7 +8,8 @@
   error: plugin 'x' failed in ireebench_y: ...``) and exits 3, like pytest's
   internal errors; the results finished before it are still written.
 * :class:`Terminated`: SIGTERM, raised in the main thread as
-  KeyboardInterrupt is for SIGINT.
+  KeyboardInterrupt is for SIGINT; :class:`OutputClosed`: the reader of
+  stdout went away (``| head``), the run ends quietly with status 141.
 
 Neither ever reaches the user as a traceback: :func:`exit_status` and the
 CLI's edge (``ireebench.cli.run_cli``) turn them into one line.
@@ -20,6 +21,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1  # a usage error, a failed benchmark, a mismatching output
 EXIT_PLUGIN_ERROR = 3  # a plugin raised (pytest's INTERNAL_ERROR)
 EXIT_INTERRUPTED = 130  # SIGINT
+EXIT_OUTPUT_CLOSED = 141  # stdout closed early (128 + SIGPIPE), as Unix tools end
 EXIT_TERMINATED = 143  # SIGTERM
 
 
@@ -57,6 +59,10 @@ class Terminated(BaseException):
     """Raised in the main thread on SIGTERM, like KeyboardInterrupt on SIGINT."""
 
 
+class OutputClosed(BaseException):
+    """The CLI's stdout was closed by its reader (``| head``): the run ends quietly."""
+
+
 def one_line(text) -> str:
     """Collapses whitespace runs (line breaks included) to single spaces.
 
@@ -78,6 +84,8 @@ def exit_status(exc: BaseException) -> int:
         return EXIT_INTERRUPTED
     if isinstance(exc, Terminated):
         return EXIT_TERMINATED
+    if isinstance(exc, OutputClosed):
+        return EXIT_OUTPUT_CLOSED
     if isinstance(exc, (UsageError, PluginError)):
         return exc.exit_code
     if isinstance(exc, SystemExit):  # sys.exit() in a plugin: its status

@@ -26,7 +26,7 @@ import sys
 
 import pluggy
 
-from .errors import PluginError, Terminated, UsageError
+from .errors import OutputClosed, PluginError, Terminated, UsageError
 
 
 def plugin_of_exception(pm: pluggy.PluginManager, exc: BaseException) -> str | None:
@@ -53,7 +53,7 @@ def _passes_through(exc: BaseException) -> bool:
     already attributed, an interrupt, SystemExit (``sys.exit()`` in a plugin
     ends the run with its status); any other BaseException is a failure."""
     return isinstance(exc, (UsageError, PluginError, KeyboardInterrupt, SystemExit,
-                            GeneratorExit, Terminated))
+                            GeneratorExit, Terminated, OutputClosed))
 
 
 def guarded(pm: pluggy.PluginManager, where: str, function, *args, **kwargs):

@@ -379,9 +379,11 @@ def ireebench_benchmark_result(config, run):
 def ireebench_measurements_finish(config, workloads):
     """Every workload is measured and reported: run the follow-up work.
 
-    Called once by the in-process backend. The built-in plugins run their
-    native device-profiling pass, the replay capture and output processing
-    here.
+    Called once by the in-process and native backends, after the reports
+    are finalized (so what this prints comes after them, as the native
+    tool prints its outputs after its report). The built-in plugins run
+    their native device-profiling pass, the replay capture and output
+    processing here.
 
     :param config: the run's :class:`Config`.
     :param workloads: the benchmarked :class:`Workload` list.

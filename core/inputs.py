@@ -21,6 +21,7 @@ raises :class:`UsageError`; nothing else. Turning them into device buffers is
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from dataclasses import dataclass, field
@@ -117,7 +118,7 @@ class _Streams:
 
 
 def parse_inputs(specs: list[str] | tuple[str, ...], argument_types: list[str],
-                 flag: str = "input") -> list[InputValue]:
+                 flag: str = "input", check=None) -> list[InputValue]:
     """Parses ``--input`` strings against the function's argument types.
 
     :param flag: the flag the strings came from (``expected_output`` uses the
@@ -129,7 +130,8 @@ def parse_inputs(specs: list[str] | tuple[str, ...], argument_types: list[str],
         for raw in specs:
             spec = _Spec(flag, raw.strip())
             remaining = argument_types[len(values) :]
-            for value in _parse_one(spec, remaining, streams):
+            position = functools.partial(check, len(values)) if check else None
+            for value in _parse_one(spec, remaining, streams, position):
                 if isinstance(value, Tensor):
                     value.spec = spec.text
                 values.append(value)
@@ -144,7 +146,8 @@ def _expect(remaining: list[str], spec: _Spec) -> str:
     return remaining[0]
 
 
-def _parse_one(spec: _Spec, remaining: list[str], streams: _Streams) -> list[InputValue]:
+def _parse_one(spec: _Spec, remaining: list[str], streams: _Streams,
+               check=None) -> list[InputValue]:
     text = spec.text
     if not text:
         raise spec.error("no value specified for input")
@@ -154,7 +157,7 @@ def _parse_one(spec: _Spec, remaining: list[str], streams: _Streams) -> list[Inp
         return _parse_npy(spec, remaining, streams)
     if text.startswith("&"):
         _expect_ref(remaining, spec)
-        tensor = parse_tensor(text[1:], spec, streams)
+        tensor = parse_tensor(text[1:], spec, streams)  # storage: not a view, not checked
         tensor.storage_only = True
         return [tensor]
     cconv = _expect(remaining, spec)
@@ -166,7 +169,7 @@ def _parse_one(spec: _Spec, remaining: list[str], streams: _Streams) -> list[Inp
         raise spec.error(
             "invalid tensor specification, requires at least a shape/type (`4x2xf32=...`)"
         )
-    return [parse_tensor(text, spec, streams)]
+    return [parse_tensor(text, spec, streams, check)]
 
 
 def _parse_int(text: str) -> int:
@@ -264,18 +267,21 @@ def _is_number(token: str, element_type: dtypes.ElementType) -> bool:
         return False
 
 
-def parse_tensor(text: str, spec: _Spec, streams: _Streams | None = None) -> Tensor:
+def parse_tensor(text: str, spec: _Spec, streams: _Streams | None = None,
+                 check=None) -> Tensor:
     """Parses ``SHAPExTYPE[=values|@file|+file]`` into a host tensor."""
     try:
-        return _parse_tensor(text, spec, streams)
+        return _parse_tensor(text, spec, streams, check)
     except MemoryError:
         # A shape under the element limit can still exceed the host's memory.
         raise spec.error("not enough host memory for this tensor") from None
 
 
-def _parse_tensor(text: str, spec: _Spec, streams: _Streams | None) -> Tensor:
+def _parse_tensor(text: str, spec: _Spec, streams: _Streams | None, check=None) -> Tensor:
     metadata, has_values, contents = text.partition("=")
     shape, element_type = _parse_shape_and_type(metadata, spec)
+    if check is not None:  # before a single element is built
+        check(shape, element_type.name, spec.text)
     count = int(np.prod(shape, dtype=np.int64)) if shape else 1
     contents = contents.strip()
     if has_values and contents[:1] in ("@", "+"):

@@ -22,7 +22,6 @@ module:
 from __future__ import annotations
 
 import contextlib
-import io
 import os
 import stat
 import tempfile
@@ -93,7 +92,7 @@ def _temporary_next_to(target: Path) -> tuple[int, str]:
     return tempfile.mkstemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=directory)
 
 
-class _RecordingStream(io.TextIOBase):
+class _RecordingStream:
     """Writes to ``raw``; the first OSError is kept, later writes are dropped.
 
     Reporters write through it, so a full disk is one error at close rather
@@ -101,20 +100,19 @@ class _RecordingStream(io.TextIOBase):
     """
 
     def __init__(self, raw):
-        super().__init__()
         self._raw = raw
         self.error: OSError | None = None
 
     def writable(self) -> bool:
         return True
 
-    def write(self, text: str) -> int:
+    def write(self, data):
         if self.error is None:
             try:
-                self._raw.write(text)
+                self._raw.write(data)
             except OSError as exc:
                 self.error = exc
-        return len(text)
+        return len(data)
 
     def flush(self) -> None:
         if self.error is None:
@@ -128,30 +126,32 @@ class _RecordingStream(io.TextIOBase):
 
 
 class OutputFile:
-    """A report file: atomic for regular files, written through otherwise.
+    """A file ireebench writes: atomic for regular files, written through otherwise.
 
-    ``stream`` is the text stream to write. :meth:`close` commits (renames
-    the temporary file into place, or just closes a special file);
-    :meth:`discard` drops what was written and leaves the target as it was.
-    Strings that are not valid UTF-8 (surrogate escapes from the command
-    line) are written back as the bytes they came from.
+    ``stream`` is the stream to write (text, or bytes with ``binary=True``).
+    :meth:`close` commits (renames the temporary file into place, or just
+    closes a special file); :meth:`discard` drops what was written and
+    leaves the target as it was. Strings that are not valid UTF-8 (surrogate
+    escapes from the command line) are written back as the bytes they came
+    from.
     """
 
-    def __init__(self, path: str, flag: str = "benchmark_out"):
+    def __init__(self, path: str, flag: str = "benchmark_out", binary: bool = False):
         check_output_path(flag, path)
         self.path = Path(path)
         self.flag = flag
         self._temporary: str | None = None
+        text = {} if binary else {"encoding": "utf-8", "errors": "surrogateescape",
+                                  "newline": ""}
+        mode = "wb" if binary else "w"
         try:
             if is_special_file(self.path):
-                handle = open(self.path, "w", encoding="utf-8",  # noqa: SIM115 - closed by close()
-                              errors="surrogateescape", newline="")
+                handle = open(self.path, mode, **text)  # noqa: SIM115 - closed by close()
             else:
                 fd, self._temporary = _temporary_next_to(self.path)
                 with contextlib.suppress(OSError):
                     os.fchmod(fd, _mode_for(self.path))
-                handle = os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape",
-                                   newline="")
+                handle = os.fdopen(fd, mode, **text)
         except OSError as exc:
             raise self._error(exc) from None
         self._handle = handle
@@ -192,6 +192,19 @@ class OutputFile:
             with contextlib.suppress(OSError):
                 os.unlink(self._temporary)
             self._temporary = None
+
+
+def copy_to(source, target, flag: str) -> None:
+    """Copies a file to ``target`` (atomically, or through a special file)."""
+    handle = OutputFile(str(target), flag, binary=True)
+    try:
+        with open(source, "rb") as data:
+            while chunk := data.read(1 << 20):
+                handle.stream.write(chunk)
+    except BaseException:
+        handle.discard()
+        raise
+    handle.close()
 
 
 @contextlib.contextmanager

@@ -10,6 +10,7 @@ import iree.runtime as rt
 from .errors import UsageError, one_line
 from .modules import check_module_specs, module_files
 from .stash import StashKey
+from .vmfb import loadable_copy
 
 # The HAL device without --device, as in the native tool.
 DEFAULT_DEVICE = "local-task"
@@ -42,6 +43,8 @@ class Session:
         self.device_uris: list[str] = []
         self.modules: list = []
         self.module_paths: list[str] = []  # the --module values, as given
+        # Per module: repaired function name -> original (names not valid UTF-8).
+        self.renamed_functions: list[dict[str, str]] = []
         self.context = None
         self._parameter_indices: list = []
 
@@ -99,9 +102,11 @@ class Session:
             raise UsageError(f"--device={uri}: cannot create device: {one_line(exc)}") from None
 
     def _load_module(self, spec: str, file: str):
-        """Loads ``file``, the private copy of ``--module=spec``."""
+        """Loads ``file``, the private copy of ``--module=spec`` (names made decodable)."""
+        loadable, renamed = loadable_copy(file)
+        self.renamed_functions.append(renamed)
         try:
-            return rt.VmModule.mmap(self.instance, file)
+            return rt.VmModule.mmap(self.instance, loadable)
         except Exception as exc:  # noqa: BLE001
             raise UsageError(
                 f"--module={spec}: not a valid IREE module (.vmfb): {one_line(exc)}"

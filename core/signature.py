@@ -18,7 +18,6 @@ import re
 
 from . import dtypes
 from .errors import UsageError
-from .inputs import Tensor
 
 _TENSOR = re.compile(r"^tensor<(?P<body>.*)>$")
 
@@ -109,33 +108,58 @@ def _shape_text(shape, element_type: str) -> str:
     return "x".join([*(str(d) for d in shape), element_type])
 
 
+def _argument_types(function) -> list[str] | None:
+    declaration = function.attr("iree.abi.declaration")
+    return declared_input_types(declaration) if declaration else None
+
+
+def _matches(declared: str, shape, given_type: str) -> bool:
+    parsed = parse_tensor_type(declared)
+    if parsed is None:
+        return True  # nothing ireebench can judge: the runtime will
+    dims, element_type = parsed
+    if dtypes.by_name(element_type) is None:
+        return True
+    shape_ok = len(shape) == len(dims) and all(d is None or d == s for d, s in zip(dims, shape))
+    return shape_ok and element_types_compatible(element_type, given_type)
+
+
+def tensor_checker(function):
+    """A ``check(index, shape, element_type, spec_text)`` for :func:`ireebench.inputs.parse_inputs`.
+
+    Called with the shape and element type of a tensor value before any of
+    its elements is built, so ``--input=4000000000xf32=1`` for a
+    ``tensor<4xf32>`` is refused without allocating 16 GB. None when the
+    function declares nothing to check against.
+    """
+    types = _argument_types(function)
+    if types is None:
+        return None
+
+    def check(index: int, shape, element_type: str, spec_text: str) -> None:
+        if index < len(types) and not _matches(types[index], list(shape), element_type):
+            raise UsageError(
+                f"--input={spec_text or _shape_text(shape, element_type)}: argument {index} of "
+                f"@{function.name} is {types[index]}, got {_shape_text(shape, element_type)}"
+            )
+
+    return check
+
+
 def check_inputs(function, values) -> None:
     """Raises :class:`UsageError` for a tensor that cannot match its argument.
+
+    For values whose shape is known only once loaded (``.npy`` files); the
+    shapes written on the command line are checked while parsing
+    (:func:`tensor_checker`).
 
     :param function: the :class:`ireebench.workload.FunctionInfo`.
     :param values: parsed values (:mod:`ireebench.inputs`), one per argument.
     """
-    declaration = function.attr("iree.abi.declaration")
-    types = declared_input_types(declaration) if declaration else None
-    if types is None or len(types) != len(values):
+    check = tensor_checker(function)
+    if check is None or len(_argument_types(function)) != len(values):
         return
-    for index, (declared, value) in enumerate(zip(types, values)):
-        if not isinstance(value, Tensor) or value.storage_only:
-            continue
-        parsed = parse_tensor_type(declared)
-        if parsed is None:
-            continue
-        dims, element_type = parsed
-        if dtypes.by_name(element_type) is None:
-            continue
-        shape = list(value.array.shape)
-        given_type = value.element_type.name
-        shape_ok = len(shape) == len(dims) and all(
-            d is None or d == s for d, s in zip(dims, shape)
-        )
-        if shape_ok and element_types_compatible(element_type, given_type):
-            continue
-        raise UsageError(
-            f"--input={value.spec or _shape_text(shape, given_type)}: argument {index} of "
-            f"@{function.name} is {declared}, got {_shape_text(shape, given_type)}"
-        )
+    for index, value in enumerate(values):
+        if getattr(value, "array", None) is None or value.storage_only:
+            continue  # a primitive, a null, or storage (a bare buffer)
+        check(index, value.array.shape, value.element_type.name, value.spec)

@@ -13,15 +13,17 @@ from .inputs import split_cconv
 class FunctionInfo:
     """What discovery knows about one exported VM function."""
 
+    # The exported name; bytes that are not UTF-8 are surrogate escapes
+    # (``vm_function.name`` is then the repaired name, see ireebench.vmfb).
     name: str
     vm_function: Any  # iree.runtime.VmFunction
     reflection: dict[str, str]
     cconv: str  # e.g. "0rr_r"
 
     @classmethod
-    def from_vm_function(cls, vm_function) -> FunctionInfo:
+    def from_vm_function(cls, vm_function, name: str | None = None) -> FunctionInfo:
         return cls(
-            name=vm_function.name,
+            name=name or vm_function.name,
             vm_function=vm_function,
             reflection=dict(vm_function.reflection),
             cconv=_cconv_of(vm_function),

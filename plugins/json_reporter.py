@@ -28,14 +28,15 @@ _ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
 def json_string(text) -> str:
     """A quoted JSON string, escaped like Google Benchmark's StrEscape.
 
-    Control characters it leaves raw are written as ``\\u00XX`` so the
-    output is always valid JSON.
+    Control characters it leaves raw are written as ``\\u00XX``, and so are
+    the surrogate escapes of bytes that were not UTF-8 (a flag value, a
+    path), so the output is always valid UTF-8 JSON.
     """
     out = []
     for char in str(text):
         if char in _ESCAPES:
             out.append(_ESCAPES[char])
-        elif ord(char) < 0x20:
+        elif ord(char) < 0x20 or 0xD800 <= ord(char) <= 0xDFFF:
             out.append(f"\\u{ord(char):04x}")
         else:
             out.append(char)

@@ -22,7 +22,7 @@ from ireebench import hookimpl
 from ireebench.errors import UsageError
 from ireebench.inputs import PreparedInputs, parse_inputs, to_vm_list
 from ireebench.kinds import Batch, InvocationKind
-from ireebench.signature import check_inputs
+from ireebench.signature import check_inputs, tensor_checker
 
 
 def _check_inputs(workload, values, expected: int) -> None:
@@ -55,7 +55,7 @@ class SyncKind(InvocationKind):
 
     def build_inputs(self, workload, session, specs):
         types = workload.function.argument_types
-        values = parse_inputs(specs, types)
+        values = parse_inputs(specs, types, check=tensor_checker(workload.function))
         _check_inputs(workload, values, len(types))
         return to_vm_list(values, session.device)
 
@@ -96,12 +96,23 @@ class AsyncBatch(Batch):
         return self._last_outputs
 
 
+# Every async invocation of a batch gets its own argument lists and fence,
+# all prepared before the batch runs: a bound keeps a typo such as
+# --batch_concurrency=2147483647 from exhausting memory before anything runs.
+MAX_ASYNC_BATCH = 1 << 20
+
+
 class AsyncKind(InvocationKind):
     name = "async"
     reusable_batch = False
 
     def batching(self, batch_size, concurrency):
         batch = -(-batch_size // concurrency) * concurrency
+        if batch > MAX_ASYNC_BATCH:
+            raise UsageError(
+                f"--batch_size={batch_size} --batch_concurrency={concurrency}: a batch of "
+                f"{batch} async invocations (rounded up to a multiple of the concurrency) is "
+                f"more than ireebench prepares at once ({MAX_ASYNC_BATCH})")
         return batch, concurrency
 
     def auto_discover(self, function):
@@ -109,7 +120,7 @@ class AsyncKind(InvocationKind):
 
     def build_inputs(self, workload, session, specs):
         types = workload.function.argument_types[:-2]
-        values = parse_inputs(specs, types)
+        values = parse_inputs(specs, types, check=tensor_checker(workload.function))
         _check_inputs(workload, values, len(types))
         return to_vm_list(values, session.device)
 

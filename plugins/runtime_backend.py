@@ -13,7 +13,7 @@ An essential plugin. One run:
    implementation, :func:`ireebench.measure.time_repetition`, runs last),
    aggregates, ``ireebench_workload_finish``, ``ireebench_report_extra_rows``,
    then the rows go to the reporters;
-5. ``ireebench_measurements_finish``.
+5. the reports are finalized, then ``ireebench_measurements_finish``.
 
 The core (``ireebench.runner``) closes the reports, calls
 ``ireebench_sessionfinish`` and releases the run; this backend registers
@@ -99,6 +99,9 @@ def run_in_process(config, hub) -> int:
     for family_index, workload in enumerate(workloads):
         code = _measure_and_report(config, session, hub, workload, family_index)
         exit_code = max(exit_code, code)
+    # The reports are complete before the follow-up work prints anything
+    # (outputs come after the report, as the native tool prints them).
+    hub.finalize()
     for code in call_hook(pm, "ireebench_measurements_finish", config=config,
                           workloads=workloads):
         exit_code = max(exit_code, code or 0)

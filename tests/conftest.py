@@ -142,6 +142,12 @@ def one_error_line(result: CliResult) -> str:
     return lines[0]
 
 
+def ireebench_lines(result: CliResult) -> list[str]:
+    """The lines ireebench itself wrote on stderr (not a reporter's context block)."""
+    assert "Traceback" not in result.stderr, result.stderr
+    return [line for line in result.stderr.splitlines() if line.startswith("ireebench:")]
+
+
 def plugin_error_line(result: CliResult) -> str:
     """Asserts the CLI stopped with one plugin-error line (exit 3) and no traceback."""
     assert result.returncode == 3, (result.returncode, result.stderr)

@@ -7,7 +7,7 @@
 
 :func:`run_cli` is the edge where every error becomes one line on stderr
 and an exit status (1 user error, 3 plugin or internal error, 130 SIGINT,
-143 SIGTERM);
+141 stdout closed by its reader, 143 SIGTERM);
 :func:`execute` is the same run for the Python API, raising instead.
 """
 
@@ -18,8 +18,10 @@ import sys
 
 from ..errors import (
     EXIT_INTERRUPTED,
+    EXIT_OUTPUT_CLOSED,
     EXIT_PLUGIN_ERROR,
     EXIT_TERMINATED,
+    OutputClosed,
     PluginError,
     Terminated,
     UsageError,
@@ -28,6 +30,7 @@ from ..errors import (
 from ..results import RunResult
 from ..runner import run_config
 from ..signals import sigterm_raises
+from ..streams import CliStream
 from .command import parse_args
 from .replay import parse_replay_args
 
@@ -58,9 +61,13 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 
 def run_cli(argv: list[str]) -> int:
     """Runs the CLI and returns the exit code; never raises for user or plugin errors."""
+    stdout, stderr = CliStream(sys.stdout), CliStream(sys.stderr)
     with sigterm_raises():
         try:
-            return execute(argv).exit_code
+            return execute(argv, stdout, stderr).exit_code
+        except OutputClosed:
+            stdout.silence()
+            return EXIT_OUTPUT_CLOSED
         except UsageError as exc:
             print(f"ireebench: error: {exc}", file=sys.stderr)
             return exc.exit_code

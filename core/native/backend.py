@@ -72,6 +72,7 @@ class NativeRun:
         self.batch_size = batch_size
         self.context_extra = dict(context_extra or {})
         self.groups: list[list[Run]] = []
+        self.trailing_output: list[str] = []
 
     def _filter_args(self, pattern: str) -> list[str]:
         return [f"--benchmark_filter={pattern}"] if pattern else []
@@ -106,6 +107,12 @@ class NativeRun:
         for index, (name, pattern) in enumerate(batches):
             code = self._run_one(hub, name, pattern, index, width)
             exit_code = max(exit_code, code)
+        # What the tool printed after its reports (output processing) comes
+        # after ours are complete, as the native tool prints it.
+        hub.finalize()
+        if self.trailing_output:
+            config.stdout.write("".join(self.trailing_output))
+            config.stdout.flush()
         return exit_code
 
     def _run_one(self, hub, name: str | None, pattern: str, index: int, width: int) -> int:
@@ -141,8 +148,7 @@ class NativeRun:
             self.groups.append(runs)
             hub.report(runs)
         if rest:
-            config.stdout.write(rest)
-            config.stdout.flush()
+            self.trailing_output.append(rest)
         if proc.stderr and (proc.returncode == 0 or report is not None):
             config.stderr.write(proc.stderr)
             config.stderr.flush()

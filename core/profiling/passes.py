@@ -21,10 +21,10 @@ statistics --format=jsonl``.
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..outfiles import copy_to
 from ..session import DEFAULT_DEVICE, driver_of
 from .rows import StatisticsRow, StatisticsSummary
 
@@ -78,10 +78,14 @@ class ProfilePass:
     env: dict[str, str] = field(default_factory=dict)
     command_prefix: list[str] = field(default_factory=list)
 
-    def keep_bundle(self, destination) -> Path:
-        """Copies the raw bundle to ``destination`` (for iree-profile, iree-profile-render)."""
+    def keep_bundle(self, destination, flag: str = "profile_output") -> Path:
+        """Copies the raw bundle to ``destination`` (for iree-profile, iree-profile-render).
+
+        Like every output file: complete or untouched, written through a
+        special file; a failure is one UsageError naming ``--flag``.
+        """
         destination = Path(destination)
-        shutil.copyfile(self.bundle_path, destination)
+        copy_to(self.bundle_path, destination, flag)
         return destination
 
 

@@ -18,13 +18,15 @@ Blocked with ``-p no:output_processing``, its flags are unknown flags.
 
 from __future__ import annotations
 
+import io
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
 from ireebench import StashKey, hookimpl
 from ireebench.errors import UsageError
 from ireebench.inputs import parse_inputs
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import OutputFile, check_output_path
 
 from .compare import Tolerances, compare
 from .values import OutputValue, format_value, print_results, snapshot, to_numpy
@@ -110,40 +112,43 @@ def ireebench_workload_finish(config, session, workload, runs):
         workload.last_batch.outputs(), session.device, workload.function.results)
 
 
-def _write_outputs(specs, values, max_elements, stream) -> None:
-    opened: dict[str, object] = {}
+def _output_bytes(spec: str, value: OutputValue) -> bytes:
     try:
-        for spec, value in zip(specs, values):
-            if spec == "":
-                continue
-            if spec == "-":
-                stream.write(format_value(value, max_elements) + "\n")
-                continue
-            path = spec[1:]
-            handle = opened.get(path)
-            if handle is None or spec[0] == "@":
-                if handle is not None:
-                    handle.close()
-                mode = "ab" if spec[0] == "+" else "wb"
-                try:
-                    handle = open(path, mode)  # noqa: SIM115 - closed below
-                except OSError as exc:
-                    raise UsageError(f"--output={spec}: cannot write: {exc.strerror}") from None
-                opened[path] = handle
-            try:
-                array = to_numpy(value)
-            except ValueError as exc:
-                raise UsageError(f"--output={spec}: {exc}") from None
-            try:
-                if path.endswith(".npy"):
-                    np.save(handle, array, allow_pickle=False)
-                else:
-                    handle.write(np.ascontiguousarray(array).tobytes())
-            except OSError as exc:
-                raise UsageError(f"--output={spec}: cannot write: {exc.strerror}") from None
-    finally:
-        for handle in opened.values():
-            handle.close()
+        array = to_numpy(value)
+    except ValueError as exc:
+        raise UsageError(f"--output={spec}: {exc}") from None
+    if spec.endswith(".npy"):
+        buffer = io.BytesIO()
+        np.save(buffer, array, allow_pickle=False)
+        return buffer.getvalue()
+    return np.ascontiguousarray(array).tobytes()
+
+
+def _write_outputs(specs, values, max_elements, stream) -> None:
+    """Writes each output where its spec says, as IREE's tools do.
+
+    ``@file`` starts the file, ``+file`` appends (to what this run wrote,
+    or to the existing file); each file is then written once, atomically
+    (or through, for a device or FIFO), so a failure leaves it untouched.
+    """
+    contents: dict[str, bytearray] = {}
+    for spec, value in zip(specs, values):
+        if spec == "":
+            continue
+        if spec == "-":
+            stream.write(format_value(value, max_elements) + "\n")
+            continue
+        path = spec[1:]
+        if spec[0] == "@" or path not in contents:
+            contents[path] = bytearray()
+            if spec[0] == "+" and os.path.isfile(path):
+                with open(path, "rb") as existing:
+                    contents[path] += existing.read()
+        contents[path] += _output_bytes(spec, value)
+    for path, data in contents.items():
+        handle = OutputFile(path, "output", binary=True)
+        handle.stream.write(bytes(data))
+        handle.close()
 
 
 def _check_expected(config, values, expected, max_elements, stream) -> int:

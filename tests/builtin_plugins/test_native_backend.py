@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import signal
+import subprocess
+import sys
 import textwrap
+import time
 
 import pytest
 from conftest import one_error_line
@@ -240,3 +245,113 @@ def test_report_context_hook_runs_once(ireebench, compile_mlir, tmp_path):
     context = result.json()["context"]
     assert context["context_hook_calls"] == 1
     assert context["ireebench_backend"] == "native" and context["iree_module_sha256"]
+
+
+# --- finished work is never lost ---------------------------------------------------
+
+# Three functions of ~0.1 s per call: each native process lasts a while.
+SLOW_FUNCTIONS = "\n".join(f"""
+func.func @slow{i}() -> i32 {{
+  %n = util.unfoldable_constant {6000000 + i} : i32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.while (%j = %c0) : (i32) -> i32 {{
+    %cond = arith.cmpi slt, %j, %n : i32
+    scf.condition(%cond) %j : i32
+  }} do {{
+  ^bb0(%j: i32):
+    %next = arith.addi %j, %c1 : i32
+    scf.yield %next : i32
+  }}
+  return %r : i32
+}}""" for i in range(3))
+
+
+def _start_native(module, out, *extra):
+    env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1")
+    return subprocess.Popen(
+        [sys.executable, "-m", "ireebench", "--backend=native", f"--module={module}",
+         "--device=local-sync", "--benchmark_min_time=5x", f"--benchmark_out={out}", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def _wait_for_row(proc, name: str) -> None:
+    for line in proc.stdout:
+        if line.startswith(name):
+            return
+    raise AssertionError("the row never came")
+
+
+def _native_children(pid: int) -> list[int]:
+    children = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as stat_file:
+                fields = stat_file.read().rsplit(")", 1)[1].split()
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                command = cmdline.read()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and b"iree-benchmark-module" in command:
+            children.append(int(entry))
+    return children
+
+
+def test_sigint_keeps_the_benchmarks_that_finished(compile_mlir, tmp_path):
+    out = tmp_path / "out.json"
+    proc = _start_native(compile_mlir(SLOW_FUNCTIONS), out)
+    _wait_for_row(proc, "BM_slow0")
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    names = [row["name"] for row in json.loads(out.read_text())["benchmarks"]]
+    assert names[:1] == ["BM_slow0/process_time/real_time"] and len(names) < 3
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.json"]
+
+
+def test_a_native_process_that_dies_is_an_error_row(compile_mlir, tmp_path):
+    out = tmp_path / "out.json"
+    proc = _start_native(compile_mlir(SLOW_FUNCTIONS), out)
+    _wait_for_row(proc, "BM_slow0")
+    deadline = time.monotonic() + 60
+    while not (children := _native_children(proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    for child in children:
+        os.kill(child, signal.SIGKILL)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 1, stderr
+    rows = {row["name"]: row for row in json.loads(out.read_text())["benchmarks"]}
+    assert list(rows) == [f"BM_slow{i}/process_time/real_time" for i in range(3)]
+    killed = rows["BM_slow1/process_time/real_time"]
+    assert killed["error_occurred"] is True
+    assert "killed by signal 9" in killed["error_message"]
+    assert "error_occurred" not in rows["BM_slow2/process_time/real_time"]  # still ran
+    assert "Traceback" not in stderr
+
+
+PREFIX_PLUGIN = """
+from ireebench import hookimpl
+
+
+@hookimpl(wrapper=True)
+def ireebench_profiling_pass(config, workload, runs, profile_pass):
+    profile_pass.command_prefix[:0] = ["/nonexistent/profiler"]
+    return (yield)
+"""
+
+
+def test_a_profiler_that_cannot_start_keeps_the_measured_rows(ireebench, compile_mlir,
+                                                               tmp_path):
+    plugin = tmp_path / "broken_profiler.py"
+    plugin.write_text(PREFIX_PLUGIN)
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={compile_mlir('two_dispatches')}", "--device=local-sync",
+                       "--benchmark_min_time=2x", "--dispatch_statistics", f"--plugin={plugin}",
+                       f"--benchmark_out={out}")
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "cannot run /nonexistent/profiler" in result.stderr
+    names = [row["name"] for row in json.loads(out.read_text())["benchmarks"]]
+    assert names == ["BM_two_dispatches/process_time/real_time"]

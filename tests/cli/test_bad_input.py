@@ -154,6 +154,40 @@ CATALOGUE = [
     # --- conflicting flags ---------------------------------------------------
     case("output-processing-several-functions", [*SIMPLE_ARGS, "--enable_output_processing"],
          "--enable_output_processing", "one function"),
+    # --- memory bombs, refused before anything is allocated -------------------
+    case("input-shape-bomb", [*ADD, "--input=4000000000xf32=1", GOOD],
+         "--input=4000000000xf32=1", "argument 0 of @add is tensor<4xf32>"),
+    case("batch-concurrency-bomb", ["--module={async}", "--device=local-sync",
+                                    "--batch_concurrency=1073741824"],
+         "--batch_concurrency=1073741824", "async invocations"),
+    case("batch-concurrency-int32", ["--module={async}", "--device=local-sync",
+                                     "--batch_concurrency=2147483647"],
+         "--batch_concurrency=2147483647"),
+    case("flagfile-dev-zero", ["--flagfile=/dev/zero"], "--flagfile=/dev/zero",
+         "not a regular file"),
+    case("module-stdin-not-a-module", ["--module=-", "--device=local-sync"], "--module=-",
+         "not an IREE module", stdin=b"\0" * 4096),
+    # --- output flags checked before measuring --------------------------------
+    case("expected-output-typo", [*ADD, GOOD, GOOD, "--enable_output_processing",
+                                  "--expected_output=4xf32=1 2 x"],
+         "--expected_output=4xf32=1 2 x", "parsing value `x`"),
+    case("output-in-missing-directory", [*ADD, GOOD, GOOD, "--enable_output_processing",
+                                         "--output=@{dir}/nodir/out.npy"],
+         "--output={dir}/nodir/out.npy", "does not exist"),
+    case("benchmark-out-trailing-slash", [*SIMPLE_ARGS, "--benchmark_out={dir}/out/"],
+         "--benchmark_out={dir}/out/", "not a file"),
+    # --- inputs that used to reach a traceback --------------------------------
+    case("filter-nested-too-deeply", [*SIMPLE_ARGS, "--benchmark_filter=" + "(" * 1000
+                                      + ")" * 1000], "--benchmark_filter=((", "nested too deeply"),
+    case("flagfile-not-utf8", ["--flagfile={dir}/latin1.flags"], "--flagfile={dir}/latin1.flags",
+         "not valid UTF-8"),
+    case("flagfile-includes-itself", ["--flagfile={dir}/loop.flags"],
+         "--flagfile={dir}/loop.flags", "includes itself"),
+    # --- what --module names --------------------------------------------------
+    case("module-is-fifo", ["--module={dir}/fifo.vmfb", "--device=local-sync"],
+         "--module={dir}/fifo.vmfb", "not a regular file"),
+    case("module-is-dev-zero", ["--module=/dev/zero", "--device=local-sync"],
+         "--module=/dev/zero", "not a regular file"),
 ]
 
 
@@ -172,12 +206,16 @@ def bad_files(tmp_path_factory, compile_mlir) -> dict[str, str]:
     (directory / "corrupt.npy").write_bytes(b"\x93NUMPY\x01\x00" + b"\xff" * 40)
     np.save(directory / "object.npy", np.array([1, "a", None], dtype=object), allow_pickle=True)
     (directory / "raising_plugin.py").write_text('raise RuntimeError("boom at import")\n')
+    (directory / "latin1.flags").write_bytes(b"--benchmark_context=caf\xe9=1\n")
+    (directory / "loop.flags").write_text(f"--flagfile={directory / 'loop.flags'}\n")
+    os.mkfifo(directory / "fifo.vmfb")
     # The same functions compiled for Vulkan only: the module loads, but no
     # selected device can run it.
     vulkan = directory / "vulkan.vmfb"
     vulkan.write_bytes(tools.compile_str(source, extra_args=["--iree-hal-target-device=vulkan"],
                                          input_type="auto"))
-    return {"dir": str(directory), "simple": str(compile_mlir("simple")), "vulkan": str(vulkan)}
+    return {"dir": str(directory), "simple": str(compile_mlir("simple")), "vulkan": str(vulkan),
+            "async": str(compile_mlir("async", "--iree-execution-model=async-external"))}
 
 
 # Reads one JSON request per line ({argv, stdin, dir}), forks, and in the
@@ -283,6 +321,25 @@ def test_unwritable_out_directory(forked_cli, bad_files, tmp_path):
     assert result.returncode == 1
     assert f"--benchmark_out={locked}/out.json" in one_error_line(result)
     assert not list(locked.iterdir())
+
+
+def test_a_typo_in_expected_output_costs_nothing_measured(forked_cli, bad_files):
+    """Checked before measuring: no benchmark row is printed before the error."""
+    result = forked_cli(*[a.format(**bad_files) for a in ADD], GOOD, GOOD,
+                        "--enable_output_processing", "--expected_output=4xf32=1 2 x",
+                        "--benchmark_min_time=100000x")
+    assert "--expected_output" in one_error_line(result)
+    assert "BM_" not in result.stdout
+
+
+def test_nested_flagfiles_are_expanded(forked_cli, bad_files, tmp_path):
+    inner = tmp_path / "inner.flags"
+    inner.write_text("# the device\n--device=local-sync\n")
+    outer = tmp_path / "outer.flags"
+    outer.write_text(f"--module={bad_files['simple']}\n--flagfile={inner}\n")
+    result = forked_cli(f"--flagfile={outer}", "--benchmark_list_tests")
+    assert result.returncode == 0, result.stderr
+    assert "BM_noargs/process_time/real_time" in result.stdout
 
 
 def test_failed_run_leaves_no_partial_out_file(forked_cli, bad_files, tmp_path):

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -90,3 +91,67 @@ def test_sigterm_leaves_valid_json_display_and_csv_file_and_exits_143(module, tm
     assert [row[0] for row in table[1:]] == names
     assert all(len(row) == len(table[0]) for row in table)
     assert _leftovers(tmp_path, "out.csv") == []
+
+
+HANGING_REPORTER = """
+import time
+from ireebench import Reporter, hookimpl
+
+
+class Hanging(Reporter):
+    def report_runs(self, runs):
+        self.stream.write("{partial")
+        self.stream.flush()
+        print("HANGING", flush=True)
+        time.sleep(600)
+
+
+@hookimpl
+def ireebench_reporters():
+    return {"hanging": Hanging}
+"""
+
+
+def test_a_second_signal_gets_through_a_hanging_reporter(module, tmp_path):
+    """Signals are held while a reporter writes a record, but not forever."""
+    plugin = tmp_path / "hanging_reporter.py"
+    plugin.write_text(HANGING_REPORTER)
+    out = tmp_path / "out.json"
+    out.write_text("previous results")
+    proc = _start(f"--module={module}", "--device=local-sync", "--benchmark_min_time=2x",
+                  f"--plugin={plugin}", f"--benchmark_out={out}",
+                  "--benchmark_out_format=hanging")
+    for line in proc.stdout:
+        if "HANGING" in line:
+            break
+    proc.send_signal(signal.SIGINT)  # held: a record is being written
+    time.sleep(0.5)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)  # the user insists
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert out.read_text() == "previous results"  # the half-written report was discarded
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hanging_reporter.py", "out.json"]
+
+
+MUTATING_PLUGIN = """
+from ireebench import hookimpl
+
+
+@hookimpl
+def ireebench_benchmark_result(run):
+    run.real_accumulated_time = "not a number"  # changes its own copy only
+    run.counters.clear()
+"""
+
+
+def test_a_plugin_that_mutates_a_run_does_not_break_the_reporters(module, tmp_path):
+    plugin = tmp_path / "mutating_plugin.py"
+    plugin.write_text(MUTATING_PLUGIN)
+    proc = _start(f"--module={module}", "--device=local-sync", "--benchmark_min_time=2x",
+                  f"--plugin={plugin}", "--benchmark_format=json")
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, stderr
+    rows = json.loads(stdout)["benchmarks"]
+    assert all(isinstance(row["real_time"], float) and "items_per_second" in row for row in rows)
