@@ -10,7 +10,8 @@ Python API::
 Everything a plugin author needs is importable from here: ``hookimpl``,
 the errors, ``StashKey``, and the types hooks receive and return
 (``Config``, ``FunctionInfo``, ``Workload``, ``InvocationKind``, ``Batch``,
-``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``).
+``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``), and
+``prepare_inputs`` for a kind that makes its own inputs.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .cli import execute
 from .config import Config
 from .errors import PluginError, UsageError
 from .hookspecs import hookimpl
+from .inputs import prepare_inputs
 from .kinds import Batch, InvocationKind
 from .profiling import ProfilingSink
 from .reporting import Reporter
@@ -47,5 +49,5 @@ def run(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 __all__ = [
     "Batch", "Config", "Counter", "FunctionInfo", "InvocationKind", "PluginError",
     "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "UsageError", "Workload",
-    "__version__", "hookimpl", "run",
+    "__version__", "hookimpl", "prepare_inputs", "run",
 ]

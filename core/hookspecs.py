@@ -195,6 +195,26 @@ def ireebench_discovery_finish(config, session, workloads):
 
 
 # -------------------------------------------------------------------------
+# Profiling sinks: asked for once discovery finishes.
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def ireebench_profiling_sinks(config):
+    """Return profiling sinks that receive the rows of profiling passes.
+
+    Called once per run, when discovery finishes (so that a workload a
+    profiling pass could not rerun is refused before anything is measured).
+    Several sinks can be active at once; a profiling pass runs for each
+    measured workload only when at least one sink is returned.
+
+    :param config: the run's :class:`Config`.
+    :return: a list of :class:`ireebench.ProfilingSink` (``begin_pass``,
+        ``receive_rows``, ``end_pass``, ``close``, ``modes``), or ``None``.
+    """
+
+
+# -------------------------------------------------------------------------
 # Reporting starts: the context goes out before the first row.
 # -------------------------------------------------------------------------
 
@@ -280,20 +300,6 @@ def ireebench_workload_finish(config, session, workload, runs):
 # Profiling pass: run by the profiling engine from ireebench_workload_finish
 # when at least one profiling sink is active.
 # -------------------------------------------------------------------------
-
-
-@hookspec
-def ireebench_profiling_sinks(config):
-    """Return profiling sinks that receive the rows of profiling passes.
-
-    Called once per run, before the first profiling pass. Several sinks can
-    be active at once; a profiling pass runs only when at least one sink is
-    returned.
-
-    :param config: the run's :class:`Config`.
-    :return: a list of :class:`ireebench.ProfilingSink` (``begin_pass``,
-        ``receive_rows``, ``end_pass``, ``close``, ``modes``), or ``None``.
-    """
 
 
 @hookspec(firstresult=True)

@@ -403,3 +403,33 @@ def to_vm_list(values: list[InputValue], device) -> PreparedInputs:
     for method, item in items:
         getattr(vm_list, method)(item)
     return PreparedInputs(vm_list, items)
+
+
+def prepare_inputs(values, session, argument_types: list[str] | None = None) -> PreparedInputs:
+    """Numpy arrays and numbers as a kind's prepared inputs, uploaded once.
+
+    For a kind that makes its own inputs (``InvocationKind.build_inputs``):
+    no ``--input`` text, no ``.npy`` round trip. Each value is a numpy array
+    (a tensor argument: its dtype gives the element type; ``bool`` is i1),
+    an ``int`` or a ``float`` (a primitive argument: ``argument_types``, the
+    function's calling convention codes such as ``["r", "i"]``, says i32 or
+    i64, f32 or f64; without it ints are i32 and floats f32), or a value
+    :func:`parse_inputs` returned.
+    """
+    prepared: list[InputValue] = []
+    for index, value in enumerate(values):
+        cconv = argument_types[index] if argument_types and index < len(argument_types) else ""
+        if isinstance(value, (Scalar, Tensor, Null)):
+            prepared.append(value)
+        elif isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            array = np.asarray(value)
+            element_type = dtypes.by_numpy(array.dtype)
+            if element_type is None:
+                raise UsageError(f"input {index}: unsupported numpy dtype {array.dtype}")
+            prepared.append(Tensor(np.ascontiguousarray(array, dtype=element_type.numpy),
+                                   element_type, spec=f"<array {index}>"))
+        elif isinstance(value, (int, np.integer)):
+            prepared.append(Scalar(cconv if cconv in ("i", "I") else "i", int(value)))
+        else:
+            prepared.append(Scalar(cconv if cconv in ("f", "F") else "f", float(value)))
+    return to_vm_list(prepared, session.device)

@@ -288,7 +288,8 @@ def build_plugin_manager(selection: PluginSelection | None = None) -> PluginMana
         module = import_plugin_spec(spec)
         if pm.is_registered(module):
             continue  # already loaded as an entry point
-        pm.register_plugin(module, plugin_spec_name(spec), "--plugin", path=spec)
+        where = {"path": str(Path(spec).resolve())} if _is_file_spec(spec) else {}
+        pm.register_plugin(module, plugin_spec_name(spec), "--plugin", **where)
     for plugin in selection.objects:
         if not pm.is_registered(plugin):
             name, number = _object_name(plugin), 1

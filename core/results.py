@@ -91,26 +91,40 @@ class Run:
         return self.cpu_accumulated_time / self.iterations if self.iterations else 0.0
 
     def to_dict(self) -> dict:
-        """Plain data, for the Python API and notebooks."""
-        data = {
+        """Plain data, for the Python API and notebooks: every field of the row.
+
+        Times are given twice: per iteration in ``time_unit`` (``real_time``,
+        as reports show them) and in seconds (``real_seconds``).
+        """
+        return {
             "name": self.benchmark_name,
+            "family_name": self.name,
             "run_name": self.run_name,
             "run_type": self.run_type,
+            "family_index": self.family_index,
+            "per_family_instance_index": self.per_family_instance_index,
             "repetitions": self.repetitions,
             "repetition_index": self.repetition_index,
+            "threads": self.threads,
+            "aggregate_name": self.aggregate_name,
+            "aggregate_unit": self.aggregate_unit,
             "iterations": self.iterations,
+            "batch_size": self.batch_size,
             "real_time": self.real_time,
             "cpu_time": self.cpu_time,
             "time_unit": self.time_unit,
+            "real_seconds": self.real_seconds,
+            "cpu_seconds": self.cpu_seconds,
+            "real_accumulated_time": self.real_accumulated_time,
+            "cpu_accumulated_time": self.cpu_accumulated_time,
             "counters": {k: c.value for k, c in self.counters.items()},
+            "rate_counters": sorted(k for k, c in self.counters.items() if c.is_rate),
+            "label": self.label,
+            "error_occurred": self.error_occurred,
+            "error_message": self.error_message,
+            "extra_row": self.extra_row,
+            "samples": list(self.samples),
         }
-        if self.run_type == "aggregate":
-            data["aggregate_name"] = self.aggregate_name
-            data["aggregate_unit"] = self.aggregate_unit
-        if self.error_occurred:
-            data["error_occurred"] = True
-            data["error_message"] = self.error_message
-        return data
 
 
 @dataclass
@@ -124,8 +138,26 @@ class RunResult:
     def __iter__(self):
         return iter(self.runs)
 
-    def by_name(self, name: str) -> Run:
-        for run in self.runs:
-            if run.benchmark_name == name:
-                return run
-        raise KeyError(name)
+    def by_name(self, name: str, repetition: int | None = None) -> Run:
+        """The row reported as ``name`` (e.g. ``BM_f/process_time/real_time_mean``).
+
+        A repetition's rows share one name: give ``repetition`` (0-based) to
+        pick one. A name that matches several rows without it, or none, is
+        an error (KeyError) rather than a silent pick.
+        """
+        rows = [run for run in self.runs if run.benchmark_name == name]
+        if repetition is not None:
+            rows = [run for run in rows if run.repetition_index == repetition]
+        if len(rows) == 1:
+            return rows[0]
+        if not rows:
+            known = sorted({run.benchmark_name for run in self.runs})
+            raise KeyError(f"no row {name!r}"
+                           + (f" with repetition {repetition}" if repetition is not None else "")
+                           + f" (rows: {', '.join(known) or 'none'})")
+        raise KeyError(f"{len(rows)} rows are named {name!r} (one per repetition): "
+                       f"pass repetition=0..{len(rows) - 1}")
+
+    def to_dicts(self) -> list[dict]:
+        """Every row as plain data (:meth:`Run.to_dict`)."""
+        return [run.to_dict() for run in self.runs]

@@ -32,7 +32,13 @@ from pathlib import Path
 
 from ireebench import StashKey, hookimpl
 from ireebench.errors import UsageError
-from ireebench.native.flags import benchmark_flags, flag_value, selection_args, session_args
+from ireebench.native.flags import (
+    benchmark_flags,
+    check_native,
+    flag_value,
+    selection_args,
+    session_args,
+)
 from ireebench.native.tools import (
     BENCHMARK_TOOL,
     list_benchmarks,
@@ -98,6 +104,14 @@ def ireebench_sessionstart(config, session):
     if error:
         raise UsageError(f"{state.describe()}: the native profiling session cannot "
                          f"start: {error.split('; ', 1)[-1]}")
+
+
+@hookimpl
+def ireebench_discovery_finish(config, workloads):
+    """Refuses before measuring what the native profiling run cannot rerun."""
+    state = config.stash.get(STATE, None)
+    if state is not None and workloads:
+        check_native(config, workloads, state.describe(), one_at_a_time=False)
 
 
 @hookimpl

@@ -31,7 +31,7 @@ from pathlib import Path
 from ireebench import StashKey, hookimpl
 from ireebench.errors import UsageError
 from ireebench.names import row_name
-from ireebench.native.flags import flag_value, session_args
+from ireebench.native.flags import check_native, flag_value, session_args
 from ireebench.native.tools import list_benchmarks, private_tempdir
 from ireebench.outfiles import check_output_path
 from ireebench.plugins.profiling_pass import run_native_pass
@@ -235,6 +235,7 @@ def ireebench_discovery_finish(config, session, workloads):
     state = config.stash.get(STATE, None)
     if state is None or not workloads or config.getoption("benchmark_list_tests"):
         return
+    check_native(config, workloads, "--dispatch_statistics")
     _probe_session(config, session)
     state.sink.several_benchmarks = len(workloads) > 1
     state.row_names = [row_name(workload.name, key) for workload in workloads

@@ -52,6 +52,7 @@ class SyncBatch(Batch):
 
 class SyncKind(InvocationKind):
     name = "sync"
+    native_discovers = True  # the native tool's own kSync
 
     def build_inputs(self, workload, session, specs):
         types = workload.function.argument_types
@@ -105,6 +106,7 @@ MAX_ASYNC_BATCH = 1 << 20
 class AsyncKind(InvocationKind):
     name = "async"
     reusable_batch = False
+    native_discovers = True  # the native tool's own kAsync
 
     def batching(self, batch_size, concurrency):
         batch = -(-batch_size // concurrency) * concurrency
@@ -135,6 +137,7 @@ class DispatchBatch(SyncBatch):
 class DispatchKind(InvocationKind):
     name = "dispatch"
     default_time_unit = "us"
+    native_discovers = True  # the native tool's own kDispatch
 
     def auto_discover(self, function):
         return True

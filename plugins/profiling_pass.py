@@ -20,10 +20,17 @@ from pathlib import Path
 
 from ireebench import hookimpl
 from ireebench.errors import UsageError
-from ireebench.native.flags import selection_args, session_args
+from ireebench.native.flags import check_native, selection_args, session_args
 from ireebench.native.gbench_json import split_benchmark_json
 from ireebench.native.tools import BENCHMARK_TOOL, native_error_line, run_tool
 from ireebench.profiling import ProfilePass, ProfileResult, engine, read_statistics
+
+
+@hookimpl
+def ireebench_discovery_finish(config, workloads):
+    """With a sink active, refuses before measuring what a native pass cannot rerun."""
+    if workloads and engine(config).sinks and not config.getoption("benchmark_list_tests"):
+        check_native(config, workloads, "the profiling pass")
 
 
 @hookimpl

@@ -21,25 +21,13 @@ that read Google Benchmark's JSON (compare.py, dashboards) ignore them:
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 
 from ireebench import __version__, hookimpl
 from ireebench.modules import MODULE_FILES, file_sha256
 from ireebench.pluginmanager import loaded_plugin_names
 from ireebench.session import device_uris
-
-RUNTIME_DISTRIBUTIONS = ("iree-base-runtime", "iree-runtime")
-
-
-def runtime_version() -> str:
-    """Version of the installed IREE runtime package, or "unknown"."""
-    for name in RUNTIME_DISTRIBUTIONS:
-        try:
-            return importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return "unknown"
+from ireebench.version import runtime_version
 
 
 def benchmarked_module(config) -> tuple[str, str]:

@@ -31,10 +31,10 @@ import os
 from pathlib import Path
 
 from ireebench import hookimpl
-from ireebench.cli.command import command_stdout
+from ireebench.cli.options import command_stdout
 from ireebench.errors import UsageError
 from ireebench.hookcall import call_hook
-from ireebench.native.flags import selection_args, session_args
+from ireebench.native.flags import check_native, selection_args, session_args
 from ireebench.native.gbench_json import split_benchmark_json
 from ireebench.native.tools import BENCHMARK_TOOL, native_error_line, run_tool
 from ireebench.outfiles import check_output_path, is_special_file, written_by_tool
@@ -194,6 +194,15 @@ def capture_args(config, workloads, path: str) -> list[str]:
     if validation:
         args.append(f"--device_replay_file_validation={validation}")
     return args + ["--benchmark_format=json"]
+
+
+@hookimpl
+def ireebench_discovery_finish(config, workloads):
+    """Refuses before measuring what the native capture pass cannot rerun."""
+    output = config.getoption("device_replay_output")
+    if output and workloads:
+        check_native(config, workloads, f"--device_replay_output={output}",
+                     one_at_a_time=False)
 
 
 @hookimpl

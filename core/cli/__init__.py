@@ -3,7 +3,8 @@
 * :mod:`.options`: the core's option table and the parser plugins add to;
 * :mod:`.argv`: flag files and the plugin selection, read before parsing;
 * :mod:`.command`: the main command, parsed into a :class:`Config`;
-* :mod:`.replay`: ``ireebench replay FILE.ireereplay``.
+* :mod:`.replay`: ``ireebench replay FILE.ireereplay``;
+* :mod:`.plugins`: ``ireebench plugins [--json]``.
 
 :func:`run_cli` is the edge where every error becomes one line on stderr
 and an exit status (1 user error, 3 plugin or internal error, 130 SIGINT,
@@ -32,13 +33,25 @@ from ..runner import run_config
 from ..signals import sigterm_raises
 from ..streams import CliStream
 from .command import parse_args
+from .plugins import plugins_command
 from .replay import parse_replay_args
 
 # Set to see the traceback of an internal error instead of its one line.
 DEBUG_ENV = "IREEBENCH_DEBUG"
 
-# `ireebench NAME ...`: subcommand name -> parser returning a Config (or None).
-SUBCOMMANDS = {"replay": parse_replay_args}
+
+def _run(config) -> RunResult:
+    """The run of a parsed command line (an empty result after --help)."""
+    return RunResult(0, []) if config is None else run_config(config)
+
+
+def _replay(argv, stdout, stderr, plugins) -> RunResult:
+    return _run(parse_replay_args(argv, stdout, stderr, plugins))
+
+
+# `ireebench NAME ...`: subcommand name -> function(argv, stdout, stderr, plugins)
+# returning a RunResult.
+SUBCOMMANDS = {"replay": _replay, "plugins": plugins_command}
 
 
 def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
@@ -49,14 +62,10 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     argv = list(argv)
-    parse = SUBCOMMANDS.get(argv[0]) if argv else None
-    if parse is not None:
-        config = parse(argv[1:], stdout, stderr, plugins)
-    else:
-        config = parse_args(argv, stdout, stderr, plugins)
-    if config is None:
-        return RunResult(0, [])
-    return run_config(config)
+    subcommand = SUBCOMMANDS.get(argv[0]) if argv else None
+    if subcommand is not None:
+        return subcommand(argv[1:], stdout, stderr, plugins)
+    return _run(parse_args(argv, stdout, stderr, plugins))
 
 
 def run_cli(argv: list[str]) -> int:

@@ -12,7 +12,6 @@ too (:func:`make_context`).
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
 
 import click
 import iree.runtime as rt
@@ -22,25 +21,20 @@ from ..errors import UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
 from ..pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
 from .argv import expand_flagfiles, prescan_plugins
-from .options import CORE, IREEBENCH_GROUP, OptionParser, add_core_options, validate_core_options
+from .options import (
+    CORE,
+    IREEBENCH_GROUP,
+    OptionParser,
+    Streams,
+    add_core_options,
+    command_stdout,
+    validate_core_options,
+)
 
 HELP = ("Benchmark the exported functions of an IREE module (.vmfb), flag-compatible "
         "with iree-benchmark-module.\n\n"
-        "Subcommand: ireebench replay FILE.ireereplay (see ireebench replay --help).")
-
-
-@dataclass
-class Streams:
-    """Where a command writes (``ctx.obj`` of the click context)."""
-
-    stdout: object
-    stderr: object
-
-
-def command_stdout(ctx: click.Context):
-    """The stdout of the run being parsed (for eager options that print and exit)."""
-    streams = ctx.find_object(Streams)
-    return streams.stdout if streams is not None else click.get_text_stream("stdout")
+        "Subcommands: ireebench replay FILE.ireereplay (benchmark a replay capture), "
+        "ireebench plugins (what is loaded); see ireebench SUBCOMMAND --help.")
 
 
 class GroupedCommand(click.Command):
@@ -208,7 +202,7 @@ def parse_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
     for warning in pm.warnings:
         stderr.write(f"ireebench: warning: {warning}\n")
     command = build_command(pm)
-    ctx = make_context(command, "ireebench", argv, Streams(stdout, stderr))
+    ctx = make_context(command, "ireebench", argv, Streams(stdout, stderr, pm))
     if ctx is None:
         return None
     runtime_flags = split_extra_args(ctx.args)

@@ -13,15 +13,42 @@ option or another plugin's.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import click
 
 from ..errors import UsageError
 from ..outfiles import check_output_path
+from ..version import version_lines
 
 CORE = "ireebench"  # the owner of the core options
 CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
 BENCHMARK_GROUP = "Measurement and output (Google Benchmark)"
 IREEBENCH_GROUP = "ireebench"
+
+
+@dataclass
+class Streams:
+    """What a command's click context carries (``ctx.obj``): its streams, its plugins."""
+
+    stdout: object
+    stderr: object
+    pm: object = None
+
+
+def command_stdout(ctx: click.Context):
+    """The stdout of the run being parsed (for eager options that print and exit)."""
+    streams = ctx.find_object(Streams)
+    return streams.stdout if streams is not None else click.get_text_stream("stdout")
+
+
+def _print_version(ctx, param, value):
+    """Eager --version: versions of ireebench, IREE, Python and third-party plugins."""
+    if not value or ctx.resilient_parsing:
+        return value
+    streams = ctx.find_object(Streams)
+    command_stdout(ctx).write("\n".join(version_lines(getattr(streams, "pm", None))) + "\n")
+    ctx.exit(0)
 
 
 class BoolFlag(click.ParamType):
@@ -174,6 +201,9 @@ def add_core_options(parser: OptionParser) -> None:
              "plugin NAME (built-in or installed); repeatable.")
     add("--backend", "backend", default="runtime", group=i, metavar="NAME",
         help="Measurement backend: runtime (in-process, default) or one a plugin adds.")
+    add("--version", "-V", "version", is_flag=True, is_eager=True, expose_value=False,
+        callback=_print_version, group=i,
+        help="Print the versions of ireebench, IREE, Python and third-party plugins, and exit.")
 
 
 def validate_core_options(config) -> None:

@@ -28,8 +28,15 @@ from ..errors import UsageError
 from ..hookcall import call_hook
 from ..pluginmanager import build_plugin_manager
 from .argv import expand_flagfiles, prescan_plugins
-from .command import Streams, build_command, check_runtime_flags, make_context
-from .options import CORE, CORE_GROUP, IREEBENCH_GROUP, GroupedOption, validate_core_options
+from .command import build_command, check_runtime_flags, make_context
+from .options import (
+    CORE,
+    CORE_GROUP,
+    IREEBENCH_GROUP,
+    GroupedOption,
+    Streams,
+    validate_core_options,
+)
 
 REPLAY_BACKEND = "replay"
 REPLAY_GROUP = "Replay (iree-benchmark-replay)"
@@ -111,7 +118,7 @@ def parse_replay_args(argv: list[str], stdout, stderr, plugins=()) -> Config | N
         if _module_only(param):
             param.hidden = True
     command.params += _replay_options()
-    ctx = make_context(command, "ireebench replay", argv, Streams(stdout, stderr))
+    ctx = make_context(command, "ireebench replay", argv, Streams(stdout, stderr, pm))
     if ctx is None:
         return None
     _reject_module_options(command, ctx)

@@ -9,14 +9,19 @@ every native pass runs exactly what the in-process measurement ran.
 
 from __future__ import annotations
 
+from ..errors import UsageError
 from ..modules import module_files
 from ..session import device_uris
+from ..stash import StashKey
 
 # Runtime flags that start the user's own profiling or capture session in a
 # native run (see ireebench.plugins.device_profiling). A pass with a session
 # of its own (profiling pass, replay capture) leaves them out, or it would
 # write the user's outputs again or refuse to start two sessions.
 USER_PASS_FLAGS = ("--device_profiling_", "--print_device_statistics", "--device_capture_")
+
+# Workload name -> the --input values its kind gave for native passes (asked once).
+NATIVE_INPUTS = StashKey[dict]()
 
 # Characters with a meaning in the POSIX extended regex of --benchmark_filter.
 _ERE_SPECIAL = set("\\.[]()*+?{}|^$")
@@ -50,6 +55,39 @@ def ere_escape(text: str) -> str:
     return "".join("\\" + c if c in _ERE_SPECIAL else c for c in text)
 
 
+def _custom(workloads) -> list:
+    """The workloads of kinds the native tool does not run by itself."""
+    return [w for w in workloads or [] if w.kind is not None and not w.kind.native_discovers]
+
+
+def native_inputs(config, workload) -> list[str] | None:
+    """The ``--input`` values ``workload``'s kind gives for native passes (asked once)."""
+    known = config.stash.setdefault(NATIVE_INPUTS, {})
+    if workload.name not in known:
+        directory = config.scratch_dir() / "native-inputs" / str(len(known))
+        directory.mkdir(parents=True)
+        known[workload.name] = workload.kind.native_inputs(workload, directory)
+    return known[workload.name]
+
+
+def check_native(config, workloads, what: str, one_at_a_time: bool = True) -> None:
+    """Refuses, in one line naming the kind, workloads a native pass cannot run.
+
+    Called before anything is measured by the plugins whose native passes
+    rerun workloads (profiling, device profiling, replay capture).
+    ``one_at_a_time=False``: the pass runs all workloads together, which a
+    kind with its own inputs cannot.
+    """
+    custom = _custom(workloads)
+    for workload in custom:
+        if native_inputs(config, workload) is None:
+            raise UsageError(f"{what}: kind {workload.kind.name!r} ({workload.name}) cannot "
+                             f"run in the native iree-benchmark-module, which {what} needs")
+    if custom and not one_at_a_time and len(workloads) > 1:
+        raise UsageError(f"{what}: kind {custom[0].kind.name!r} ({custom[0].name}) runs in the "
+                         "native tool only one benchmark at a time; select one with --function")
+
+
 def selection_args(config, workloads=None) -> list[str]:
     """Flags that make iree-benchmark-module run the benchmarks ireebench ran.
 
@@ -58,10 +96,18 @@ def selection_args(config, workloads=None) -> list[str]:
     discovery follows) and an anchored ``--benchmark_filter`` keeps exactly
     ``workloads``; ``workloads=None`` (the native backend) selects nothing
     here, the user's ``--benchmark_filter`` (:func:`benchmark_flags`)
-    decides. Batch flags and ``--time_unit`` give the same accounting.
+    decides. A workload of a kind the native tool does not run by itself
+    runs alone, with ``--function`` and its kind's :func:`native_inputs`.
+    Batch flags and ``--time_unit`` give the same accounting.
     """
     args = []
-    if config.getoption("function"):
+    custom = _custom(workloads)
+    if custom:
+        check_native(config, workloads, "a native pass", one_at_a_time=False)
+        workload = custom[0]
+        args.append(f"--function={workload.function.name}")
+        args += [f"--input={value}" for value in native_inputs(config, workload)]
+    elif config.getoption("function"):
         args.append(f"--function={config.getoption('function')}")
         args += [f"--input={value}" for value in config.getoption("input") or []]
     elif workloads is not None:
