@@ -114,8 +114,24 @@ def ireebench_reporters(config):
 
 
 # -------------------------------------------------------------------------
-# Session: the in-process runtime session is open.
+# Session: the modules are resolved, then the in-process runtime session opens.
 # -------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def ireebench_resolve_module(config, spec):
+    """Turn a ``--module`` value into the path of a .vmfb file.
+
+    Called once per ``--module`` value when the run's modules are first
+    needed (before the session opens, and by the native backends), before
+    ireebench makes its private copy. The first non-``None`` result wins;
+    ``None`` everywhere means the value is a .vmfb path (or ``-``) as it is.
+    The built-in ``mlir_modules`` plugin compiles ``*.mlir`` here.
+
+    :param config: the run's :class:`Config`.
+    :param spec: the ``--module`` value, as given.
+    :return: the path of a .vmfb file to benchmark instead, or ``None``.
+    """
 
 
 @hookspec

@@ -6,7 +6,8 @@ once into the run's private scratch directory before anything loads it, and
 every consumer reads the copy: the in-process session, the native passes
 (profiling, replay capture, ``--backend=native``), the module's sha256 in
 the report. A ``--module=-`` is read from standard input into such a copy
-too. The copies are removed with the scratch directory when the run ends.
+too, and a value a plugin resolves (``ireebench_resolve_module``: the
+``mlir_modules`` plugin compiles ``x.mlir``) is the copy of what it made. The copies are removed with the scratch directory when the run ends.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sys
 from pathlib import Path
 
 from .errors import UsageError, one_line
+from .hookcall import call_hook
 from .stash import StashKey
 
 # The private copies of the --module files, in --module order.
@@ -106,11 +108,15 @@ def module_files(config) -> list[str]:
         return files
     files = []
     for index, spec in enumerate(check_module_specs(config)):
+        resolved = call_hook(config.pm, "ireebench_resolve_module", config=config, spec=spec)
         # One directory per module keeps the original file name, which the
         # native tools print in their messages.
         directory = config.scratch_dir() / "modules" / str(index)
         directory.mkdir(parents=True)
-        if spec == "-":
+        if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
+            destination = directory / (Path(_copy_name(spec)).stem + ".vmfb")
+            _copy_file(str(resolved), destination)
+        elif spec == "-":
             destination = directory / "stdin.vmfb"
             _copy_stdin(destination)
         else:
