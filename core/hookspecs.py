@@ -86,7 +86,8 @@ def ireebench_backends(config):
     the in-process IREE runtime). A name defined twice is an error naming
     both plugins.
 
-    :param config: the run's :class:`Config`.
+    :param config: the run's :class:`Config`, or ``None`` when the names
+        are only listed (``--help``, ``ireebench plugins``).
     :return: a dict of backend name to a callable
         ``backend(config, hub) -> int`` that measures, reports through
         ``hub`` (an :class:`ireebench.reporting.hub.ReportHub`) and returns
@@ -105,7 +106,8 @@ def ireebench_reporters(config):
     Called once per run when the display and file reporters are built. A
     name defined twice is an error naming both plugins.
 
-    :param config: the run's :class:`Config`.
+    :param config: the run's :class:`Config`, or ``None`` when the names
+        are only listed (``--help``, ``ireebench plugins``).
     :return: a dict of reporter name to factory. A factory is called as
         ``factory(stream, config, err_stream)`` and returns an object with
         ``report_context(context)``, ``report_runs(runs)`` and
@@ -155,7 +157,8 @@ def ireebench_invocation_kinds(config):
     Called once per run when workloads are discovered. A kind name defined
     twice is an error naming both plugins.
 
-    :param config: the run's :class:`Config`.
+    :param config: the run's :class:`Config`, or ``None`` when the kinds
+        are only listed (``ireebench plugins``).
     :return: a list of :class:`ireebench.InvocationKind` objects.
     """
 

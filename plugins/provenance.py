@@ -17,6 +17,9 @@ that read Google Benchmark's JSON (compare.py, dashboards) ignore them:
     sha256 of the module's bytes (also for a module read from stdin).
 ``ireebench_plugins``
     names of the loaded plugins, built-in ones included.
+``ireebench_run_id``
+    the run's ``config.run_id``, which every hook of the run can read too
+    (a streaming sink records it with each row to join them with the report).
 """
 
 from __future__ import annotations
@@ -57,3 +60,4 @@ def ireebench_report_context(config, context):
     context.extra["iree_module"] = reported
     context.extra["iree_module_sha256"] = file_sha256(readable) if readable else ""
     context.extra["ireebench_plugins"] = loaded_plugin_names(config.pm)
+    context.extra["ireebench_run_id"] = config.run_id

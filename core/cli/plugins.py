@@ -14,7 +14,7 @@ import json
 
 import click
 
-from ..errors import UsageError, one_line
+from ..errors import PluginError, UsageError, one_line
 from ..hookcall import implementations
 from ..pluginmanager import ESSENTIAL_PLUGINS, build_plugin_manager
 from ..results import RunResult
@@ -57,8 +57,8 @@ def describe_plugins(pm) -> list[dict]:
         for plugin_name, call in implementations(pm, hook_name, registration_order=True):
             try:
                 names = _names(call(config=None))
-            except UsageError as exc:  # a provider that needs a run: say so, not fail
-                names = [f"(unavailable: {one_line(exc)})"]
+            except (UsageError, PluginError) as exc:  # needs a run: say so, do not fail
+                names = [f"(unavailable outside a run: {one_line(exc)})"]
             provided.setdefault(plugin_name, {})[key] = names
     described = []
     for name, info in pm.infos.items():

@@ -59,3 +59,47 @@ def test_native_backend_output_goes_to_the_given_streams(simple, capfd):
     assert result.exit_code == 0, err
     assert "4xf32=2 3 4 5" in out
     assert capfd.readouterr() == ("", "")
+
+
+class Collector:
+    """A plugin object: given to ``ireebench.run(plugins=[...])``, registered for that run."""
+
+    def __init__(self):
+        self.rows = []
+        self.finished = None
+
+    @ireebench.hookimpl
+    def ireebench_benchmark_result(self, config, run):
+        self.rows.append((config.run_id, run.benchmark_name, run.real_seconds))
+
+    @ireebench.hookimpl
+    def ireebench_sessionfinish(self, exitstatus):
+        self.finished = exitstatus
+
+
+def test_plugin_objects_receive_the_results(simple):
+    collector = Collector()
+    result = ireebench.run([*simple, "--benchmark_min_time=2x", "--benchmark_repetitions=2"],
+                           plugins=[collector])
+    assert result.exit_code == 0 and collector.finished == 0
+    assert [name for _, name, _ in collector.rows] == [run.benchmark_name for run in result.runs]
+    assert len({run_id for run_id, _, _ in collector.rows}) == 1  # one run, one id
+    again = Collector()
+    ireebench.run([*simple, "--benchmark_min_time=2x"], plugins=[again])
+    assert again.rows and collector.rows[0][0] != again.rows[0][0]  # and each run its own
+
+
+def test_rows_by_name_and_repetition(simple):
+    result = ireebench.run([*simple, "--benchmark_min_time=2x", "--benchmark_repetitions=3"])
+    name = "BM_noargs/process_time/real_time"
+    with pytest.raises(KeyError, match="3 rows are named"):
+        result.by_name(name)  # one per repetition: never a silent pick
+    second = result.by_name(name, repetition=1)
+    assert second.repetition_index == 1
+    mean = result.by_name(name + "_mean")
+    assert mean.real_seconds == pytest.approx(mean.real_time * 1e-3)  # ms -> s
+    with pytest.raises(KeyError, match="no row"):
+        result.by_name("BM_nope")
+    data = second.to_dict()
+    assert data["real_seconds"] == second.real_seconds and data["extra_row"] is False
+    assert data["samples"] == second.samples and data["family_name"] == "BM_noargs"

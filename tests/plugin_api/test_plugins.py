@@ -107,3 +107,36 @@ def test_raising_hook_is_named(compile_mlir, ireebench, tmp_path):
     line = plugin_error_line(ireebench(f"--module={compile_mlir('simple')}",
                                        f"--plugin={plugin}"))
     assert "plugin 'angry' failed in ireebench_configure: ValueError: I refuse" in line
+
+
+def test_plugins_command_lists_what_is_loaded(ireebench, tmp_path):
+    plugin = tmp_path / "echo.py"
+    plugin.write_text(ECHO_PLUGIN)
+    result = ireebench("plugins", "--json", f"--plugin={plugin}", "-p", "no:csv")
+    assert result.returncode == 0, result.stderr
+    listed = {entry["name"]: entry for entry in __import__("json").loads(result.stdout)}
+    assert "csv" not in listed
+    assert listed["kinds"]["essential"] and listed["kinds"]["kinds"] == ["sync", "async",
+                                                                          "dispatch"]
+    assert listed["console"]["origin"] == "builtin"
+    assert listed["console"]["reporters"] == ["console"]
+    assert listed["dispatch_statistics"]["options"] == ["--dispatch_statistics",
+                                                        "--profile_output"]
+    echo = listed["echo"]
+    assert (echo["origin"], echo["path"]) == ("--plugin", str(plugin))
+    assert echo["hooks"] == ["ireebench_addoption", "ireebench_sessionstart"]
+    assert echo["options"] == ["--echo_tag"]
+    console = ireebench("plugins", f"--plugin={plugin}")
+    assert "echo (--plugin)\n" in console.stdout and "  options: --echo_tag" in console.stdout
+
+
+def test_version_names_third_party_plugins(ireebench, tmp_path):
+    plugin = tmp_path / "echo.py"
+    plugin.write_text(ECHO_PLUGIN)
+    result = ireebench("--version", f"--plugin={plugin}")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("ireebench ") and lines[1].startswith("iree-base-runtime ")
+    assert lines[3].startswith("Python ")
+    assert f"  echo (--plugin: {plugin})" in lines
+    assert ireebench("-V").stdout.splitlines()[:4] == lines[:4]

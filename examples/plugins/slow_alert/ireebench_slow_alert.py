@@ -1,6 +1,10 @@
 """Example streaming plugin: warns on stderr when a benchmark is slower than a budget.
 
-    ireebench --module=model.vmfb --plugin=examples/plugins/slow_alert.py --slow_alert_ms=5
+    ireebench --module=model.vmfb --slow_alert_ms=5
+
+Install it (``pip install examples/plugins/slow_alert``: entry point
+``slow_alert``) or load it with
+``--plugin examples/plugins/slow_alert/ireebench_slow_alert.py``.
 
 Shows a plugin option (ireebench_addoption), checking it and keeping per-run
 state in ``config.stash`` (ireebench_configure), and the streaming hook that

@@ -1,15 +1,15 @@
-"""Example third-party reporter: a Markdown table.
+"""Example plugin: a reporter that prints one Markdown table.
 
-    ireebench --module=model.vmfb --plugin=examples/plugins/markdown_reporter.py --reporter=markdown
+    ireebench --module=model.vmfb --reporter=markdown
 
-Install it as a package with an entry point to load it automatically:
-
-    [project.entry-points.ireebench]
-    markdown_reporter = "markdown_reporter"
+Install it (``pip install examples/plugins/markdown_reporter``: entry point
+``markdown``, so it loads in every run) or load it once with
+``--plugin examples/plugins/markdown_reporter/ireebench_markdown.py``.
+``--reporter=markdown`` shows it; ``--benchmark_out=r.md
+--benchmark_out_format=markdown`` writes it to a file.
 """
 
-from ireebench import hookimpl
-from ireebench.reporting import Reporter
+from ireebench import Reporter, hookimpl
 from tabulate import tabulate
 
 
