@@ -291,8 +291,11 @@ def ireebench_measure_repetition(config, workload, repetition):
     :param config: the run's :class:`Config`.
     :param workload: the :class:`Workload`.
     :param repetition: an :class:`ireebench.measure.Repetition` (``index``,
-        ``repetitions``, ``iterations``, the prepared ``batch`` and the
-        ``session``).
+        ``repetitions``, ``iterations``, the prepared ``batch``, the
+        ``session``, and ``retry``: as Google Benchmark does, a first
+        repetition that falls short of a time ``--benchmark_min_time`` is
+        measured again with more iterations, and this call has ``retry``
+        1, 2 ...; the last call of an index is the reported one).
     :return: an :class:`ireebench.Run`, or ``None`` to let another plugin
         measure.
     """

@@ -14,10 +14,11 @@ For each workload, in order:
    shares a timed region with a repetition (a profiler bracketing a
    repetition sees only measured iterations), the first invocation after
    loading (its cold start) is never part of a repetition, and the wall time
-   is Google Benchmark's. The only difference: Google Benchmark grows again
-   when that predicted run falls short of the minimum time (it would have
-   to be 30 % faster than predicted); ireebench reports it. With an
-   iteration count (``20x``) there is no calibration, as in Google Benchmark.
+   is Google Benchmark's. Like Google Benchmark, a first repetition that
+   still falls short of the minimum time (the machine ran faster than
+   calibration saw) grows by the same rule and is measured again
+   (``Repetition.retry`` counts these). With an iteration count (``20x``)
+   there is no calibration, as in Google Benchmark.
 3. **Repetitions** (``--benchmark_repetitions``): each is one call of the
    ``ireebench_measure_repetition`` hook with the calibrated count; its
    built-in implementation is :func:`time_repetition`.
@@ -60,6 +61,9 @@ class Repetition:
     # The prepared batch (kinds with ``reusable_batch``; None otherwise);
     # after measuring, the batch of the last measured iteration.
     batch: object = None
+    # 0, or how many times this first repetition was measured again because
+    # it fell short of --benchmark_min_time (see measure_workload).
+    retry: int = 0
 
 
 class BenchmarkFailure(Exception):
@@ -216,20 +220,42 @@ def measure_workload(config, session, workload) -> list[Run]:
         return [error_run(workload, repetitions, 0, str(exc))]
     runs: list[Run] = []
     for index in range(repetitions):
-        repetition = Repetition(index, repetitions, iterations, session)
-        if workload.kind.reusable_batch:
-            try:
-                repetition.batch = workload.kind.prepare(workload, session)
-            except Exception as exc:  # noqa: BLE001 - the runtime's failure is the row
-                runs.append(error_run(workload, repetitions, index, failure_message(exc)))
-                break
-        run = call_hook(config.pm, "ireebench_measure_repetition", config=config,
-                        workload=workload, repetition=repetition)
-        if run is None:
-            run = error_run(workload, repetitions, index,
-                            "no plugin implements ireebench_measure_repetition")
+        run, repetition = _repetition(config, session, workload, index, repetitions, iterations)
+        while index == 0 and _falls_short(config, run):
+            # Google Benchmark reports only a first repetition that reached
+            # the minimum time; one that fell short (the machine got faster
+            # than calibration saw) grows by its rule and is measured again.
+            iterations = _predict_iterations(
+                Sample(run.iterations, run.real_accumulated_time, 0.0, None),
+                config.min_time.seconds)
+            run, repetition = _repetition(config, session, workload, index, repetitions,
+                                          iterations, repetition.retry + 1)
         runs.append(run)
         if run.error_occurred:
             break
         workload.last_batch = repetition.batch
     return runs + compute_aggregates(runs)
+
+
+def _falls_short(config, run: Run) -> bool:
+    seconds = config.min_time.seconds
+    return (seconds is not None and not run.error_occurred
+            and not config.getoption("benchmark_dry_run")
+            and run.iterations < MAX_ITERATIONS and run.real_accumulated_time < seconds)
+
+
+def _repetition(config, session, workload, index: int, repetitions: int, iterations: int,
+                retry: int = 0) -> tuple[Run, Repetition]:
+    """Prepares and measures one repetition through ``ireebench_measure_repetition``."""
+    repetition = Repetition(index, repetitions, iterations, session, retry=retry)
+    if workload.kind.reusable_batch:
+        try:
+            repetition.batch = workload.kind.prepare(workload, session)
+        except Exception as exc:  # noqa: BLE001 - the runtime's failure is the row
+            return error_run(workload, repetitions, index, failure_message(exc)), repetition
+    run = call_hook(config.pm, "ireebench_measure_repetition", config=config,
+                    workload=workload, repetition=repetition)
+    if run is None:
+        run = error_run(workload, repetitions, index,
+                        "no plugin implements ireebench_measure_repetition")
+    return run, repetition

@@ -19,6 +19,7 @@ import iree.runtime as rt
 from ..config import Config
 from ..errors import UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
+from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
 from ..pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
 from .argv import expand_flagfiles, prescan_plugins
 from .options import (
@@ -164,11 +165,45 @@ def blocked_builtin_flags(blocked) -> dict[str, str]:
     return flags
 
 
+# Flags of the native tools' own loaders, unknown to the Python bindings'
+# flag registry: accepted, and handed to every native pass as they are. In
+# process they change nothing: modules are a private copy, mapped; parameter
+# archives are mapped; one device leads; the VM is not traced.
+NATIVE_LOADER_FLAGS = frozenset({"module_mode", "parameter_mode", "device_lead_allocator",
+                                 "trace_execution"})
+
+
+# Flags with which the native tools print something about the machine and
+# exit (through the runtime's parser in this process they can abort it):
+# answered by the native tool itself, then ireebench exits like --help.
+INFORMATION_FLAGS = frozenset({"list_drivers", "list_devices", "dump_devices",
+                               "dump_task_topologies"})
+
+
+def _flag_name(flag: str) -> str:
+    return flag.lstrip("-").split("=", 1)[0]
+
+
+def print_native_information(runtime_flags: list[str], stdout) -> bool:
+    """Answers --list_drivers and its kin as iree-benchmark-module does; True if any."""
+    asked = [flag for flag in runtime_flags if _flag_name(flag) in INFORMATION_FLAGS]
+    if not asked:
+        return False
+    proc = run_tool(BENCHMARK_TOOL, asked)
+    if proc.returncode != 0:
+        raise UsageError(f"{' '.join(asked)}: {native_error_line(proc.stderr, proc.returncode)}")
+    stdout.write(proc.stdout)
+    stdout.flush()
+    return True
+
+
 def check_runtime_flags(runtime_flags: list[str], blocked=()) -> None:
     """Hands flags ireebench does not own to the IREE runtime; an unknown one is an error."""
     blocked_flags = blocked_builtin_flags(blocked) if blocked else {}
     for flag in runtime_flags:
-        name = flag.lstrip("-").split("=", 1)[0]
+        name = _flag_name(flag)
+        if name in NATIVE_LOADER_FLAGS:
+            continue
         if name in blocked_flags:
             owner = blocked_flags[name]
             raise UsageError(f"{flag}: unknown flag (it belongs to the plugin {owner!r}, "
@@ -206,6 +241,8 @@ def parse_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
     if ctx is None:
         return None
     runtime_flags = split_extra_args(ctx.args)
+    if print_native_information(runtime_flags, stdout):
+        return None
     config = Config(pm, dict(ctx.params), runtime_flags, list(argv), stdout, stderr)
     validate_core_options(config)
     check_runtime_flags(runtime_flags, selection.blocked)
