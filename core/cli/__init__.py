@@ -3,16 +3,18 @@
 * :mod:`.options`: the core's option table and the parser plugins add to;
 * :mod:`.argv`: flag files and the plugin selection, read before parsing;
 * :mod:`.command`: the main command, parsed into a :class:`Config`;
-* :mod:`.replay`: ``ireebench replay FILE.ireereplay``.
+* :mod:`.replay`: ``ireebench replay FILE.ireereplay``;
+* :mod:`.compare`: ``ireebench compare OLD.json NEW.json`` (a run of its own).
 
 :func:`run_cli` is the edge where every error becomes one line on stderr
 and an exit status (1 user error, 3 plugin or internal error, 130 SIGINT,
-143 SIGTERM);
+143 SIGTERM; ``ireebench compare``: 1 regression, 2 user error);
 :func:`execute` is the same run for the Python API, raising instead.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -29,13 +31,26 @@ from ..results import RunResult
 from ..runner import run_config
 from ..signals import sigterm_raises
 from .command import parse_args
+from .compare import compare_main
 from .replay import parse_replay_args
 
 # Set to see the traceback of an internal error instead of its one line.
 DEBUG_ENV = "IREEBENCH_DEBUG"
 
-# `ireebench NAME ...`: subcommand name -> parser returning a Config (or None).
-SUBCOMMANDS = {"replay": parse_replay_args}
+
+def benchmark_run(parse, argv: list[str], stdout, stderr, plugins=()) -> RunResult:
+    """A benchmark run: ``parse`` gives its Config (None after --help), the core runs it."""
+    config = parse(argv, stdout, stderr, plugins)
+    if config is None:
+        return RunResult(0, [])
+    return run_config(config)
+
+
+# `ireebench NAME ...`: subcommand name -> main(argv, stdout, stderr, plugins) -> RunResult.
+SUBCOMMANDS = {
+    "replay": functools.partial(benchmark_run, parse_replay_args),
+    "compare": compare_main,
+}
 
 
 def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
@@ -46,14 +61,10 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
     argv = list(argv)
-    parse = SUBCOMMANDS.get(argv[0]) if argv else None
-    if parse is not None:
-        config = parse(argv[1:], stdout, stderr, plugins)
-    else:
-        config = parse_args(argv, stdout, stderr, plugins)
-    if config is None:
-        return RunResult(0, [])
-    return run_config(config)
+    main = SUBCOMMANDS.get(argv[0]) if argv else None
+    if main is not None:
+        return main(argv[1:], stdout, stderr, plugins)
+    return benchmark_run(parse_args, argv, stdout, stderr, plugins)
 
 
 def run_cli(argv: list[str]) -> int:

@@ -26,7 +26,8 @@ from .options import CORE, IREEBENCH_GROUP, OptionParser, add_core_options, vali
 
 HELP = ("Benchmark the exported functions of an IREE module (.vmfb), flag-compatible "
         "with iree-benchmark-module.\n\n"
-        "Subcommand: ireebench replay FILE.ireereplay (see ireebench replay --help).")
+        "Subcommands: ireebench replay FILE.ireereplay, ireebench compare OLD.json NEW.json "
+        "(see their --help).")
 
 
 @dataclass
@@ -50,6 +51,8 @@ class GroupedCommand(click.Command):
     of ``--reporter`` and ``--backend`` (asked for only when help is shown).
     """
 
+    show_runtime_flags = True  # the "Runtime flags" section of the help
+
     def __init__(self, *args, pm=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.pm = pm
@@ -68,8 +71,8 @@ class GroupedCommand(click.Command):
     def _list_plugin_objects(self) -> None:
         if self.pm is None:
             return
-        reporters = _known(self.pm, "ireebench_reporters", "reporter")
-        backends = _known(self.pm, "ireebench_backends", "backend")
+        reporters = known_names(self.pm, "ireebench_reporters", "reporter")
+        backends = known_names(self.pm, "ireebench_backends", "backend")
         for option in self.params:
             if option.name in ("reporter", "benchmark_format", "benchmark_out_format") \
                     and reporters:
@@ -94,6 +97,8 @@ class GroupedCommand(click.Command):
         for title, records in sections.items():
             with formatter.section(title):
                 formatter.write_dl(records)
+        if not self.show_runtime_flags:
+            return
         with formatter.section("Runtime flags"):
             formatter.write_text(
                 "Flags not listed here (--task_topology_*, driver flags such as "
@@ -114,7 +119,8 @@ def add_plugin_options(pm, parser: OptionParser) -> None:
             parser.plugin = CORE
 
 
-def _known(pm, hook_name: str, what: str) -> str:
+def known_names(pm, hook_name: str, what: str) -> str:
+    """The sorted names a named-object hook provides, comma separated (for --help)."""
     try:
         names = sorted(collect_named(pm, hook_name, what, config=None))
     except UsageError:
