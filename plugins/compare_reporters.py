@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 
 from ireebench import hookimpl
-from ireebench.comparison import SLOWER, CompareReporter
+from ireebench.comparison import INCONCLUSIVE, SLOWER, CompareReporter
 from ireebench.results import TIME_UNIT_MULTIPLIER
 from tabulate import tabulate
 
@@ -92,6 +92,10 @@ def summary_lines(comparison) -> list[str]:
     for b in comparison.benchmarks:
         for note in b.notes:
             lines.append(f"Note: {b.name}: {note}")
+    if comparison.count(INCONCLUSIVE):
+        lines.append(f"Note: a verdict needs {comparison.options.min_repetitions} repetitions "
+                     f"or more a side: run both with --benchmark_repetitions="
+                     f"{comparison.options.min_repetitions} (or more)")
     if comparison.only_old:
         lines.append(f"Only in old ({comparison.old_path}): {', '.join(comparison.only_old)}")
     if comparison.only_new:

@@ -68,8 +68,8 @@ def _options() -> list:
                       metavar="[PATTERN=]PERCENT",
                       help="Fail (exit 1) on a significant slowdown larger than PERCENT "
                            "(5%); PATTERN=PERCENT for the benchmarks the regex PATTERN "
-                           "finds (the last matching one wins over a plain one); repeatable. "
-                           "Default 0%: any significant slowdown."),
+                           "finds, winning over a plain PERCENT (the last matching pattern "
+                           "wins); repeatable. Default 0%: any significant slowdown."),
         GroupedOption(("--alpha", "alpha"), type=float, default=DEFAULT_ALPHA, group=g,
                       help="Significance level of the U test (0.05)."),
         GroupedOption(("--confidence", "confidence"), type=float, default=None, group=g,

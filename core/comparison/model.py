@@ -241,8 +241,7 @@ def compare_benchmark(name: str, old_rows: BenchmarkRows, new_rows: BenchmarkRow
     if min(len(old), len(new)) < options.min_repetitions:
         result.verdict = INCONCLUSIVE
         result.notes.append(f"fewer than {options.min_repetitions} repetitions a side "
-                            f"({len(old)} vs {len(new)}): no verdict; rerun both with "
-                            f"--benchmark_repetitions={options.min_repetitions} or more")
+                            f"({len(old)} vs {len(new)}): no verdict")
     elif result.pvalue < options.alpha and result.change != 0:
         result.verdict = SLOWER if result.change > 0 else FASTER
     else:
