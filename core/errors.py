@@ -2,7 +2,8 @@
 
 * :class:`UsageError`: anything the user can fix (a flag value, a missing
   file, a plugin that does not import, two plugins that clash). The CLI
-  prints one ``ireebench: error: ...`` line and exits 1.
+  prints one ``ireebench: error: ...`` line and exits 1 (2 in ``ireebench
+  compare``, whose 1 means a regression, as diff's 1 means a difference).
 * :class:`PluginError`: a plugin's code raised while ireebench called it.
   Not the user's mistake, so it reads differently (``ireebench: plugin
   error: plugin 'x' failed in ireebench_y: ...``) and exits 3, like pytest's
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a usage error, a failed benchmark, a mismatching output
+EXIT_COMPARE_USAGE = 2  # `ireebench compare`: a usage error (1 is a regression there)
 EXIT_PLUGIN_ERROR = 3  # a plugin raised (pytest's INTERNAL_ERROR)
 EXIT_INTERRUPTED = 130  # SIGINT
 EXIT_OUTPUT_CLOSED = 141  # stdout closed early (128 + SIGPIPE), as Unix tools end

@@ -16,13 +16,18 @@ the initialization and reporting hooks, ``ireebench_replay_capture`` (native
 backend) and ``ireebench_sessionfinish`` (with ``session=None``), not the
 session, discovery or measurement hooks.
 
+``ireebench compare OLD.json NEW.json`` is a run of another kind: it
+measures nothing and calls only the hooks of the last phase, "Compare"
+(:data:`COMPARE_HOOKS`); a benchmark run never calls those.
+
 A hook implementation that raises stops the run with one line naming its
 plugin (``ireebench: plugin error: ...``, exit status 3); raise
 :class:`ireebench.UsageError` instead for a mistake the user can fix (exit
-status 1). Wrappers (``@hookimpl(wrapper=True)``) work on every hook except
-the four that collect named objects from each plugin separately
-(``addoption``, ``backends``, ``reporters``, ``invocation_kinds``): a
-wrapper there is refused when the plugin is registered.
+status 1; 2 in ``ireebench compare``). Wrappers (``@hookimpl(wrapper=True)``)
+work on every hook except the five that collect named objects from each
+plugin separately (``addoption``, ``backends``, ``reporters``,
+``invocation_kinds``, ``compare_reporters``): a wrapper there is refused
+when the plugin is registered.
 """
 
 import pluggy
@@ -37,7 +42,12 @@ PER_PLUGIN_HOOKS = (
     "ireebench_backends",
     "ireebench_reporters",
     "ireebench_invocation_kinds",
+    "ireebench_compare_reporters",
 )
+
+# Hooks of `ireebench compare` only (the "Compare" phase, last below): a
+# benchmark run never calls them, and `ireebench compare` calls no other.
+COMPARE_HOOKS = ("ireebench_compare_reporters",)
 
 
 # -------------------------------------------------------------------------
@@ -454,4 +464,33 @@ def ireebench_sessionfinish(config, session, exitstatus):
     :param exitstatus: the exit code the run is about to return (1 after a
         user error or a failed benchmark, 3 after a plugin error, 130/143
         after SIGINT/SIGTERM).
+    """
+
+
+# -------------------------------------------------------------------------
+# Compare: `ireebench compare OLD.json NEW.json`, a run of its own.
+# -------------------------------------------------------------------------
+
+
+@hookspec
+def ireebench_compare_reporters(config):
+    """Return the comparison reporters this plugin provides.
+
+    Called once per ``ireebench compare`` run (never by a benchmark run),
+    after its command line is parsed and before the two files are read. A
+    name defined twice is an error naming both plugins. ``--reporter NAME``
+    picks the display (stdout, default ``console``), ``--out_format NAME``
+    the format of the ``--out`` file (default ``json``); the built-in
+    ``compare_reporters`` plugin provides ``console``, ``markdown`` and
+    ``json``.
+
+    :param config: the compare run's :class:`Config` (``config.stdout``,
+        ``config.getoption("threshold")``...). A compare run has its own
+        options; the options plugins add with ``ireebench_addoption`` belong
+        to benchmark runs and are not set.
+    :return: a dict of reporter name to factory. A factory is called as
+        ``factory(stream, config)`` and returns an object whose
+        ``report(comparison)`` writes the
+        :class:`ireebench.comparison.Comparison` to ``stream`` (see
+        :class:`ireebench.comparison.CompareReporter`).
     """

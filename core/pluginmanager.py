@@ -65,6 +65,7 @@ BUILTIN_PLUGINS = {
     "device_profiling": "ireebench.plugins.device_profiling",
     "replay_capture": "ireebench.plugins.replay_capture",
     "mlir_modules": "ireebench.plugins.mlir_modules",
+    "compare_reporters": "ireebench.plugins.compare_reporters",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

@@ -134,6 +134,7 @@ class RunResult:
     exit_code: int
     runs: list[Run]
     context: object = None
+    comparison: object = None  # `ireebench compare`: the ireebench.comparison.Comparison
 
     def __iter__(self):
         return iter(self.runs)

@@ -4,11 +4,13 @@
 * :mod:`.argv`: flag files and the plugin selection, read before parsing;
 * :mod:`.command`: the main command, parsed into a :class:`Config`;
 * :mod:`.replay`: ``ireebench replay FILE.ireereplay``;
-* :mod:`.plugins`: ``ireebench plugins [--json]``.
+* :mod:`.plugins`: ``ireebench plugins [--json]``;
+* :mod:`.compare`: ``ireebench compare OLD.json NEW.json`` (a run of its own).
 
 :func:`run_cli` is the edge where every error becomes one line on stderr
 and an exit status (1 user error, 3 plugin or internal error, 130 SIGINT,
-141 stdout closed by its reader, 143 SIGTERM);
+141 stdout closed by its reader, 143 SIGTERM; ``ireebench compare``: 1
+regression, 2 user error);
 :func:`execute` is the same run for the Python API, raising instead.
 """
 
@@ -33,6 +35,7 @@ from ..runner import run_config
 from ..signals import sigterm_raises
 from ..streams import CliStream
 from .command import parse_args
+from .compare import compare_main
 from .plugins import plugins_command
 from .replay import parse_replay_args
 
@@ -49,9 +52,8 @@ def _replay(argv, stdout, stderr, plugins) -> RunResult:
     return _run(parse_replay_args(argv, stdout, stderr, plugins))
 
 
-# `ireebench NAME ...`: subcommand name -> function(argv, stdout, stderr, plugins)
-# returning a RunResult.
-SUBCOMMANDS = {"replay": _replay, "plugins": plugins_command}
+# `ireebench NAME ...`: subcommand name -> main(argv, stdout, stderr, plugins) -> RunResult.
+SUBCOMMANDS = {"replay": _replay, "plugins": plugins_command, "compare": compare_main}
 
 
 def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:

@@ -35,7 +35,8 @@ from .options import (
 HELP = ("Benchmark the exported functions of an IREE module (.vmfb), flag-compatible "
         "with iree-benchmark-module.\n\n"
         "Subcommands: ireebench replay FILE.ireereplay (benchmark a replay capture), "
-        "ireebench plugins (what is loaded); see ireebench SUBCOMMAND --help.")
+        "ireebench compare OLD.json NEW.json (verdicts), ireebench plugins (what is "
+        "loaded); see ireebench SUBCOMMAND --help.")
 
 
 class GroupedCommand(click.Command):
@@ -44,6 +45,8 @@ class GroupedCommand(click.Command):
     The reporters and backends of the loaded plugins are listed in the help
     of ``--reporter`` and ``--backend`` (asked for only when help is shown).
     """
+
+    show_runtime_flags = True  # the "Runtime flags" section of the help
 
     def __init__(self, *args, pm=None, **kwargs):
         super().__init__(*args, **kwargs)
@@ -63,8 +66,8 @@ class GroupedCommand(click.Command):
     def _list_plugin_objects(self) -> None:
         if self.pm is None:
             return
-        reporters = _known(self.pm, "ireebench_reporters", "reporter")
-        backends = _known(self.pm, "ireebench_backends", "backend")
+        reporters = known_names(self.pm, "ireebench_reporters", "reporter")
+        backends = known_names(self.pm, "ireebench_backends", "backend")
         for option in self.params:
             if option.name in ("reporter", "benchmark_format", "benchmark_out_format") \
                     and reporters:
@@ -89,6 +92,8 @@ class GroupedCommand(click.Command):
         for title, records in sections.items():
             with formatter.section(title):
                 formatter.write_dl(records)
+        if not self.show_runtime_flags:
+            return
         with formatter.section("Runtime flags"):
             formatter.write_text(
                 "Flags not listed here (--task_topology_*, driver flags such as "
@@ -109,7 +114,8 @@ def add_plugin_options(pm, parser: OptionParser) -> None:
             parser.plugin = CORE
 
 
-def _known(pm, hook_name: str, what: str) -> str:
+def known_names(pm, hook_name: str, what: str) -> str:
+    """The sorted names a named-object hook provides, comma separated (for --help)."""
     try:
         names = sorted(collect_named(pm, hook_name, what, config=None))
     except UsageError:

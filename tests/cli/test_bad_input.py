@@ -41,8 +41,8 @@ CATALOGUE = [
          "--module={dir}/empty.vmfb", "empty"),
     case("module-corrupt", ["--module={dir}/corrupt.vmfb", "--device=local-sync"],
          "--module={dir}/corrupt.vmfb", "not a valid IREE module"),
-    case("module-not-vmfb", ["--module={dir}/source.mlir", "--device=local-sync"],
-         "--module={dir}/source.mlir", "not a valid IREE module"),
+    case("module-not-vmfb", ["--module={dir}/notes.txt", "--device=local-sync"],
+         "--module={dir}/notes.txt", "not a valid IREE module"),
     case("module-stdin-empty", ["--module=-", "--device=local-sync"], "--module=-", "empty",
          stdin=b""),
     case("module-is-directory", ["--module={dir}", "--device=local-sync"], "--module={dir}",
@@ -200,7 +200,7 @@ def bad_files(tmp_path_factory, compile_mlir) -> dict[str, str]:
     (directory / "empty.vmfb").write_bytes(b"")
     (directory / "corrupt.vmfb").write_bytes(b"\x00garbage" * 64)
     source = (MLIR_DIR / "simple.mlir").read_text()
-    (directory / "source.mlir").write_text(source)
+    (directory / "notes.txt").write_text("not a module\n")
     np.save(directory / "f64.npy", np.ones(4, dtype=np.float64))
     (directory / "three.bin").write_bytes(b"\x01\x02\x03")
     (directory / "corrupt.npy").write_bytes(b"\x93NUMPY\x01\x00" + b"\xff" * 40)

@@ -14,6 +14,7 @@ import json
 
 import pytest
 from conftest import FIXTURE_PLUGINS, ROOT, one_error_line, plugin_error_line
+from ireebench.hookspecs import COMPARE_HOOKS
 
 LOCAL = "--device=local-sync"
 
@@ -73,15 +74,32 @@ def _spec_order() -> list[str]:
             if isinstance(node, ast.FunctionDef) and node.name.startswith("ireebench_")]
 
 
+def _called(stderr: str) -> list[str]:
+    return [line.split()[1] for line in stderr.splitlines() if line.startswith("HOOK ")]
+
+
+def test_compare_hooks_are_the_last_phase():
+    """hookspecs.COMPARE_HOOKS is the explicit list of another command's hooks, last."""
+    order = _spec_order()
+    assert COMPARE_HOOKS and order[-len(COMPARE_HOOKS):] == list(COMPARE_HOOKS)
+
+
 def test_hooks_are_called_in_the_documented_order(ireebench, compile_mlir, tmp_path):
     result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL,
                        "--benchmark_min_time=2x", "--plugin=hook_recorder",
-                       f"--device_replay_output={tmp_path / 'capture.ireereplay'}")
+                       f"--device_replay_output={tmp_path / 'capture.ireereplay'}",
+                       f"--benchmark_out={tmp_path / 'run.json'}")
     assert result.returncode == 0, result.stderr
-    called = [line.split()[1] for line in result.stderr.splitlines() if line.startswith("HOOK ")]
+    called = _called(result.stderr)
     first_calls = list(dict.fromkeys(called))
-    assert first_calls == _spec_order()
+    # Every hook of a benchmark run; those of `ireebench compare` never.
+    assert first_calls == [name for name in _spec_order() if name not in COMPARE_HOOKS]
     assert called[-1] == "ireebench_sessionfinish"
+    # The same plugin in a compare run of that run's file: the compare hooks only.
+    compared = ireebench("compare", tmp_path / "run.json", tmp_path / "run.json",
+                         "--plugin=hook_recorder")
+    assert compared.returncode == 0, compared.stderr
+    assert _called(compared.stderr) == list(COMPARE_HOOKS)
 
 
 @pytest.mark.parametrize("outcome, status", [("ok", 0), ("failed", 1), ("usage", 1),

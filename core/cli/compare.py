@@ -1,0 +1,155 @@
+"""``ireebench compare OLD.json NEW.json``: the command line of a comparison.
+
+A run of its own kind: the plugin manager is built as for a benchmark run
+(``--plugin``, ``-p``, entry points, flag files), but the command has its
+own options (below) and calls only the "Compare" hooks
+(``hookspecs.COMPARE_HOOKS``); the run is
+:func:`ireebench.comparison.run_compare`.
+
+Exit status, as diff(1) and cmp(1): 0 no regression, 1 a significant
+regression beyond its threshold, 2 bad input (a usage error: a missing or
+unreadable file, a file that is not a benchmark report, a bad flag; one
+``ireebench: error:`` line), 3 a plugin or internal error, 130/143 on a
+signal. A benchmark run's usage errors exit 1; here 1 is taken by the
+regression, so that CI can tell the two apart.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..comparison import COMPARE_OPTIONS, CompareOptions, parse_threshold, run_compare
+from ..comparison.inputs import METRICS
+from ..comparison.model import DEFAULT_ALPHA
+from ..comparison.run import DEFAULT_OUT_FORMAT, DEFAULT_REPORTER
+from ..config import Config
+from ..errors import EXIT_COMPARE_USAGE, UsageError, flag_error
+from ..outfiles import check_output_path
+from ..pluginmanager import build_plugin_manager
+from ..results import RunResult
+from .argv import expand_flagfiles, prescan_plugins
+from .command import GroupedCommand, known_names, make_context
+from .options import GroupedOption, Streams
+
+COMPARE_GROUP = "Comparison"
+PLUGIN_GROUP = "Plugins"
+
+HELP = """Compare two Google Benchmark JSON reports: ireebench's (--benchmark_out,
+--benchmark_format=json) or iree-benchmark-module's.
+
+Per benchmark (matched by name): the median times, the change new/old with
+its confidence interval, a two-sided Mann-Whitney U test of the repetitions
+(9 or more a side for a verdict) and a verdict: faster, slower or no
+significant change. Then the geometric mean of the changes.
+
+Exit status: 0 no regression; 1 a significant slowdown beyond its threshold;
+2 bad input or usage; 3 a plugin error. See docs/compare.md.
+"""
+
+
+class CompareCommand(GroupedCommand):
+    """The help lists the comparison reporters of the loaded plugins."""
+
+    show_runtime_flags = False
+
+    def _list_plugin_objects(self) -> None:
+        if self.pm is None:
+            return
+        names = known_names(self.pm, "ireebench_compare_reporters", "compare reporter")
+        for option in self.params:
+            if option.name in ("reporter", "out_format") and names:
+                option.metavar = names.replace(", ", "|")
+
+
+def _options() -> list:
+    g = COMPARE_GROUP
+    return [
+        GroupedOption(("--threshold", "threshold"), multiple=True, group=g,
+                      metavar="[PATTERN=]PERCENT",
+                      help="Fail (exit 1) on a significant slowdown larger than PERCENT "
+                           "(5%); PATTERN=PERCENT for the benchmarks the regex PATTERN "
+                           "finds, winning over a plain PERCENT (the last matching pattern "
+                           "wins); repeatable. Default 0%: any significant slowdown."),
+        GroupedOption(("--alpha", "alpha"), type=float, default=DEFAULT_ALPHA, group=g,
+                      help="Significance level of the U test (0.05)."),
+        GroupedOption(("--confidence", "confidence"), type=float, default=None, group=g,
+                      help="Level of the change's interval (default 1 - alpha: the "
+                           "interval excludes 0 exactly when the test is significant)."),
+        GroupedOption(("--metric", "metric"), default="real_time", group=g,
+                      metavar="|".join(METRICS), help="The time compared (real_time)."),
+        GroupedOption(("--reporter", "reporter"), default=DEFAULT_REPORTER, group=g,
+                      metavar="NAME", help="Display reporter: console, markdown, json, or "
+                                           "one a plugin adds."),
+        GroupedOption(("--out", "out"), default="", group=g, metavar="FILE",
+                      help="Also write the comparison to FILE (atomically)."),
+        GroupedOption(("--out_format", "out_format"), default=DEFAULT_OUT_FORMAT, group=g,
+                      metavar="NAME", help="Reporter of --out (json)."),
+        GroupedOption(("--plugin", "plugin"), multiple=True, group=PLUGIN_GROUP,
+                      metavar="MODULE|FILE.py", help="Load a plugin module or file; "
+                                                    "repeatable."),
+        GroupedOption(("-p", "block"), multiple=True, group=PLUGIN_GROUP,
+                      metavar="NAME|no:NAME",
+                      help="-p NAME loads a plugin; -p no:NAME blocks one; repeatable."),
+    ]
+
+
+def _level(flag: str, value: float) -> float:
+    if not (0.0 < value < 1.0) or math.isnan(value):
+        raise flag_error(flag, value, "must be between 0 and 1 (exclusive)")
+    return value
+
+
+def compare_options(params: dict) -> CompareOptions:
+    """The checked :class:`CompareOptions` of the parsed flags."""
+    alpha = _level("alpha", params["alpha"])
+    confidence = params.get("confidence")
+    confidence = 1.0 - alpha if confidence is None else _level("confidence", confidence)
+    metric = params["metric"]
+    if metric not in METRICS:
+        raise flag_error("metric", metric, f"one of {', '.join(METRICS)}")
+    thresholds = tuple(parse_threshold(text) for text in params.get("threshold") or ())
+    return CompareOptions(alpha=alpha, confidence=confidence, metric=metric,
+                          thresholds=thresholds)
+
+
+def parse_compare_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
+    """The :class:`Config` of an ``ireebench compare`` run, or None when --help was printed."""
+    argv = expand_flagfiles(list(argv))
+    selection = prescan_plugins(argv)
+    selection.objects = list(plugins)
+    pm = build_plugin_manager(selection)
+    for warning in pm.warnings:
+        stderr.write(f"ireebench: warning: {warning}\n")
+    # The two files are the positional arguments (click's leftovers); an
+    # unknown option is still an error.
+    command = CompareCommand("ireebench compare", params=_options(), help=HELP,
+                             context_settings={"help_option_names": ["--help", "-h"],
+                                               "allow_extra_args": True},
+                             pm=pm)
+    command.options_metavar = "OLD.json NEW.json [OPTIONS]"
+    ctx = make_context(command, "ireebench compare", argv, Streams(stdout, stderr))
+    if ctx is None:
+        return None
+    options = dict(ctx.params)
+    files = list(ctx.args)
+    if len(files) != 2:
+        raise UsageError("compare: expected two files: ireebench compare OLD.json NEW.json "
+                         f"[flags] (got {len(files)}: {' '.join(files) or 'none'})")
+    options["old"], options["new"] = files
+    settings = compare_options(options)
+    check_output_path("out", options["out"])
+    config = Config(pm, options, [], list(argv), stdout, stderr)
+    config.stash[COMPARE_OPTIONS] = settings
+    return config
+
+
+def compare_main(argv: list[str], stdout, stderr, plugins=()) -> RunResult:
+    """Parses and runs ``ireebench compare``; a usage error exits 2 (see the module doc)."""
+    try:
+        config = parse_compare_args(argv, stdout, stderr, plugins)
+        if config is None:
+            return RunResult(0, [])
+        return run_compare(config)
+    except UsageError as exc:
+        exc.exit_code = EXIT_COMPARE_USAGE
+        raise

@@ -1,0 +1,42 @@
+"""``ireebench compare OLD.json NEW.json``: the mechanism (statistics, reading, verdicts).
+
+* :mod:`.utest`: the Mann-Whitney U test, the ratio's interval, the geometric mean;
+* :mod:`.inputs`: Google Benchmark JSON files (ireebench's or the native tool's);
+* :mod:`.model`: thresholds, verdicts, :class:`Comparison`;
+* :mod:`.reporter`: the :class:`CompareReporter` interface;
+* :mod:`.run`: the run (reporters from ``ireebench_compare_reporters``).
+
+The command line is :mod:`ireebench.cli.compare`; the console, Markdown and
+JSON reporters are the built-in plugin ``compare_reporters``.
+"""
+
+from .inputs import BenchmarkFile, BenchmarkRows, read_benchmark_file
+from .model import (
+    COMPARE_OPTIONS,
+    EXIT_NO_REGRESSION,
+    EXIT_REGRESSION,
+    FASTER,
+    INCONCLUSIVE,
+    MIN_REPETITIONS,
+    NO_CHANGE,
+    NOT_COMPARED,
+    SLOWER,
+    VERDICTS,
+    BenchmarkComparison,
+    CompareOptions,
+    Comparison,
+    Threshold,
+    compare,
+    parse_threshold,
+)
+from .reporter import CompareReporter
+from .run import run_compare
+from .utest import RatioInterval, UTestResult, geometric_mean, mann_whitney_u, ratio_interval
+
+__all__ = [
+    "COMPARE_OPTIONS", "EXIT_NO_REGRESSION", "EXIT_REGRESSION", "FASTER", "INCONCLUSIVE",
+    "MIN_REPETITIONS", "NOT_COMPARED", "NO_CHANGE", "SLOWER", "VERDICTS", "BenchmarkComparison",
+    "BenchmarkFile", "BenchmarkRows", "CompareOptions", "CompareReporter", "Comparison",
+    "RatioInterval", "Threshold", "UTestResult", "compare", "geometric_mean", "mann_whitney_u",
+    "parse_threshold", "ratio_interval", "read_benchmark_file", "run_compare",
+]

@@ -1,0 +1,301 @@
+"""A comparison of two benchmark files: a verdict per benchmark, a summary, an exit status.
+
+Benchmarks are matched by ``run_name``. For each one in both files:
+
+* ``old``/``new``: the medians of the per-repetition times;
+* ``change``: the Hodges-Lehmann ratio new/old minus 1, with its
+  distribution-free interval at ``confidence``
+  (:func:`~ireebench.comparison.utest.ratio_interval`);
+* ``pvalue``: the two-sided Mann-Whitney U test of the repetitions (computed
+  from 2 a side; a verdict needs :data:`MIN_REPETITIONS` a side);
+* ``verdict``: ``faster``/``slower`` when the test rejects at ``alpha``,
+  otherwise ``no significant change``; ``inconclusive`` when a side has
+  fewer than ``min_repetitions`` values (the test cannot be trusted, so the
+  verdict is never significant), ``not compared`` when a side has no time
+  (it failed);
+* ``regression``: ``slower`` by more than its threshold. Any regression makes
+  the exit status 1 (:data:`EXIT_REGRESSION`).
+
+The summary is the geometric mean of the ratios over the compared
+benchmarks (each counts once, whatever its time).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UsageError, flag_error
+from ..stash import StashKey
+from .inputs import METRICS, BenchmarkFile, BenchmarkRows
+from .utest import choose_method, geometric_mean, mann_whitney_u, rank_average, ratio_interval
+
+# Fewer repetitions a side than this and no verdict can be "significant"
+# (Google Benchmark's compare.py recommends 9 for its U test too).
+MIN_REPETITIONS = 9
+DEFAULT_ALPHA = 0.05
+
+FASTER = "faster"
+SLOWER = "slower"
+NO_CHANGE = "no significant change"
+INCONCLUSIVE = "inconclusive"
+NOT_COMPARED = "not compared"
+VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, NOT_COMPARED)
+
+EXIT_NO_REGRESSION = 0
+EXIT_REGRESSION = 1
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """``--threshold``: a fraction (0.05 for ``5%``) for every name, or for the names
+    a regex finds (``re.search``) when ``pattern`` is set."""
+
+    fraction: float
+    pattern: str = ""
+    text: str = ""
+
+    def matches(self, name: str) -> bool:
+        return not self.pattern or re.search(self.pattern, name) is not None
+
+    @property
+    def percent(self) -> float:
+        return self.fraction * 100.0
+
+
+def parse_threshold(text: str) -> Threshold:
+    """``5%`` or ``PATTERN=5%`` (the last ``=`` separates them)."""
+    value = str(text)
+    pattern, separator, amount = value.rpartition("=")
+    amount = amount.strip()
+    if not amount.endswith("%"):
+        raise flag_error("threshold", value, "expected a percentage such as 5% or "
+                                             "PATTERN=5% (PATTERN a regex of benchmark names)")
+    try:
+        percent = float(amount[:-1])
+    except ValueError:
+        percent = math.nan
+    if not math.isfinite(percent) or percent < 0:
+        raise flag_error("threshold", value, "the percentage must be a number >= 0 (e.g. 5%)")
+    if separator and not pattern:
+        raise flag_error("threshold", value, "empty pattern before '='")
+    try:
+        re.compile(pattern)
+    except (re.error, RecursionError) as exc:
+        raise flag_error("threshold", value, f"invalid regex: {exc}") from None
+    return Threshold(percent / 100.0, pattern, value)
+
+
+@dataclass(frozen=True)
+class CompareOptions:
+    """What ``ireebench compare`` was asked (checked when the command line is parsed)."""
+
+    alpha: float = DEFAULT_ALPHA
+    confidence: float = 1.0 - DEFAULT_ALPHA
+    metric: str = "real_time"
+    thresholds: tuple[Threshold, ...] = ()
+    min_repetitions: int = MIN_REPETITIONS
+
+    def threshold_for(self, name: str) -> Threshold | None:
+        """The last matching pattern's threshold, else the last global one, else None (0%)."""
+        for threshold in reversed(self.thresholds):
+            if threshold.pattern and threshold.matches(name):
+                return threshold
+        for threshold in reversed(self.thresholds):
+            if not threshold.pattern:
+                return threshold
+        return None
+
+
+# The options of an `ireebench compare` run, in its config.stash.
+COMPARE_OPTIONS = StashKey[CompareOptions]()
+
+
+@dataclass
+class BenchmarkComparison:
+    """One benchmark in both files. Times in seconds per iteration."""
+
+    name: str
+    time_unit: str  # the old file's, for display
+    n_old: int
+    n_new: int
+    old: float | None = None  # median
+    new: float | None = None
+    change: float | None = None  # Hodges-Lehmann ratio - 1
+    low: float | None = None  # interval of the change (None: unbounded)
+    high: float | None = None
+    pvalue: float | None = None
+    method: str = ""  # "exact" or "asymptotic"
+    verdict: str = NOT_COMPARED
+    threshold: float = 0.0  # the fraction that applies
+    regression: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "time_unit": self.time_unit,
+            "old_median_seconds": self.old,
+            "new_median_seconds": self.new,
+            "old_repetitions": self.n_old,
+            "new_repetitions": self.n_new,
+            "change": self.change,
+            "change_low": self.low,
+            "change_high": self.high,
+            "pvalue": self.pvalue,
+            "utest_method": self.method or None,
+            "verdict": self.verdict,
+            "threshold": self.threshold,
+            "regression": self.regression,
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class Comparison:
+    """The whole comparison; what reporters receive."""
+
+    old_path: str
+    new_path: str
+    options: CompareOptions
+    benchmarks: list[BenchmarkComparison]
+    only_old: list[str] = field(default_factory=list)
+    only_new: list[str] = field(default_factory=list)
+    geomean_change: float | None = None  # over the benchmarks with a change
+    geomean_count: int = 0
+    notes: list[str] = field(default_factory=list)  # about the files as a whole
+
+    @property
+    def regressions(self) -> list[BenchmarkComparison]:
+        return [b for b in self.benchmarks if b.regression]
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_REGRESSION if self.regressions else EXIT_NO_REGRESSION
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for b in self.benchmarks if b.verdict == verdict)
+
+    def to_dict(self) -> dict:
+        options = self.options
+        return {
+            "old": self.old_path,
+            "new": self.new_path,
+            "metric": options.metric,
+            "alpha": options.alpha,
+            "confidence": options.confidence,
+            "min_repetitions": options.min_repetitions,
+            "thresholds": [{"pattern": t.pattern, "percent": t.percent}
+                           for t in options.thresholds],
+            "benchmarks": [b.to_dict() for b in self.benchmarks],
+            "geomean": {"change": self.geomean_change, "benchmarks": self.geomean_count},
+            "counts": {verdict: self.count(verdict) for verdict in VERDICTS},
+            "only_in_old": list(self.only_old),
+            "only_in_new": list(self.only_new),
+            "notes": list(self.notes),
+            "regressions": [b.name for b in self.regressions],
+            "exit_status": self.exit_status,
+        }
+
+
+def _side_notes(side: str, rows: BenchmarkRows, source: str) -> list[str]:
+    notes = []
+    if rows.errors:
+        notes.append(f"{len(rows.errors)} failed row(s) in {side}: {rows.errors[0]}")
+    if source and source != "repetitions":
+        notes.append(f"{side}: only the {source} (no repetition rows)")
+    return notes
+
+
+def compare_benchmark(name: str, old_rows: BenchmarkRows, new_rows: BenchmarkRows,
+                      options: CompareOptions) -> BenchmarkComparison:
+    """Compares one benchmark (see the module docstring)."""
+    old, old_source = old_rows.values(options.metric)
+    new, new_source = new_rows.values(options.metric)
+    result = BenchmarkComparison(name, old_rows.time_unit, len(old), len(new))
+    result.notes += _side_notes("old", old_rows, old_source)
+    result.notes += _side_notes("new", new_rows, new_source)
+    threshold = options.threshold_for(name)
+    result.threshold = threshold.fraction if threshold is not None else 0.0
+    if not old or not new:
+        missing = " and ".join(side for side, values in (("old", old), ("new", new))
+                               if not values)
+        result.notes.append(f"no time in {missing}")
+        return result
+    if min(old + new) <= 0:
+        result.notes.append("a time is not positive")
+        return result
+    result.old, result.new = float(np.median(old)), float(np.median(new))
+    ties = rank_average(np.concatenate((old, new)))[1]
+    result.method = choose_method(len(old), len(new), bool(np.any(ties > 1)))
+    interval = ratio_interval(old, new, options.confidence, result.method)
+    result.change = interval.ratio - 1.0
+    if interval.low is not None:
+        result.low, result.high = interval.low - 1.0, interval.high - 1.0
+    if len(old) >= 2 and len(new) >= 2:
+        result.pvalue = mann_whitney_u(old, new, result.method).pvalue
+    if min(len(old), len(new)) < options.min_repetitions:
+        result.verdict = INCONCLUSIVE
+        result.notes.append(f"fewer than {options.min_repetitions} repetitions a side "
+                            f"({len(old)} vs {len(new)}): no verdict")
+    elif result.pvalue < options.alpha and result.change != 0:
+        result.verdict = SLOWER if result.change > 0 else FASTER
+    else:
+        result.verdict = NO_CHANGE
+    result.regression = result.verdict == SLOWER and result.change > result.threshold
+    return result
+
+
+def _text(value) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _tool(context: dict) -> str:
+    """What measured a file: ireebench (its provenance says so) or the executable."""
+    if "ireebench_version" in context:
+        return "ireebench"
+    return os.path.basename(str(context.get("executable", "")))
+
+
+def _context_notes(old: BenchmarkFile, new: BenchmarkFile) -> list[str]:
+    """Differences between the machines or tools of the two files worth knowing."""
+    notes = []
+    for key, what in (("host_name", "hosts"), ("num_cpus", "CPU counts"),
+                      ("iree_devices", "devices"), ("library_build_type", "build types")):
+        a, b = old.context.get(key), new.context.get(key)
+        if a is not None and b is not None and a != b:
+            notes.append(f"old and new ran on different {what} ({_text(a)} and {_text(b)})")
+    tools = [_tool(f.context) for f in (old, new)]
+    if all(tools) and tools[0] != tools[1]:
+        notes.append(f"old was measured by {tools[0]}, new by {tools[1]}")
+    return notes
+
+
+def compare(old: BenchmarkFile, new: BenchmarkFile, options: CompareOptions) -> Comparison:
+    """Compares every benchmark found in both files (old's order).
+
+    :raises UsageError: no benchmark in common, an unknown metric.
+    """
+    if options.metric not in METRICS:
+        raise UsageError(f"--metric={options.metric}: one of {', '.join(METRICS)}")
+    common = [name for name in old.benchmarks if name in new.benchmarks]
+    if not common:
+        raise UsageError(f"compare: {old.path} and {new.path} have no benchmark in common "
+                         f"({len(old.benchmarks)} and {len(new.benchmarks)} benchmarks)")
+    comparison = Comparison(
+        old.path, new.path, options,
+        [compare_benchmark(name, old.benchmarks[name], new.benchmarks[name], options)
+         for name in common],
+        only_old=[name for name in old.benchmarks if name not in new.benchmarks],
+        only_new=[name for name in new.benchmarks if name not in old.benchmarks],
+        notes=_context_notes(old, new),
+    )
+    ratios = [1.0 + b.change for b in comparison.benchmarks if b.change is not None]
+    if ratios:
+        comparison.geomean_change = geometric_mean(ratios) - 1.0
+        comparison.geomean_count = len(ratios)
+    return comparison

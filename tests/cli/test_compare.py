@@ -1,0 +1,354 @@
+"""``ireebench compare`` end to end: real runs, the native tool's JSON, bad input.
+
+Modules are compiled in the test: a loop whose trip count makes the second
+one 8x heavier under the same function name. Runs use 9 repetitions (the
+minimum for a verdict) of a few iterations each, so they stay short.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import ireebench
+import pytest
+from conftest import one_error_line, plugin_error_line
+
+LOOP = """
+func.func @work(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant TRIPS : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<64xf32> {
+    %e = tensor.empty() : tensor<64xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                         iterator_types = ["parallel"]}
+        ins(%acc : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = math.sin %a : f32
+      linalg.yield %s : f32
+    } -> tensor<64xf32>
+    scf.yield %y : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+"""
+TRIPS = 200  # about 0.5 ms per call on a laptop core
+RUN = ["--device=local-sync", "--function=work", "--input=64xf32=1",
+       "--benchmark_repetitions=9", "--benchmark_min_time=5x"]
+NAME = "BM_work/process_time/real_time"
+
+
+@pytest.fixture(scope="module")
+def modules(compile_mlir):
+    return {"light": compile_mlir(LOOP.replace("TRIPS", str(TRIPS))),
+            "heavy": compile_mlir(LOOP.replace("TRIPS", str(8 * TRIPS)))}
+
+
+@pytest.fixture(scope="module")
+def reports(modules, ireebench, tmp_path_factory):
+    """ireebench's JSON of the light module and of the 8x heavier one (run side
+    by side, so that both see the same machine)."""
+    directory = tmp_path_factory.mktemp("compare")
+    files = {name: directory / f"{name}.json" for name in modules}
+
+    def run(name):
+        return ireebench(f"--module={modules[name]}", *RUN, f"--benchmark_out={files[name]}",
+                         "--benchmark_format=json")
+
+    with ThreadPoolExecutor(2) as pool:
+        for result in pool.map(run, list(files)):
+            assert result.returncode == 0, result.stderr
+    return files
+
+
+def _json(result) -> dict:
+    return json.loads(result.stdout)
+
+
+def test_same_module_twice_no_significant_change(modules, ireebench, tmp_path):
+    """Two runs of the same module: no significant change, exit 0.
+
+    The U test sees every repetition of one run under that run's conditions,
+    so a machine whose load changes between two runs (other test processes
+    here) makes a real difference between them. The two runs are therefore
+    made side by side, under the same load, and up to four pairs are tried:
+    one must show no significant change.
+    """
+    outcomes = []
+    for attempt in range(4):
+        paths = [tmp_path / f"first{attempt}.json", tmp_path / f"second{attempt}.json"]
+        with ThreadPoolExecutor(2) as pool:
+            runs = list(pool.map(lambda path: ireebench(
+                f"--module={modules['light']}", *RUN, f"--benchmark_out={path}",
+                "--benchmark_format=json"), paths))
+        assert all(run.returncode == 0 for run in runs), [run.stderr for run in runs]
+        result = ireebench("compare", *paths, "--threshold=5%")
+        assert "Traceback" not in result.stderr, result.stderr
+        data = _json(ireebench("compare", *paths, "--threshold=5%", "--reporter=json"))
+        [bench] = data["benchmarks"]
+        assert result.returncode == data["exit_status"]
+        outcomes.append((result.returncode, bench["verdict"], round(bench["change"], 3)))
+        if result.returncode == 0 and bench["verdict"] == "no significant change":
+            row = next(line for line in result.stdout.splitlines() if line.startswith(NAME))
+            assert "no significant change" in row and "9 vs 9" in row
+            assert "OK: no significant regression beyond the thresholds" in result.stdout
+            assert bench["change_low"] < 0 < bench["change_high"]
+            return
+    pytest.fail(f"four pairs of runs of one module all differed: {outcomes}")
+
+
+def test_eight_times_heavier_is_a_significant_regression(reports, ireebench):
+    result = ireebench("compare", reports["light"], reports["heavy"], "--threshold", "5%")
+    assert result.returncode == 1, result.stderr
+    assert result.stderr == ""
+    row = next(line for line in result.stdout.splitlines() if line.startswith(NAME))
+    assert "slower: REGRESSION (> 5%)" in row and "9 vs 9" in row
+    assert f"FAILED: 1 significant regression(s) beyond the threshold: {NAME}" in result.stdout
+    data = _json(ireebench("compare", reports["light"], reports["heavy"], "--threshold=5%",
+                           "--reporter=json"))
+    [bench] = data["benchmarks"]
+    assert bench["verdict"] == "slower" and bench["regression"] is True
+    assert 3.0 < bench["change"] < 20.0  # 8x the work: about +700%
+    assert bench["change_low"] > 2.0 and bench["pvalue"] < 0.001
+    assert data["exit_status"] == 1 and data["regressions"] == [NAME]
+
+
+def test_the_other_way_round_is_faster_and_exits_zero(reports, ireebench):
+    result = ireebench("compare", reports["heavy"], reports["light"], "--threshold=5%",
+                       "--reporter=json")
+    assert result.returncode == 0, result.stderr
+    assert _json(result)["benchmarks"][0]["verdict"] == "faster"
+
+
+def test_a_per_name_threshold_above_the_change_passes(reports, ireebench):
+    result = ireebench("compare", reports["light"], reports["heavy"], "--threshold=5%",
+                       "--threshold=BM_work.*=2000%")
+    assert result.returncode == 0, result.stderr
+    assert "slower (within 2000%)" in result.stdout
+
+
+def test_native_tool_json_is_read(modules, reports, native_tool, ireebench, tmp_path):
+    """iree-benchmark-module's --benchmark_out file and its --benchmark_format=json
+    stdout, compared with ireebench's."""
+    out_file = tmp_path / "native_out.json"
+    native = native_tool("iree-benchmark-module", f"--module={modules['light']}", *RUN,
+                         f"--benchmark_out={out_file}", "--benchmark_out_format=json",
+                         "--benchmark_format=json")
+    assert native.returncode == 0, native.stderr
+    stdout_file = tmp_path / "native_stdout.json"
+    stdout_file.write_text(native.stdout)
+    for old in (out_file, stdout_file):
+        result = ireebench("compare", old, reports["heavy"], "--threshold=5%",
+                           "--reporter=json")
+        assert result.returncode == 1, result.stderr
+        data = _json(result)
+        assert data["benchmarks"][0]["verdict"] == "slower"
+        assert data["benchmarks"][0]["old_repetitions"] == 9
+        assert "old was measured by iree-benchmark-module, new by ireebench" in data["notes"]
+
+
+def test_extra_aggregate_rows_are_read(reports, ireebench, tmp_path):
+    """A file with statistics Google Benchmark does not have (``_p90``) or no
+    repetition rows at all (--benchmark_report_aggregates_only)."""
+    data = json.loads(reports["light"].read_text())
+    p90 = dict(next(b for b in data["benchmarks"] if b.get("aggregate_name") == "median"))
+    p90.update(name=f"{NAME}_p90", aggregate_name="p90")
+    data["benchmarks"].append(p90)
+    with_p90 = tmp_path / "p90.json"
+    with_p90.write_text(json.dumps(data))
+    result = ireebench("compare", with_p90, reports["light"])
+    assert result.returncode == 0, result.stderr
+    data["benchmarks"] = [b for b in data["benchmarks"] if b["run_type"] == "aggregate"]
+    aggregates_only = tmp_path / "aggregates.json"
+    aggregates_only.write_text(json.dumps(data))
+    result = ireebench("compare", aggregates_only, reports["heavy"], "--threshold=5%")
+    assert result.returncode == 0, result.stderr  # one value a side: no verdict
+    assert "inconclusive" in result.stdout
+    assert "old: only the median aggregate (no repetition rows)" in result.stdout
+    assert "fewer than 9 repetitions a side (1 vs 9)" in result.stdout
+
+
+def test_fewer_than_nine_repetitions_says_so(modules, ireebench, tmp_path):
+    paths = []
+    for name in ("light", "heavy"):
+        paths.append(tmp_path / f"{name}.json")
+        run = ireebench(f"--module={modules[name]}", *RUN[:3], "--benchmark_repetitions=3",
+                        "--benchmark_min_time=3x", f"--benchmark_out={paths[-1]}")
+        assert run.returncode == 0, run.stderr
+    result = ireebench("compare", *paths, "--threshold=5%")
+    assert result.returncode == 0, result.stderr
+    assert "inconclusive" in result.stdout
+    assert "fewer than 9 repetitions a side (3 vs 3): no verdict" in result.stdout
+
+
+@pytest.mark.parametrize("reporter", ["console", "markdown", "json"])
+def test_out_file_in_every_format(reports, ireebench, tmp_path, reporter):
+    out = tmp_path / f"comparison.{reporter}"
+    result = ireebench("compare", reports["light"], reports["heavy"], "--reporter=console",
+                       f"--out={out}", f"--out_format={reporter}")
+    assert result.returncode == 1, result.stderr
+    text = out.read_text()
+    if reporter == "json":
+        assert json.loads(text)["regressions"] == [NAME]
+    elif reporter == "markdown":
+        assert f"| `{NAME}` |" in text and "**slower: REGRESSION (> 0%)**" in text
+        assert "| Benchmark " in text and "|---" in text.replace("-|-", "|-")
+    else:
+        assert text.startswith("Comparing ")
+    assert list(tmp_path.iterdir()) == [out]  # no temporary file left
+
+
+# --- bad input: one line, exit 2 ----------------------------------------------
+
+
+def _usage(result) -> str:
+    line = one_error_line(result)
+    assert result.returncode == 2, (result.returncode, result.stderr)
+    assert result.stdout == ""
+    return line.removeprefix("ireebench: error: ")
+
+
+def test_missing_file(reports, ireebench, tmp_path):
+    missing = tmp_path / "missing.json"
+    assert _usage(ireebench("compare", missing, reports["light"])) == \
+        f"compare: {missing}: file not found"
+
+
+def test_not_json(reports, ireebench, tmp_path):
+    path = tmp_path / "model.vmfb"
+    path.write_bytes(b"\x00\xffIREE\x00")
+    assert _usage(ireebench("compare", reports["light"], path)).startswith(
+        f"compare: {path}: not JSON (")
+
+
+@pytest.mark.parametrize("content", ['{"context": {}}', "[]", '"benchmarks"'])
+def test_json_that_is_not_a_benchmark_report(reports, ireebench, tmp_path, content):
+    path = tmp_path / "other.json"
+    path.write_text(content)
+    assert _usage(ireebench("compare", path, reports["light"])) == \
+        f'compare: {path}: not a Google Benchmark JSON report (no "benchmarks" list)'
+
+
+@pytest.mark.parametrize("value, reason", [
+    ("5", "expected a percentage such as 5% or PATTERN=5%"),
+    ("-5%", "the percentage must be a number >= 0"),
+    ("[=5%", "invalid regex"),
+])
+def test_bad_threshold(reports, ireebench, value, reason):
+    message = _usage(ireebench("compare", reports["light"], reports["heavy"],
+                               f"--threshold={value}"))
+    assert message.startswith(f"--threshold={value}: {reason}")
+
+
+@pytest.mark.parametrize("args, message", [
+    ([], ("compare: expected two files: ireebench compare OLD.json NEW.json [flags] "
+         "(got 0: none)")),
+    (["--alpha=1.5"], "--alpha=1.5: must be between 0 and 1 (exclusive)"),
+    (["--confidence=0"], "--confidence=0.0: must be between 0 and 1 (exclusive)"),
+    (["--metric=wall"], "--metric=wall: one of real_time, cpu_time"),
+    (["--reporter=html"], ("--reporter=html: unknown compare reporter "
+                          "(known: console, json, markdown)")),
+    (["--benchmark_repetitions=3"], "No such option '--benchmark_repetitions'"),
+])
+def test_bad_flags(reports, ireebench, args, message):
+    files = [reports["light"], reports["heavy"]] if args else []
+    assert _usage(ireebench("compare", *files, *args)).startswith(message)
+
+
+def test_bad_input_writes_no_out_file(reports, ireebench, tmp_path):
+    out = tmp_path / "out.json"
+    _usage(ireebench("compare", reports["light"], tmp_path / "missing.json", f"--out={out}"))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_no_benchmark_in_common(reports, ireebench, tmp_path):
+    data = json.loads(reports["light"].read_text())
+    for row in data["benchmarks"]:
+        row["run_name"] = row["name"] = row["name"].replace("BM_work", "BM_other")
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(data))
+    assert _usage(ireebench("compare", reports["light"], other)).startswith(
+        f"compare: {reports['light']} and {other} have no benchmark in common")
+
+
+def test_help(ireebench):
+    result = ireebench("compare", "--help")
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.startswith("Usage: ireebench compare OLD.json NEW.json [OPTIONS]")
+    assert "--threshold [PATTERN=]PERCENT" in result.stdout
+    assert "console|json|markdown" in result.stdout
+    assert "Runtime flags" not in result.stdout
+
+
+# --- plugins ------------------------------------------------------------------
+
+THIRD_PARTY = """
+from ireebench import hookimpl
+from ireebench.comparison import CompareReporter
+
+class Tsv(CompareReporter):
+    def report(self, comparison):
+        for b in comparison.benchmarks:
+            self.stream.write(f"{b.name}\\t{b.verdict}\\t{b.regression}\\n")
+
+class Broken(CompareReporter):
+    def report(self, comparison):
+        raise ValueError("no ink")
+
+@hookimpl
+def ireebench_compare_reporters(config):
+    return {"tsv": Tsv, "broken": Broken}
+"""
+
+
+def test_third_party_compare_reporter(reports, ireebench, tmp_path):
+    plugin = tmp_path / "tsv_compare.py"
+    plugin.write_text(THIRD_PARTY)
+    result = ireebench("compare", reports["light"], reports["heavy"], f"--plugin={plugin}",
+                       "--reporter=tsv")
+    assert result.returncode == 1, result.stderr
+    assert result.stdout == f"{NAME}\tslower\tTrue\n"
+
+
+def test_failing_compare_reporter_is_a_plugin_error(reports, ireebench, tmp_path):
+    plugin = tmp_path / "tsv_compare.py"
+    plugin.write_text(THIRD_PARTY)
+    line = plugin_error_line(ireebench("compare", reports["light"], reports["heavy"],
+                                       f"--plugin={plugin}", "--reporter=broken"))
+    assert line == ("ireebench: plugin error: plugin 'tsv_compare' failed in compare "
+                    "reporter Broken.report: ValueError: no ink")
+
+
+def test_duplicate_compare_reporter_names_both_plugins(reports, ireebench, tmp_path):
+    plugin = tmp_path / "mine.py"
+    plugin.write_text("from ireebench import hookimpl\n\n@hookimpl\n"
+                      "def ireebench_compare_reporters():\n    return {'json': object}\n")
+    assert _usage(ireebench("compare", reports["light"], reports["heavy"],
+                            f"--plugin={plugin}")) == \
+        "compare reporter 'json' is defined by two plugins: 'mine' and 'compare_reporters'"
+
+
+def test_a_wrapper_on_compare_reporters_is_refused(reports, ireebench, tmp_path):
+    plugin = tmp_path / "wrapping.py"
+    plugin.write_text("from ireebench import hookimpl\n\n@hookimpl(wrapper=True)\n"
+                      "def ireebench_compare_reporters():\n    return (yield)\n")
+    assert "ireebench_compare_reporters cannot be a wrapper" in \
+        _usage(ireebench("compare", reports["light"], reports["heavy"], f"--plugin={plugin}"))
+
+
+# --- the Python API -----------------------------------------------------------
+
+
+def test_python_api_returns_the_comparison(reports, capfd):
+    out = io.StringIO()
+    result = ireebench.run(["compare", str(reports["light"]), str(reports["heavy"]),
+                            "--threshold=5%"], stdout=out)
+    assert result.exit_code == 1 and result.runs == []
+    assert [b.name for b in result.comparison.regressions] == [NAME]
+    assert out.getvalue().startswith("Comparing ")
+    with pytest.raises(ireebench.UsageError) as error:
+        ireebench.run(["compare", str(reports["light"]), "--threshold=5"])
+    assert error.value.exit_code == 2
+    assert capfd.readouterr() == ("", "")
