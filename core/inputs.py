@@ -319,7 +319,9 @@ def _load_npy(handle, path: str, spec: _Spec) -> Tensor:
     element_type = dtypes.by_numpy(array.dtype)
     if element_type is None:
         raise spec.error(f"{path}: unsupported numpy dtype {array.dtype}")
-    return Tensor(np.ascontiguousarray(array, dtype=element_type.numpy), element_type)
+    # np.array, not np.ascontiguousarray: the latter makes a 0-d array 1-d,
+    # and a 0-d array is a 0-d tensor (`f32=2.5`), as IREE's numpy_io reads it.
+    return Tensor(np.array(array, dtype=element_type.numpy, order="C"), element_type)
 
 
 def _parse_npy(spec: _Spec, remaining: list[str], streams: _Streams) -> list[InputValue]:
