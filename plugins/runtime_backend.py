@@ -45,12 +45,21 @@ def ireebench_measure_repetition(config, workload, repetition):
     return time_repetition(workload, repetition)
 
 
+# The header iree_hal_allocator_statistics_fprint writes before the per-heap lines.
+STATISTICS_HEADER = "[[ iree_hal_allocator_t memory statistics ]]"
+
+
 def _close_session(config, session: Session) -> None:
-    """Prints --print_statistics (as the native tool does at exit), then closes."""
+    """Prints --print_statistics, then closes.
+
+    Mirrors ``BenchmarkSession::Close`` of iree-benchmark-module: per device,
+    ``Device: <id>``, then ``iree_hal_allocator_statistics_fprint`` (the
+    header line and one line per heap), then an empty line, on stderr.
+    """
     try:
         if config.getoption("print_statistics") and session.devices:
-            for uri, text in session.allocator_statistics():
-                config.stderr.write(f"Device: {uri}\n{text}\n")
+            for device_id, text in session.allocator_statistics():
+                config.stderr.write(f"Device: {device_id}\n{STATISTICS_HEADER}\n{text}\n")
             config.stderr.flush()
     finally:
         if SESSION in config.stash:
