@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import functools
 
-from ireebench import hookimpl
+from ireebench import hookimpl, names
 from ireebench.context import gather, name_field_width
-from ireebench.discovery import discover_workloads
+from ireebench.discovery import SKIPPED, discover_workloads
 from ireebench.hookcall import call_hook
 from ireebench.measure import measure_workload, time_repetition
 from ireebench.session import SESSION, Session
+from ireebench.signature import example_inputs
 
 
 @hookimpl
@@ -102,6 +103,9 @@ def run_in_process(config, hub) -> int:
         # --benchmark_out file, exit 0.
         pattern = config.getoption("benchmark_filter") or "."
         config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
+        hint = needs_inputs_hint(config)
+        if hint:
+            config.stderr.write(hint + "\n")
         return 0
     hub.report_context(build_context(config, workloads))
     exit_code = 0
@@ -113,6 +117,28 @@ def run_in_process(config, hub) -> int:
         exit_code = max(exit_code, code or 0)
     _release_inputs(workloads)  # now, not at the end of the run: nothing needs them
     return exit_code
+
+
+def needs_inputs_hint(config) -> str | None:
+    """One line naming the functions skipped for needing inputs, and how to run one.
+
+    The native tool only says ``Failed to match any benchmarks against regex``
+    when every function takes arguments; this line says why, with each
+    function's ``iree.abi.declaration`` and a ``--function=... --input=...``
+    that fits the first one. None when no skipped function takes inputs (or
+    none matches --benchmark_filter).
+    """
+    waiting = [function for function, kind in config.stash.get(SKIPPED, [])
+               if not names.is_internal(function.name) and not kind.auto_discover(function)
+               and config.selects(names.run_name(function.name))]
+    if not waiting:
+        return None
+    signatures = "; ".join(function.attr("iree.abi.declaration")
+                           or f"{function.name} (cconv {function.cconv})"
+                           for function in waiting)
+    example = " ".join([f"--function={waiting[0].name}", *example_inputs(waiting[0])])
+    return (f"ireebench: hint: no function runs without inputs; these take arguments: "
+            f"{signatures}; run one with {example}")
 
 
 def _measure_and_report(config, session, hub, workload, family_index: int) -> int:
