@@ -21,7 +21,8 @@ Element equality follows ``--equality_mode``: ``approximate`` checks
 ``abs(actual - expected) <= atol + rtol * abs(expected)`` per float element
 (f16, bf16 and f32 in single precision, f64 in double), with the per-type
 absolute tolerance (``--expected_f32_threshold`` ...) and ``--expected_rtol``,
-NaN equal to NaN; integers, booleans and ``exact`` mode compare bytes.
+NaN equal to NaN and infinities equal to themselves; integers, booleans and
+``exact`` mode compare bytes.
 
 Primitive results (``i32=7``) are compared by value, as
 ``iree_tooling_compare_values`` does, with its report lines (``[FAILED]
@@ -161,8 +162,11 @@ def _approximately_equal(expected: np.ndarray, actual: np.ndarray,
     atol = precision(tolerances.atol.get(element_type.name, 0.0))
     rtol = precision(tolerances.rtol)
     with np.errstate(invalid="ignore", over="ignore"):
-        close = np.abs(actual - expected) <= atol + rtol * np.abs(expected)
-    return close | (np.isnan(expected) & np.isnan(actual))
+        # Infinities match only themselves (inf - inf is NaN, and inf <= inf
+        # would let any infinity match); NaN matches NaN.
+        finite = np.isfinite(expected) & np.isfinite(actual)
+        close = finite & (np.abs(actual - expected) <= atol + rtol * np.abs(expected))
+    return close | (expected == actual) | (np.isnan(expected) & np.isnan(actual))
 
 
 def parse_tolerances(options: dict[str, str]) -> Tolerances:

@@ -4,7 +4,7 @@ Printing follows ``iree_tooling_format_variant`` (runtime/src/iree/tooling/
 function_io.c): ``result[0]: hal.buffer_view`` then ``2x3xf32=[2 5 6][8 2E+10
 0.2]`` (elements as ``iree_hal_format_element``: floats ``%G``, elision with
 ``...`` after --output_max_element_count elements), primitives ``i32=7`` /
-``f32=%g``, ``(null)`` for an empty value, and ``<ref type>`` /
+``f32=%g``, ``(null)`` for an empty value, i1 elements as hex bytes (``01 00``), and ``<ref type>`` /
 ``(no printer)`` for references that are not buffer views.
 """
 
@@ -66,10 +66,27 @@ def _snapshot_ref(vm_list, index: int, item, device) -> OutputValue:
     element_type = dtypes.by_hal(view.element_type)
     if element_type is None:
         return OutputValue("other", type_name="hal.buffer_view")
-    host = rt.DeviceArray(device, view, implicit_host_transfer=True,
-                          override_dtype=element_type.numpy).to_host()
+    return OutputValue("buffer_view", array=_host_copy(device, view, element_type),
+                       element_type=element_type)
+
+
+def _host_copy(device, view, element_type: dtypes.ElementType) -> np.ndarray:
+    """The view's elements in the host storage dtype (bf16 as its uint16 bits).
+
+    ``override_dtype`` would convert values (bf16 1.5 -> uint16 1), so the
+    array comes in its natural dtype and is reinterpreted, bits unchanged.
+    """
+    try:
+        host = rt.DeviceArray(device, view, implicit_host_transfer=True).to_host()
+    except Exception:  # noqa: BLE001 - no numpy dtype for it (bf16 without ml_dtypes)
+        host = rt.DeviceArray(device, view, implicit_host_transfer=True,
+                              override_dtype=element_type.numpy).to_host()
     array = np.array(host, copy=True).reshape(tuple(view.shape))
-    return OutputValue("buffer_view", array=array, element_type=element_type)
+    if array.dtype == element_type.numpy:
+        return array
+    if array.dtype.itemsize == element_type.numpy.itemsize:
+        return array.view(element_type.numpy)
+    return array.astype(element_type.numpy)
 
 
 def format_element(value, element_type: dtypes.ElementType) -> str:
@@ -78,6 +95,9 @@ def format_element(value, element_type: dtypes.ElementType) -> str:
         value = dtypes.bf16_to_f32(np.array([value], dtype=np.uint16))[0]
     if element_type.is_float:
         return format(float(value), "G")
+    if element_type.name == "i1":
+        # BOOL_8 has no case in iree_hal_format_element: printed as hex bytes.
+        return f"{int(value):02X}"
     return str(int(value))
 
 
