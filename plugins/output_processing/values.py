@@ -4,8 +4,9 @@ Printing follows ``iree_tooling_format_variant`` (runtime/src/iree/tooling/
 function_io.c): ``result[0]: hal.buffer_view`` then ``2x3xf32=[2 5 6][8 2E+10
 0.2]`` (elements as ``iree_hal_format_element``: floats ``%G``, elision with
 ``...`` after --output_max_element_count elements), primitives ``i32=7`` /
-``f32=%g``, ``(null)`` for an empty value, i1 elements as hex bytes (``01 00``), and ``<ref type>`` /
-``(no printer)`` for references that are not buffer views.
+``f32=%g``, ``(null)`` for an empty value, i1 elements as hex bytes
+(``01 00``), a ``vm.list`` as ``child_list[i]: ...`` lines, and ``<ref
+type>`` / ``(no printer)`` for other references.
 """
 
 from __future__ import annotations
@@ -25,15 +26,20 @@ _REF_TYPE = re.compile(r"^<VmRef (?P<type>\S+) at ")
 class OutputValue:
     """A host copy of one result."""
 
-    kind: str  # "buffer_view", "primitive", "null", "other"
-    array: np.ndarray | None = None  # buffer views (bf16 as uint16 bits)
+    kind: str  # "buffer_view", "primitive", "null", "list", "other"
+    # buffer views (bf16 as uint16 bits); the bytes of a hal.buffer/vm.buffer as i8
+    array: np.ndarray | None = None
     element_type: dtypes.ElementType | None = None
     value: int | float | None = None  # primitives
     type_name: str = ""  # i32, f32 ... for primitives; the ref type name otherwise
+    children: list[OutputValue] | None = None  # the elements of a vm.list
 
 
 def snapshot(vm_list, device, result_types: str = "") -> list[OutputValue]:
-    """Copies the results to host memory so nothing can overwrite them later."""
+    """Copies the results to host memory so nothing can overwrite them later.
+
+    As the native tool's ``SnapshotList``, nested lists are copied too.
+    """
     values = []
     if vm_list is None:
         return values
@@ -43,11 +49,22 @@ def snapshot(vm_list, device, result_types: str = "") -> list[OutputValue]:
         if item is None or _is_null_ref(item):
             values.append(OutputValue("null"))
         elif isinstance(item, (bool, int, float)):
-            name = dtypes.PRIMITIVE_TYPES.get(cconv, "f32" if isinstance(item, float) else "i32")
-            values.append(OutputValue("primitive", value=item, type_name=name))
+            values.append(OutputValue("primitive", value=item,
+                                      type_name=_value_type(vm_list, index, cconv, item)))
         else:
             values.append(_snapshot_ref(vm_list, index, item, device))
     return values
+
+
+def _value_type(vm_list, index: int, cconv: str, item) -> str:
+    """i32, i64, f32 or f64: from the calling convention, else from the list element."""
+    if cconv in dtypes.PRIMITIVE_TYPES:
+        return dtypes.PRIMITIVE_TYPES[cconv]
+    try:  # elements of nested lists: the bindings name the value type only here
+        record = vm_list.get_serialized_trace_value(index)
+        return next(key for key in record if key != "type")
+    except Exception:  # noqa: BLE001 - no record: guess from the Python type
+        return "f32" if isinstance(item, float) else "i32"
 
 
 def _is_null_ref(item) -> bool:
@@ -60,6 +77,19 @@ def _ref_type_name(item) -> str:
 
 
 def _snapshot_ref(vm_list, index: int, item, device) -> OutputValue:
+    if item.isinstance(rt.VmVariantList):
+        return OutputValue("list", type_name=_ref_type_name(item),
+                           children=snapshot(vm_list.get_as_list(index), device))
+    if item.isinstance(rt.HalBuffer):
+        # Written as an i8 array of its bytes (iree_tooling_write_variants).
+        buffer = vm_list.get_as_object(index, rt.HalBuffer)
+        view = rt.HalBufferView(buffer, [buffer.byte_length()], rt.HalElementType.INT_8)
+        return OutputValue("other", type_name=_ref_type_name(item),
+                           array=_host_copy(device, view, dtypes.ELEMENT_TYPES["i8"]))
+    if item.isinstance(rt.VmBuffer):
+        data = bytes(memoryview(vm_list.get_as_object(index, rt.VmBuffer)))
+        return OutputValue("other", type_name=_ref_type_name(item),
+                           array=np.frombuffer(data, dtype=np.int8).copy())
     if not item.isinstance(rt.HalBufferView):
         return OutputValue("other", type_name=_ref_type_name(item))
     view = vm_list.get_as_object(index, rt.HalBufferView)
@@ -134,6 +164,11 @@ def format_value(value: OutputValue, max_elements: int) -> str:
         return "hal.buffer_view\n" + format_array(value.array, value.element_type, max_elements)
     if value.kind == "null":
         return "(null)"
+    if value.kind == "list":
+        # iree_tooling_format_variants("child_list", ...): one line per element.
+        return value.type_name + "\n" + "".join(
+            f"child_list[{index}]: {format_value(child, max_elements)}\n"
+            for index, child in enumerate(value.children))
     return f"{value.type_name}\n(no printer)"
 
 
@@ -146,7 +181,8 @@ def to_numpy(value: OutputValue) -> np.ndarray:
     """The array ``--output`` writes, as ``iree_tooling_create_buffer_view_from_variant``.
 
     A primitive is a 0-d array of its type; an empty value a zero-length i8
-    array (which keeps the values of a .npy file in order).
+    array (which keeps the values of a .npy file in order); a hal.buffer or
+    vm.buffer an i8 array of its bytes.
     """
     if value.kind == "buffer_view":
         return value.array
@@ -154,4 +190,7 @@ def to_numpy(value: OutputValue) -> np.ndarray:
         return np.array(value.value, dtype=dtypes.ELEMENT_TYPES[value.type_name].numpy)
     if value.kind == "null":
         return np.zeros(0, dtype=np.int8)
-    raise ValueError(f"cannot write a {value.type_name} value")
+    if value.kind == "other" and value.array is not None:  # hal.buffer, vm.buffer
+        return value.array
+    raise ValueError("unsupported output source type; expected: !hal.buffer, "
+                     f"!hal.buffer_view, !vm.buffer (got {value.type_name})")

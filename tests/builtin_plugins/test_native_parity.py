@@ -408,3 +408,25 @@ def test_no_hint_when_a_filter_matches_nothing(ireebench, compile_mlir):
                        "--benchmark_filter=nothing")
     assert result.returncode == 0
     assert result.stderr.splitlines() == ["Failed to match any benchmarks against regex: nothing"]
+
+
+# --- results that are not tensors --------------------------------------------
+
+
+def test_list_and_buffer_results(both, ireebench, native_tool, outputs, tmp_path):
+    ours, native = both(outputs, "--function=list", "--enable_output_processing")
+    assert assert_same(ours, native) == [
+        "result[0]: vm.list", "child_list[0]: i32=7", "child_list[1]: hal.buffer_view",
+        "2xf32=1 2", ""]
+    ours, native = both(outputs, "--function=buffer", "--enable_output_processing")
+    assert assert_same(ours, native) == ["result[0]: hal.buffer", "(no printer)"]
+    ours, native = both(outputs, "--function=list", "--enable_output_processing",
+                        "--expected_output=2xf32=1")
+    assert assert_same(ours, native) == [
+        "[FAILED] result[0]: variant types mismatch; expected hal.buffer_view but got vm.list"]
+    # a raw buffer is written as an i8 array of its bytes
+    args = [outputs, LOCAL, ONCE, "--function=buffer", "--enable_output_processing"]
+    assert ireebench(*args, f"--output=@{tmp_path}/ours.npy").returncode == 0
+    assert native_tool(NATIVE, *args, f"--output=@{tmp_path}/native.npy").returncode == 0
+    assert (tmp_path / "ours.npy").read_bytes() == (tmp_path / "native.npy").read_bytes()
+    assert np.load(tmp_path / "ours.npy").view(np.float32).tolist() == [1.0, 2.0]
