@@ -231,15 +231,16 @@ def test_output_count_that_fits(both, simple):
 # --- .npy typing and the round trip ------------------------------------------
 
 
-def test_round_trip_through_npy_files(both, outputs, tmp_path):
+def test_round_trip_through_npy_files(both, ireebench, native_tool, outputs, tmp_path):
     """--output=@x.npy --output=+x.npy ... then --input=*x.npy, as the native tool."""
-    ours_file, native_file = tmp_path / "ours.npy", tmp_path / "native.npy"
-    ours = both(outputs, "--function=three", "--enable_output_processing",
-                f"--output=@{ours_file}", f"--output=+{ours_file}", f"--output=+{ours_file}")[0]
-    native = both(outputs, "--function=three", "--enable_output_processing",
-                  f"--output=@{native_file}", f"--output=+{native_file}",
-                  f"--output=+{native_file}")[1]
-    assert ours.returncode == native.returncode == 0, ours.stderr
+    files = {"ours": tmp_path / "ours.npy", "native": tmp_path / "native.npy"}
+    for tool, path in files.items():
+        args = [outputs, LOCAL, ONCE, "--function=three", "--enable_output_processing",
+                f"--output=@{path}", f"--output=+{path}", f"--output=+{path}"]
+        result = ireebench(*args) if tool == "ours" else native_tool(NATIVE, *args)
+        assert result.returncode == 0, result.stderr
+        assert processing_lines(result.stdout) == []
+    ours_file, native_file = files["ours"], files["native"]
     assert ours_file.read_bytes() == native_file.read_bytes()
     for path in (ours_file, native_file):
         ours, native = both(outputs, "--function=echo", "--enable_output_processing",
@@ -269,7 +270,7 @@ def test_npy_integers_carry_signedness(both, simple, tmp_path):
 
 
 @pytest.mark.parametrize("form", ["npy", "text"])
-def test_0d_tensors(both, outputs, tmp_path, form):
+def test_0d_tensors(both, ireebench, outputs, tmp_path, form):
     source = tmp_path / "scalar.npy"
     np.save(source, np.float32(2.5))
     value = f"@{source}" if form == "npy" else "f32=2.5"
@@ -284,8 +285,8 @@ def test_0d_tensors(both, outputs, tmp_path, form):
     assert assert_same(ours, native) == [
         "[SUCCESS] all function outputs matched their expected values."]
     target = tmp_path / "out.npy"
-    result = both(outputs, "--function=zero_d", "--enable_output_processing",
-                  f"--input={value}", f"--output=@{target}")[0]
+    result = ireebench(outputs, LOCAL, ONCE, "--function=zero_d", "--enable_output_processing",
+                       f"--input={value}", f"--output=@{target}")
     assert result.returncode == 0, result.stderr
     saved = np.load(target)
     assert saved.shape == () and saved.dtype == np.float32 and float(saved) == 5.0
@@ -430,3 +431,26 @@ def test_list_and_buffer_results(both, ireebench, native_tool, outputs, tmp_path
     assert native_tool(NATIVE, *args, f"--output=@{tmp_path}/native.npy").returncode == 0
     assert (tmp_path / "ours.npy").read_bytes() == (tmp_path / "native.npy").read_bytes()
     assert np.load(tmp_path / "ours.npy").view(np.float32).tolist() == [1.0, 2.0]
+
+
+# --- deliberate differences (docs/usage.md) ----------------------------------
+
+
+def test_an_unknown_flag_is_refused_where_the_native_tool_ignores_it(both, simple):
+    ours, native = both(simple, "--no_such_flag=1")
+    assert native.returncode == 0
+    assert "--no_such_flag=1" in one_error_line(ours)
+
+
+def test_a_run_refused_for_its_inputs_writes_no_capture(ireebench, native_tool, simple,
+                                                        tmp_path):
+    """The native tool measures (an error row) and writes a capture of the failing run."""
+    ours_capture, native_capture = tmp_path / "ours.ireereplay", tmp_path / "native.ireereplay"
+    args = [simple, LOCAL, ONCE, "--function=add", "--input=5xf32=1", "--input=4xf32=1"]
+    ours = ireebench(*args, f"--device_replay_output={ours_capture}")
+    native = native_tool(NATIVE, *args, f"--device_replay_output={native_capture}")
+    assert "--input=5xf32=1: argument 0 of @add is tensor<4xf32>, got 5xf32" in \
+        one_error_line(ours)
+    assert not ours_capture.exists()
+    assert native.returncode == 1 and "shape dimension 0 mismatch" in native.stderr
+    assert native_capture.exists()
