@@ -162,7 +162,7 @@ def ireebench_workload_finish(config, session, workload, runs):
     if not _enabled(config) or workload.last_batch is None:
         return  # failed or filtered: nothing ran to completion
     config.stash[STATE].outputs[workload.name] = snapshot(
-        workload.last_batch.outputs(), session.device, workload.function.results)
+        workload.last_batch.outputs(), session.device, split_cconv(workload.function.results))
 
 
 def _write_outputs(specs, values, max_elements, stream) -> None:

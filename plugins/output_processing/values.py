@@ -35,10 +35,13 @@ class OutputValue:
     children: list[OutputValue] | None = None  # the elements of a vm.list
 
 
-def snapshot(vm_list, device, result_types: str = "") -> list[OutputValue]:
+def snapshot(vm_list, device, result_types=()) -> list[OutputValue]:
     """Copies the results to host memory so nothing can overwrite them later.
 
     As the native tool's ``SnapshotList``, nested lists are copied too.
+
+    :param result_types: the calling convention of each result (``i``,
+        ``f``, ``r`` ...), which names the type of primitive results.
     """
     values = []
     if vm_list is None:

@@ -316,7 +316,7 @@ def test_null_results_compare_as_natively(both, outputs, expected, line):
     assert assert_same(ours, native) == [line]
 
 
-def test_null_reference_in_async_and_repeated_invocations(ireebench, outputs):
+def test_null_reference_in_repeated_invocations(ireebench, outputs):
     result = ireebench(outputs, LOCAL, "--benchmark_min_time=20x",
                        "--benchmark_repetitions=2", *PASS_REF)
     assert result.returncode == 0, result.stderr
