@@ -10,9 +10,15 @@ from __future__ import annotations
 from . import names
 from .errors import UsageError
 from .hookcall import call_hook, collect_named
+from .stash import StashKey
 from .workload import FunctionInfo, Workload
 
 MAX_BATCH = 2**31 - 1  # the native tool's int32 batch size
+
+# The functions ``ireebench_select_function`` passed over in the last
+# discovery, with their kinds, in export order (``config.stash[SKIPPED]``):
+# what a backend can name when nothing is left to benchmark.
+SKIPPED = StashKey["list[tuple[FunctionInfo, object]]"]()
 
 
 def invocation_kinds(config) -> dict:
@@ -36,7 +42,10 @@ def classify(config, function: FunctionInfo, kinds: dict):
 
 
 def discover_workloads(config, session) -> list[Workload]:
-    """The workloads to measure, in export order, with their inputs uploaded."""
+    """The workloads to measure, in export order, with their inputs uploaded.
+
+    The functions not selected are recorded in ``config.stash[SKIPPED]``.
+    """
     kinds = invocation_kinds(config)
     functions = exported_functions(session)
     wanted = config.getoption("function")
@@ -52,11 +61,13 @@ def discover_workloads(config, session) -> list[Workload]:
     else:
         candidates = [(f, False) for f in functions]
     workloads = []
+    skipped = config.stash[SKIPPED] = []
     for function, selected in candidates:
         kind = classify(config, function, kinds)
         chosen = call_hook(config.pm, "ireebench_select_function", config=config,
                            function=function, kind=kind, selected=selected)
         if not chosen:
+            skipped.append((function, kind))
             continue
         # Filter on the name first: inputs of filtered-out functions are
         # neither parsed nor uploaded.

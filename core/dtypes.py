@@ -52,16 +52,19 @@ _BY_HAL: dict[int, ElementType] = {}
 for _type in ELEMENT_TYPES.values():
     _BY_HAL.setdefault(_type.hal, _type)
 
-# numpy dtype -> element type, for .npy inputs.
+# numpy dtype -> element type, for .npy inputs. As IREE's numpy_io.c reads a
+# .npy `descr`: kind `b` is a boolean (i1), `i` a signed integer (si8 ...
+# si64), `u` an unsigned one (ui8 ... ui64), `f` an IEEE float; so an int32
+# array is an si32 tensor and prints as `2xsi32=...`, as the native tools do.
 _BY_NUMPY = {
     np.dtype(np.bool_): ELEMENT_TYPES["i1"],
-    np.dtype(np.int8): ELEMENT_TYPES["i8"],
+    np.dtype(np.int8): ELEMENT_TYPES["si8"],
     np.dtype(np.uint8): ELEMENT_TYPES["ui8"],
-    np.dtype(np.int16): ELEMENT_TYPES["i16"],
+    np.dtype(np.int16): ELEMENT_TYPES["si16"],
     np.dtype(np.uint16): ELEMENT_TYPES["ui16"],
-    np.dtype(np.int32): ELEMENT_TYPES["i32"],
+    np.dtype(np.int32): ELEMENT_TYPES["si32"],
     np.dtype(np.uint32): ELEMENT_TYPES["ui32"],
-    np.dtype(np.int64): ELEMENT_TYPES["i64"],
+    np.dtype(np.int64): ELEMENT_TYPES["si64"],
     np.dtype(np.uint64): ELEMENT_TYPES["ui64"],
     np.dtype(np.float16): ELEMENT_TYPES["f16"],
     np.dtype(np.float32): ELEMENT_TYPES["f32"],

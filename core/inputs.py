@@ -325,7 +325,9 @@ def _load_npy(handle, path: str, spec: _Spec) -> Tensor:
     element_type = dtypes.by_numpy(array.dtype)
     if element_type is None:
         raise spec.error(f"{path}: unsupported numpy dtype {array.dtype}")
-    return Tensor(np.ascontiguousarray(array, dtype=element_type.numpy), element_type)
+    # np.array, not np.ascontiguousarray: the latter makes a 0-d array 1-d,
+    # and a 0-d array is a 0-d tensor (`f32=2.5`), as IREE's numpy_io reads it.
+    return Tensor(np.array(array, dtype=element_type.numpy, order="C"), element_type)
 
 
 def _parse_npy(spec: _Spec, remaining: list[str], streams: _Streams) -> list[InputValue]:
@@ -371,6 +373,7 @@ class PreparedInputs:
 def to_vm_list(values: list[InputValue], device) -> PreparedInputs:
     """Uploads host values into device buffers and a VM argument list."""
     items = []
+    null = None  # the null reference, made once for every `(null)` argument
     for value in values:
         if isinstance(value, Scalar):
             method = "push_int" if value.cconv in "iI" else "push_float"
@@ -381,10 +384,9 @@ def to_vm_list(values: list[InputValue], device) -> PreparedInputs:
             elif value.cconv in "fF":
                 items.append(("push_float", 0.0))
             else:
-                raise UsageError(
-                    "--input=(null): null references cannot be passed through "
-                    "iree.runtime's Python bindings"
-                )
+                if null is None:
+                    null = null_reference(device)
+                items.append(("push_ref", null))
         else:
             buffer_view = device.allocator.allocate_buffer_copy(
                 memory_type=rt.MemoryType.DEVICE_LOCAL,
@@ -433,3 +435,52 @@ def prepare_inputs(values, session, argument_types: list[str] | None = None) -> 
         else:
             prepared.append(Scalar(cconv if cconv in ("f", "F") else "f", float(value)))
     return to_vm_list(prepared, session.device)
+
+
+# An ordinal no device list reaches: hal.devices.get returns a null reference for it.
+_NO_DEVICE = 2**31 - 1
+
+
+def null_reference(device) -> rt.VmRef:
+    """A reference to nothing, to pass a ``(null)`` reference argument.
+
+    The native tool pushes ``iree_vm_ref_null()`` into the argument list
+    (``iree_tooling_parse_null_into``), which the callee receives as a null
+    ``!hal.buffer_view`` (or any other reference type). The Python bindings
+    have no such value: ``VmVariantList.push_ref(None)`` is refused and every
+    ``VmRef`` they hand out refers to an object. The narrowest way found to
+    make one with the bindings alone:
+
+    1. ``hal.devices.get`` of the HAL module returns a null reference for an
+       ordinal past the device count; invoking it leaves an empty element in
+       its result list;
+    2. a Python-defined VM module (``PyModuleInterface``) function taking one
+       reference (cconv ``0r_v``), invoked with that list, receives the null
+       reference as a ``VmRef`` (``<VmRef NULL>``);
+    3. ``push_ref`` of that ``VmRef`` stores an empty element, exactly what
+       ``iree_vm_list_push_ref_retain(list, &null_ref)`` stores natively.
+
+    The modules live in a private VM instance and context released on return;
+    the null reference owns nothing.
+    """
+    captured: list = []
+    instance = rt.VmInstance()
+    hal_module = rt.create_hal_module(instance, device)
+    interface = rt.PyModuleInterface("ireebench_null", lambda _module: None)
+    interface.export("capture", "0r_v", lambda _state, ref: captured.append(ref))
+    capture_module = interface.create()
+    devices_get = hal_module.lookup_function("devices.get")
+    capture = capture_module.lookup_function("capture")
+    if devices_get is None or capture is None:
+        raise UsageError("--input=(null): this iree.runtime cannot make a null reference "
+                         "(its HAL module has no devices.get)")
+    context = rt.VmContext(instance, [hal_module, capture_module])
+    ordinal = rt.VmVariantList(1)
+    ordinal.push_int(_NO_DEVICE)
+    nulls = rt.VmVariantList(1)
+    context.invoke(devices_get, ordinal, nulls)
+    context.invoke(capture, nulls, rt.VmVariantList(0))
+    if len(captured) != 1 or repr(captured[0]) != "<VmRef NULL>":
+        raise UsageError("--input=(null): this iree.runtime cannot make a null reference "
+                         f"(hal.devices.get returned {nulls!r})")
+    return captured[0]

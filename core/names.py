@@ -31,3 +31,11 @@ def function_of(name: str) -> str:
 def row_name(family: str, row: str) -> str:
     """``BM_<fn>/<row>``: a row a plugin appends under a benchmark."""
     return f"{family}/{row}"
+
+
+def is_internal(function: str) -> bool:
+    """Names discovery never benchmarks without --function: ``__*`` or containing ``$``.
+
+    The native tool's rule (``AddWorkload``: internal or special functions).
+    """
+    return function.startswith("__") or "$" in function

@@ -128,11 +128,14 @@ class Session:
         return rt.create_io_parameters_module(self.instance, *providers)
 
     def allocator_statistics(self) -> list[tuple[str, str]]:
-        """(device uri, formatted allocator statistics) per device."""
-        return [
-            (uri, device.allocator.formatted_statistics)
-            for uri, device in zip(self.device_uris, self.devices)
-        ]
+        """(device id, formatted allocator statistics) per device.
+
+        The id is ``iree_hal_device_id`` (``local-task`` for ``--device=local-task://``),
+        which the bindings return as the device's ``repr``; the text is
+        ``iree_hal_allocator_statistics_format``'s (the per-heap lines).
+        """
+        return [(repr(device), device.allocator.formatted_statistics)
+                for device in self.devices]
 
     def close(self) -> None:
         # Release in dependency order; the bindings crash at interpreter exit

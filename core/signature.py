@@ -163,3 +163,27 @@ def check_inputs(function, values) -> None:
         if getattr(value, "array", None) is None or value.storage_only:
             continue  # a primitive, a null, or storage (a bare buffer)
         check(index, value.array.shape, value.element_type.name, value.spec)
+
+
+def example_input(declared: str) -> str:
+    """An ``--input`` value that fits a declared argument type, for hints.
+
+    ``tensor<4xf32>`` -> ``4xf32=0``, ``tensor<f32>`` -> ``f32=0``, ``i32`` ->
+    ``0``; ``...`` where the type has dynamic dimensions or is not a tensor
+    or primitive ireebench can spell.
+    """
+    if declared in dtypes.PRIMITIVE_TYPES.values():
+        return "0"
+    parsed = parse_tensor_type(declared)
+    if parsed is None or None in parsed[0] or dtypes.by_name(parsed[1]) is None:
+        return "..."
+    return _shape_text(parsed[0], parsed[1]) + "=0"
+
+
+def example_inputs(function) -> list[str]:
+    """``--input=...`` flags that fit ``function``'s declaration (``--input=...`` if unknown)."""
+    declaration = function.attr("iree.abi.declaration")
+    types = declared_input_types(declaration) if declaration else None
+    if not types:
+        return ["--input=..."]
+    return [f"--input={example_input(declared)}" for declared in types]

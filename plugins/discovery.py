@@ -10,6 +10,7 @@
 """
 
 from ireebench import hookimpl
+from ireebench.names import is_internal
 
 
 @hookimpl(trylast=True)
@@ -27,6 +28,6 @@ def ireebench_select_function(function, kind, selected):
         return True
     if kind.name == "dispatch" or function.attr("iree.benchmark") == "entry":
         return True
-    if function.name.startswith("__") or "$" in function.name:
+    if is_internal(function.name):
         return False
     return kind.auto_discover(function)

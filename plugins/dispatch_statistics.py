@@ -87,8 +87,11 @@ def ireebench_configure(config):
     for name in CONFLICTING_FLAGS:
         value = flag_value(config, name)
         if value is not None:
-            raise UsageError(f"--dispatch_statistics cannot be combined with "
-                             f"{_flag_text(name, value)} (device profiling or capture flags)")
+            # The native tool's words (BenchmarkSession::Open), after the flag given.
+            what = ("--device_replay_output" if name == "device_replay_output"
+                    else "device profiling or capture flags")
+            raise UsageError(f"{_flag_text(name, value)}: --dispatch_statistics cannot be "
+                             f"combined with {what}")
     check_output_path("profile_output", output)
     config.stash[STATE] = DispatchStatistics(config)
 

@@ -25,12 +25,13 @@ from __future__ import annotations
 
 import functools
 
-from ireebench import hookimpl
+from ireebench import hookimpl, names
 from ireebench.context import gather, name_field_width
-from ireebench.discovery import discover_workloads
+from ireebench.discovery import SKIPPED, discover_workloads
 from ireebench.hookcall import call_hook
 from ireebench.measure import measure_workload, time_repetition
 from ireebench.session import SESSION, Session
+from ireebench.signature import example_inputs
 
 
 @hookimpl
@@ -45,12 +46,21 @@ def ireebench_measure_repetition(config, workload, repetition):
     return time_repetition(workload, repetition)
 
 
+# The header iree_hal_allocator_statistics_fprint writes before the per-heap lines.
+STATISTICS_HEADER = "[[ iree_hal_allocator_t memory statistics ]]"
+
+
 def _close_session(config, session: Session) -> None:
-    """Prints --print_statistics (as the native tool does at exit), then closes."""
+    """Prints --print_statistics, then closes.
+
+    Mirrors ``BenchmarkSession::Close`` of iree-benchmark-module: per device,
+    ``Device: <id>``, then ``iree_hal_allocator_statistics_fprint`` (the
+    header line and one line per heap), then an empty line, on stderr.
+    """
     try:
         if config.getoption("print_statistics") and session.devices:
-            for uri, text in session.allocator_statistics():
-                config.stderr.write(f"Device: {uri}\n{text}\n")
+            for device_id, text in session.allocator_statistics():
+                config.stderr.write(f"Device: {device_id}\n{STATISTICS_HEADER}\n{text}\n")
             config.stderr.flush()
     finally:
         if SESSION in config.stash:
@@ -93,6 +103,9 @@ def run_in_process(config, hub) -> int:
         # --benchmark_out file, exit 0.
         pattern = config.getoption("benchmark_filter") or "."
         config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
+        hint = needs_inputs_hint(config)
+        if hint:
+            config.stderr.write(hint + "\n")
         return 0
     hub.report_context(build_context(config, workloads))
     exit_code = 0
@@ -107,6 +120,28 @@ def run_in_process(config, hub) -> int:
         exit_code = max(exit_code, code or 0)
     _release_inputs(workloads)  # now, not at the end of the run: nothing needs them
     return exit_code
+
+
+def needs_inputs_hint(config) -> str | None:
+    """One line naming the functions skipped for needing inputs, and how to run one.
+
+    The native tool only says ``Failed to match any benchmarks against regex``
+    when every function takes arguments; this line says why, with each
+    function's ``iree.abi.declaration`` and a ``--function=... --input=...``
+    that fits the first one. None when no skipped function takes inputs (or
+    none matches --benchmark_filter).
+    """
+    waiting = [function for function, kind in config.stash.get(SKIPPED, [])
+               if not names.is_internal(function.name) and not kind.auto_discover(function)
+               and config.selects(names.run_name(function.name))]
+    if not waiting:
+        return None
+    signatures = "; ".join(function.attr("iree.abi.declaration")
+                           or f"{function.name} (cconv {function.cconv})"
+                           for function in waiting)
+    example = " ".join([f"--function={waiting[0].name}", *example_inputs(waiting[0])])
+    return (f"ireebench: hint: no function runs without inputs; these take arguments: "
+            f"{signatures}; run one with {example}")
 
 
 def _measure_and_report(config, session, hub, workload, family_index: int) -> int:

@@ -1,17 +1,21 @@
 """Output processing: print, save (``--output``) or check (``--expected_output``)
 the outputs of the last measured invocation, as iree-benchmark-module does.
 
-The plugin owns its flags and every step:
+The plugin owns its flags (those of IREE's process_results.c and
+comparison.cc) and every step:
 
-* ``ireebench_configure``: flag values (``--output`` syntax and paths);
+* ``ireebench_configure``: flag values (``--output`` syntax and paths, the
+  comparison tolerances and ``--equality_mode``);
 * ``ireebench_discovery_finish``: one function only (the native tool's
-  rule); ``--expected_output`` values parsed against the function's results,
-  so a typo costs nothing measured;
+  rule); the ``--output`` count against the function's results and the
+  ``--expected_output`` values parsed against them, so a typo costs nothing
+  measured;
 * ``ireebench_workload_finish``: the outputs of the last measured
   iteration copied to host memory (:mod:`.values`), before anything else
   can overwrite them;
-* ``ireebench_measurements_finish``: printed, written or compared
-  (:mod:`.compare`) on the run's stdout; a mismatch exits 1.
+* ``ireebench_measurements_finish``: as ``iree_tooling_process_results``:
+  compared (:mod:`.compare`) when ``--expected_output`` is given (a mismatch
+  exits 1), else written (``--output``), else printed; on the run's stdout.
 
 Blocked with ``-p no:output_processing``, its flags are unknown flags.
 """
@@ -25,10 +29,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from ireebench import StashKey, hookimpl
 from ireebench.errors import UsageError
-from ireebench.inputs import parse_inputs
+from ireebench.inputs import parse_inputs, split_cconv
 from ireebench.outfiles import OutputFile, check_output_path
 
-from .compare import Tolerances, compare
+from .compare import (
+    COMPARISON_FLAGS,
+    DEFAULT_THRESHOLDS,
+    Tolerances,
+    compare_lists,
+    parse_tolerances,
+)
 from .values import OutputValue, format_value, print_results, snapshot, to_numpy
 
 GROUP = "Output processing (iree-benchmark-module)"
@@ -38,6 +48,7 @@ GROUP = "Output processing (iree-benchmark-module)"
 class OutputState:
     """What one run's output processing knows."""
 
+    tolerances: Tolerances = field(default_factory=Tolerances)  # the comparison flags
     expected: list | None = None  # parsed --expected_output values
     outputs: dict[str, list[OutputValue]] = field(default_factory=dict)  # per workload name
 
@@ -47,19 +58,40 @@ STATE = StashKey[OutputState]()
 
 @hookimpl
 def ireebench_addoption(parser):
-    """Adds --enable_output_processing, --output, --expected_output, --output_max_element_count."""
+    """Adds the flags of IREE's process_results.c and comparison.cc.
+
+    --enable_output_processing, --output, --expected_output,
+    --output_max_element_count; --expected_{f16,f32,f64,bf16}_threshold,
+    --expected_rtol and --equality_mode.
+    """
     parser.addoption("--enable_output_processing", "enable_output_processing", type=bool,
                      group=GROUP,
                      help="Keep the outputs of the last measured invocation and print or "
                           "check them.")
     parser.addoption("--output", "output", multiple=True, group=GROUP, metavar="SPEC",
-                     help="Where an output goes: -, @file.npy, +file.npy, @file.bin, +file.bin.")
+                     help="How to handle an output: empty (ignore), -, @file.npy, +file.npy, "
+                          "@file.bin, +file.bin; one per result.")
     parser.addoption("--expected_output", "expected_output", multiple=True, group=GROUP,
                      metavar="VALUE",
                      help="Expected output, in the --input format; (ignored) skips one.")
     parser.addoption("--output_max_element_count", "output_max_element_count", type=int,
                      default=1024, group=GROUP,
                      help="Print at most this many elements of an output tensor.")
+    for name in DEFAULT_THRESHOLDS:
+        flag = f"expected_{name}_threshold"
+        parser.addoption(f"--{flag}", flag, default=COMPARISON_FLAGS[flag], group=GROUP,
+                         metavar="ATOL", show_default=True,
+                         help=f"Per-element-type absolute tolerance for {name} in "
+                              "approximate mode.")
+    parser.addoption("--expected_rtol", "expected_rtol", default=COMPARISON_FLAGS["expected_rtol"],
+                     group=GROUP, metavar="RTOL", show_default=True,
+                     help="Relative tolerance shared across float types in approximate mode.")
+    parser.addoption("--equality_mode", "equality_mode",
+                     default=COMPARISON_FLAGS["equality_mode"], group=GROUP,
+                     metavar="approximate|exact", show_default=True,
+                     help="approximate: abs(actual - expected) <= atol + rtol * abs(expected) "
+                          "per element, NaN equal to NaN; exact: byte equality, tolerances "
+                          "ignored.")
 
 
 def _enabled(config) -> bool:
@@ -81,10 +113,17 @@ def ireebench_configure(config):
     count = config.getoption("output_max_element_count")
     if count is not None and count < 0:
         raise UsageError(f"--output_max_element_count={count}: must be >= 0")
+    try:
+        # Unlike the native tool (which reads `abc` as 0 and an unknown mode
+        # as exact), a value that is not a tolerance or a mode is refused.
+        tolerances = parse_tolerances({name: config.getoption(name, default)
+                                       for name, default in COMPARISON_FLAGS.items()})
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if not config.getoption("enable_output_processing"):
         return
     _check_output_specs(config.getoption("output") or ())
-    config.stash[STATE] = OutputState()
+    config.stash[STATE] = OutputState(tolerances=tolerances)
 
 
 @hookimpl
@@ -95,12 +134,28 @@ def ireebench_discovery_finish(config, session, workloads):
     if len(workloads) != 1:
         raise UsageError("--enable_output_processing: output processing requires one "
                          "function; use --function")
+    function = workloads[0].function
+    result_types = split_cconv(function.results)
     expected_specs = list(config.getoption("expected_output") or [])
     if expected_specs:
-        result_types = list(workloads[0].function.results)
         # `(ignored)` parses as a Null of the result's type: compare() skips it.
         config.stash[STATE].expected = parse_inputs(expected_specs, result_types,
                                                     flag="expected_output")
+        return  # as process_results.c: with expected outputs, --output is not used
+    _check_output_count(list(config.getoption("output") or []), function, result_types)
+
+
+def _check_output_count(specs: list[str], function, result_types: list[str]) -> None:
+    """``--output`` needs one spec per result, as ``iree_tooling_write_variants``.
+
+    The native tool finds out after measuring; the calling convention says it
+    before anything runs.
+    """
+    if specs and len(specs) != len(result_types):
+        raise UsageError(
+            f"--output: {len(specs)} outputs specified but the provided variant list only has "
+            f"{len(result_types)} elements (function {function.name!r} returns "
+            f"{len(result_types)} value(s))")
 
 
 @hookimpl
@@ -109,12 +164,16 @@ def ireebench_workload_finish(config, session, workload, runs):
     if not _enabled(config) or workload.last_batch is None:
         return  # failed or filtered: nothing ran to completion
     config.stash[STATE].outputs[workload.name] = snapshot(
-        workload.last_batch.outputs(), session.device, workload.function.results)
+        workload.last_batch.outputs(), session.device, split_cconv(workload.function.results))
 
 
 def _output_bytes(spec: str, value: OutputValue) -> bytes:
     try:
         array = to_numpy(value)
+        if spec.endswith(".npy") and value.element_type is not None \
+                and value.element_type.is_bf16:
+            # numpy has no bfloat16; numpy_io.c refuses it the same way.
+            raise ValueError("bf16 cannot be written to a .npy file (unsupported data encoding)")
     except ValueError as exc:
         raise UsageError(f"--output={spec}: {exc}") from None
     if spec.endswith(".npy"):
@@ -151,18 +210,9 @@ def _write_outputs(specs, values, max_elements, stream) -> None:
         handle.close()
 
 
-def _check_expected(config, values, expected, max_elements, stream) -> int:
-    tolerances = Tolerances.from_runtime_flags(config.runtime_flags)
-    failures = []
-    if len(expected) != len(values):
-        failures.append(
-            f"[FAILED] expected {len(expected)} output(s) but the function returned "
-            f"{len(values)}"
-        )
-    for index, (exp, act) in enumerate(zip(expected, values)):
-        message = compare(index, exp, act, tolerances, max_elements)
-        if message:
-            failures.append(message)
+def _check_expected(values, state: OutputState, stream) -> int:
+    """Compares as iree_tooling_process_results: reports, then [SUCCESS] or exit 1."""
+    failures = compare_lists(state.expected, values, state.tolerances)
     if failures:
         stream.write("\n".join(failures) + "\n")
         return 1
@@ -172,7 +222,7 @@ def _check_expected(config, values, expected, max_elements, stream) -> int:
 
 @hookimpl
 def ireebench_measurements_finish(config, workloads):
-    """Prints, writes or compares the outputs; a mismatch exits 1."""
+    """Compares, writes or prints the outputs (iree_tooling_process_results); a mismatch exits 1."""
     if not _enabled(config):
         return None
     state = config.stash[STATE]
@@ -184,17 +234,11 @@ def ireebench_measurements_finish(config, workloads):
         values = state.outputs.get(workload.name)
         if values is None:
             continue
-        if output_specs:
-            if len(output_specs) > len(values):
-                raise UsageError(
-                    f"--output: {len(output_specs)} given but {workload.function.name!r} "
-                    f"returned {len(values)} value(s)"
-                )
-            _write_outputs(output_specs, values, max_elements, stream)
         if state.expected is not None:
-            exit_code = max(exit_code, _check_expected(config, values, state.expected,
-                                                       max_elements, stream))
-        if not output_specs and state.expected is None:
+            exit_code = max(exit_code, _check_expected(values, state, stream))
+        elif output_specs:
+            _write_outputs(output_specs, values, max_elements, stream)
+        else:
             print_results(values, max_elements, stream)
     stream.flush()
     return exit_code

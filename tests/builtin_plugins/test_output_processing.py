@@ -75,3 +75,47 @@ def test_output_processing_needs_one_function(compile_mlir, ireebench):
     line = one_error_line(ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
                                     "--enable_output_processing"))
     assert "--enable_output_processing" in line and "--function" in line
+
+
+def test_output_files_match_the_native_tool_byte_for_byte(compile_mlir, ireebench, native_tool,
+                                                          tmp_path):
+    """bf16 raw bytes, an i1 and a primitive in .npy files, an empty value (a null
+    reference) as a zero-length i8 array: the files the native tool writes."""
+    module = f"--module={compile_mlir('output_processing')}"
+    cases = [
+        (["--function=halfs"], ["", "@{}/bf16.bin", "@{}/i1.npy", "@{}/f32.npy"]),
+        (["--function=pass_ref", "--input=4xf32=1", "--input=(null)"],
+         ["@{}/pair.npy", "+{}/pair.npy"]),
+    ]
+    for flags, specs in cases:
+        written = {}
+        for tool in ("ours", "native"):
+            folder = tmp_path / tool
+            folder.mkdir(exist_ok=True)
+            args = [module, "--device=local-sync", "--benchmark_min_time=1x", *flags,
+                    "--enable_output_processing",
+                    *[f"--output={spec.format(folder)}" for spec in specs]]
+            result = (ireebench(*args) if tool == "ours"
+                      else native_tool("iree-benchmark-module", *args))
+            assert result.returncode == 0, result.stderr
+            written[tool] = {path.name: path.read_bytes() for path in folder.iterdir()}
+        assert written["ours"] == written["native"]
+        assert written["ours"]
+    with open(tmp_path / "ours" / "pair.npy", "rb") as handle:
+        assert np.load(handle).tolist() == [2, 2, 2, 2]
+        null = np.load(handle)
+    assert null.dtype == np.int8 and null.shape == (0,)
+
+
+def test_bf16_cannot_go_to_a_npy_file(compile_mlir, ireebench, native_tool, tmp_path):
+    """numpy has no bfloat16: the native tool fails with `unsupported data encoding`."""
+    args = [f"--module={compile_mlir('output_processing')}", "--device=local-sync",
+            "--benchmark_min_time=1x", "--function=halfs", "--enable_output_processing",
+            "--output=", f"--output=@{tmp_path}/bf16.npy", "--output=", "--output="]
+    ours, native = ireebench(*args), native_tool("iree-benchmark-module", *args)
+    assert ours.returncode == native.returncode == 1
+    assert "unsupported data encoding" in native.stderr
+    last = ours.stderr.splitlines()[-1]
+    assert last.startswith(f"ireebench: error: --output=@{tmp_path}/bf16.npy: bf16 cannot be "
+                           "written to a .npy file (unsupported data encoding)")
+    assert "Traceback" not in ours.stderr

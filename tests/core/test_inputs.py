@@ -70,10 +70,35 @@ def test_npy_files(tmp_path):
         np.save(handle, np.ones((2, 2), dtype=np.float32))
         np.save(handle, np.array([True, False]))
     first, second = parse_inputs([f"@{path}", f"+{path}"], ["r", "r"])
-    assert first.array.tolist() == [1, 2] and first.element_type.name == "i32"
+    assert first.array.tolist() == [1, 2] and first.element_type.name == "si32"
     assert second.array.shape == (2, 2)
     everything = parse_inputs([f"*{path}"], ["r", "r", "r"])
-    assert [v.element_type.name for v in everything] == ["i32", "f32", "i1"]
+    assert [v.element_type.name for v in everything] == ["si32", "f32", "i1"]
+
+
+@pytest.mark.parametrize("dtype, name", [
+    (np.int8, "si8"), (np.int16, "si16"), (np.int32, "si32"), (np.int64, "si64"),
+    (np.uint8, "ui8"), (np.uint16, "ui16"), (np.uint32, "ui32"), (np.uint64, "ui64"),
+    (np.bool_, "i1"), (np.float16, "f16"), (np.float32, "f32"), (np.float64, "f64"),
+])
+def test_npy_element_types_carry_signedness(tmp_path, dtype, name):
+    """As IREE's numpy_io.c reads a descr: kind i is signed, u unsigned, b boolean."""
+    path = tmp_path / "a.npy"
+    np.save(path, np.zeros(3, dtype=dtype))
+    assert one(f"@{path}").element_type.name == name
+
+
+def test_npy_zero_d_arrays_stay_zero_d(tmp_path):
+    """A 0-d array is a 0-d tensor (`f32=2.5`), not `1xf32`."""
+    path = tmp_path / "scalars.npy"
+    with open(path, "wb") as handle:
+        np.save(handle, np.float32(2.5))
+        np.save(handle, np.array(7, dtype=np.int32))
+    scalar, integer = parse_inputs([f"*{path}"], ["r", "r"])
+    assert scalar.array.shape == () and scalar.array.item() == 2.5
+    assert scalar.element_type.name == "f32"
+    assert integer.array.shape == () and integer.element_type.name == "si32"
+    assert one("f32=1.5").array.shape == ()
 
 
 @pytest.mark.parametrize("spec", [
@@ -111,7 +136,7 @@ def test_every_form_through_the_cli(compile_mlir, ireebench, tmp_path):
                        f"--input=@{npy_file}", f"--input=3xi8=@{bin_file}",
                        "--benchmark_min_time=2x", "--enable_output_processing")
     assert result.returncode == 0, result.stderr
-    assert "2x2xi32=[1 2][3 4]" in result.stdout
+    assert "2x2xsi32=[1 2][3 4]" in result.stdout  # int32 in a .npy is signed
     assert "3xi8=5 -6 7" in result.stdout
     result = ireebench(f"--module={path}", "--device=local-sync", "--function=ints",
                        "--input=2x2xi32=[[0x10 2][3, 4]]", "--input=3xi8=9",
