@@ -21,12 +21,16 @@ from __future__ import annotations
 
 import copy
 
-from ..errors import PluginError, UsageError
+from ..errors import OutputClosed, PluginError, UsageError
 from ..hookcall import call_hook, collect_named, guarded
 from ..outfiles import OutputFile
 from ..results import Run
 from ..signals import signals_deferred
 from .reporter import Reporter
+
+
+# What one reporter's call may end with while the other reporter carries on.
+_REPORTER_FAILURES = (UsageError, PluginError, OutputClosed)
 
 
 def reporter_factories(config) -> dict:
@@ -90,6 +94,7 @@ class ReportHub:
         )
         self.file_aggregates_only = report_only
         self._display_active = True
+        self._display_closed = False  # stdout's reader went away
         self._file_active = True
         # A file whose reporter failed once is incomplete: it is never committed.
         self._file_failed = False
@@ -99,6 +104,13 @@ class ReportHub:
         where = f"reporter {type(reporter).__name__}.{method}"
         try:
             return guarded(self.config.pm, where, getattr(reporter, method), *args)
+        except OutputClosed:
+            # stdout's reader went away (`| head`): the display stops, the
+            # file goes on to the end of the run.
+            if reporter is self.display:
+                self._display_active = False
+                self._display_closed = True
+            raise
         except BaseException:
             if reporter is self.file:
                 self._file_failed = True
@@ -110,10 +122,21 @@ class ReportHub:
         call_hook(self.config.pm, "ireebench_report_context", config=self.config,
                   context=context)
         self.context = context
+        failure = None
         with signals_deferred():
-            self._display_active = self._call(self.display, "report_context", context) is not False
+            try:
+                self._display_active = self._call(self.display, "report_context",
+                                                  context) is not False
+            except _REPORTER_FAILURES as exc:  # the file reporter still gets the context
+                failure = exc
             if self.file is not None:
-                self._file_active = self._call(self.file, "report_context", context) is not False
+                try:
+                    self._file_active = self._call(self.file, "report_context",
+                                                   context) is not False
+                except _REPORTER_FAILURES as exc:
+                    failure = failure or exc
+        if failure is not None:
+            raise failure
 
     def report(self, runs: list[Run], extra_rows: list[Run] = ()) -> None:
         """Reports one benchmark: its repetitions, aggregates and extra rows."""
@@ -140,7 +163,7 @@ class ReportHub:
                 try:
                     if shown:
                         self._call(reporter, "report_runs", shown)
-                except (UsageError, PluginError) as exc:  # the other reporter still gets the rows
+                except _REPORTER_FAILURES as exc:  # the other reporter still gets the rows
                     failure = failure or exc
         if failure is not None:
             raise failure
@@ -161,8 +184,9 @@ class ReportHub:
                 if reporter is None:
                     continue
                 try:
-                    self._call(reporter, "finalize")
-                except (UsageError, PluginError) as exc:
+                    if reporter is not self.display or not self._display_closed:
+                        self._call(reporter, "finalize")
+                except _REPORTER_FAILURES as exc:
                     failure = failure or exc
                 if handle is None:
                     continue

@@ -155,3 +155,18 @@ def test_a_plugin_that_mutates_a_run_does_not_break_the_reporters(module, tmp_pa
     assert proc.returncode == 0, stderr
     rows = json.loads(stdout)["benchmarks"]
     assert all(isinstance(row["real_time"], float) and "items_per_second" in row for row in rows)
+
+
+def test_a_closed_stdout_ends_the_run_quietly_and_keeps_the_file(module, tmp_path):
+    """`ireebench ... | head -1`: exit 141, nothing on stderr, a complete results file."""
+    out = tmp_path / "out.json"
+    proc = _start(f"--module={module}", *SLOW, "--reporter=json", f"--benchmark_out={out}")
+    proc.stdout.readline()
+    proc.stdout.close()  # what `head -1` does once it has its line
+    stderr = proc.stderr.read()
+    proc.wait(timeout=120)
+    assert proc.returncode == 141, stderr
+    assert stderr == ""
+    names = [b["name"] for b in json.loads(out.read_text())["benchmarks"]]
+    assert 1 <= len(names) <= FUNCTIONS  # what finished, as valid JSON
+    assert _leftovers(tmp_path, "out.json") == []
