@@ -28,7 +28,6 @@ from ..results import Run
 from ..signals import signals_deferred
 from .reporter import Reporter
 
-
 # What one reporter's call may end with while the other reporter carries on.
 _REPORTER_FAILURES = (UsageError, PluginError, OutputClosed)
 
