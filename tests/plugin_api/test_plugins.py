@@ -140,3 +140,17 @@ def test_version_names_third_party_plugins(ireebench, tmp_path):
     assert lines[3].startswith("Python ")
     assert f"  echo (--plugin: {plugin})" in lines
     assert ireebench("-V").stdout.splitlines()[:4] == lines[:4]
+
+
+def test_help_lists_plugin_reporters_and_names_plugin_options(ireebench):
+    from conftest import ROOT
+
+    markdown = ROOT / "examples" / "plugins" / "markdown_reporter" / "ireebench_markdown.py"
+    slow = ROOT / "examples" / "plugins" / "slow_alert" / "ireebench_slow_alert.py"
+    result = ireebench("--help", f"--plugin={markdown}", f"--plugin={slow}")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())  # click wraps the help text
+    assert "Display reporter, one of: console, csv, json, markdown" in text
+    assert "[plugin: ireebench_slow_alert]" in text
+    assert "[plugin: dispatch_statistics]" in text
+    assert "-p NAME loads the plugin module NAME" in text
