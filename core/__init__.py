@@ -10,7 +10,7 @@ Python API::
 Everything a plugin author needs is importable from here: ``hookimpl``,
 the errors, ``StashKey``, and the types hooks receive and return
 (``Config``, ``FunctionInfo``, ``Workload``, ``InvocationKind``, ``Batch``,
-``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``).
+``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``, ``Statistic``).
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from .profiling import ProfilingSink
 from .reporting import Reporter
 from .results import Counter, Run, RunResult
 from .stash import StashKey
+from .stats import Statistic
 from .version import __version__
 from .workload import FunctionInfo, Workload
 
@@ -46,6 +47,7 @@ def run(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 
 __all__ = [
     "Batch", "Config", "Counter", "FunctionInfo", "InvocationKind", "PluginError",
-    "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "UsageError", "Workload",
+    "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "Statistic", "UsageError",
+    "Workload",
     "__version__", "hookimpl", "run",
 ]

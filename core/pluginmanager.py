@@ -64,6 +64,7 @@ BUILTIN_PLUGINS = {
     "dispatch_statistics": "ireebench.plugins.dispatch_statistics",
     "device_profiling": "ireebench.plugins.device_profiling",
     "replay_capture": "ireebench.plugins.replay_capture",
+    "statistics": "ireebench.plugins.statistics",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like
