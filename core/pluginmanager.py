@@ -65,6 +65,7 @@ BUILTIN_PLUGINS = {
     "device_profiling": "ireebench.plugins.device_profiling",
     "replay_capture": "ireebench.plugins.replay_capture",
     "statistics": "ireebench.plugins.statistics",
+    "cold_start": "ireebench.plugins.cold_start",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

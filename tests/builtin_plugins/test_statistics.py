@@ -304,7 +304,7 @@ def test_compare_py_reads_files_with_the_statistics(module, ireebench, native_to
     native = native_tool("iree-benchmark-module", *flags,
                          f"--benchmark_out={tmp_path / 'native.json'}")
     ours = ireebench(*flags, "--benchmark_statistics=p90,min,max,ci,outliers,precision",
-                     f"--benchmark_out={tmp_path / 'ours.json'}")
+                     "--benchmark_cold_start", f"--benchmark_out={tmp_path / 'ours.json'}")
     adaptive = ireebench(*flags, "--benchmark_min_rel_accuracy=0.5",
                          f"--benchmark_out={tmp_path / 'adaptive.json'}")
     assert native.returncode == ours.returncode == adaptive.returncode == 0, ours.stderr
