@@ -66,6 +66,7 @@ BUILTIN_PLUGINS = {
     "replay_capture": "ireebench.plugins.replay_capture",
     "statistics": "ireebench.plugins.statistics",
     "cold_start": "ireebench.plugins.cold_start",
+    "environment": "ireebench.plugins.environment",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like
