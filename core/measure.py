@@ -260,8 +260,10 @@ def measure_workload(config, session, workload) -> list[Run]:
                          workload=workload, runs=list(runs))
         if not (index < planned if more is None else more):
             break
-    if not runs[-1].error_occurred and len(runs) != planned:
-        for run in runs:  # the count is known only now
+    # The count is known only now. A failure within the planned count keeps
+    # it, as Google Benchmark does.
+    if len(runs) > planned or (not runs[-1].error_occurred and len(runs) != planned):
+        for run in runs:
             run.repetitions = len(runs)
     statistics = STATISTICS + list(config.stash.get(EXTRA_STATISTICS, []))
     return runs + compute_aggregates(runs, statistics)
