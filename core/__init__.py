@@ -10,7 +10,7 @@ Python API::
 Everything a plugin author needs is importable from here: ``hookimpl``,
 the errors, ``StashKey``, and the types hooks receive and return
 (``Config``, ``FunctionInfo``, ``Workload``, ``InvocationKind``, ``Batch``,
-``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``), and
+``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``, ``Statistic``), and
 ``prepare_inputs`` for a kind that makes its own inputs.
 """
 
@@ -28,6 +28,7 @@ from .profiling import ProfilingSink
 from .reporting import Reporter
 from .results import Counter, Run, RunResult
 from .stash import StashKey
+from .stats import Statistic
 from .version import __version__
 from .workload import FunctionInfo, Workload
 
@@ -48,6 +49,6 @@ def run(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 
 __all__ = [
     "Batch", "Config", "Counter", "FunctionInfo", "InvocationKind", "PluginError",
-    "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "UsageError", "Workload",
-    "__version__", "hookimpl", "prepare_inputs", "run",
+    "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "Statistic", "UsageError",
+    "Workload", "__version__", "hookimpl", "prepare_inputs", "run",
 ]

@@ -24,10 +24,10 @@ A hook implementation that raises stops the run with one line naming its
 plugin (``ireebench: plugin error: ...``, exit status 3); raise
 :class:`ireebench.UsageError` instead for a mistake the user can fix (exit
 status 1; 2 in ``ireebench compare``). Wrappers (``@hookimpl(wrapper=True)``)
-work on every hook except the five that collect named objects from each
-plugin separately (``addoption``, ``backends``, ``reporters``,
-``invocation_kinds``, ``compare_reporters``): a wrapper there is refused
-when the plugin is registered.
+work on every hook except the six that collect named objects from each
+plugin separately (``addoption``, ``statistics``, ``backends``,
+``reporters``, ``invocation_kinds``, ``compare_reporters``): a wrapper there
+is refused when the plugin is registered.
 """
 
 import pluggy
@@ -42,6 +42,7 @@ PER_PLUGIN_HOOKS = (
     "ireebench_backends",
     "ireebench_reporters",
     "ireebench_invocation_kinds",
+    "ireebench_statistics",
     "ireebench_compare_reporters",
 )
 
@@ -80,6 +81,32 @@ def ireebench_configure(config):
     message; keep per-run objects in ``config.stash``.
 
     :param config: the :class:`ireebench.config.Config` of this run.
+    """
+
+
+@hookspec
+def ireebench_statistics(config):
+    """Return the statistics this plugin provides, selectable by name.
+
+    Called once per run by the built-in ``statistics`` plugin while it
+    configures (its ``ireebench_configure`` runs last), when
+    ``--benchmark_statistics`` or ``--benchmark_min_rel_accuracy`` is
+    given. ``--benchmark_statistics=NAME,...`` selects statistics by these
+    names; each selected one adds an aggregate row ``<run_name>_<name>``
+    per benchmark after Google Benchmark's ``_mean``, ``_median``,
+    ``_stddev`` and ``_cv`` (the shape of Google Benchmark's custom
+    statistics, so compare.py and dashboards read them). The built-in
+    names (``min``, ``max``, ``ci``, ``outliers``, ``precision``; ``pNN``
+    percentiles) come through this hook too. A name defined twice is an
+    error naming both plugins.
+
+    :param config: the run's :class:`Config` (``config.getoption("confidence")``
+        is the confidence level of the built-in interval).
+    :return: a dict of name to an :class:`ireebench.Statistic` (``name``,
+        ``compute(values) -> float | None``, ``unit`` ``"time"`` or
+        ``"percentage"``), or to a list of them (one name selecting several
+        rows, like ``ci``); or a list of ``Statistic`` (named by their
+        ``name``); or ``None``.
     """
 
 
@@ -308,6 +335,29 @@ def ireebench_measure_repetition(config, workload, repetition):
         1, 2 ...; the last call of an index is the reported one).
     :return: an :class:`ireebench.Run`, or ``None`` to let another plugin
         measure.
+    """
+
+
+@hookspec(firstresult=True)
+def ireebench_continue_repetitions(config, workload, runs):
+    """Decide whether a workload measures another repetition.
+
+    Called after each successful repetition (not after a failed one, not
+    with ``--benchmark_dry_run``), before the next one is prepared. The
+    first non-``None`` result wins; the built-in rule (``trylast``) asks
+    for ``--benchmark_repetitions`` repetitions. The ``statistics`` plugin
+    implements adaptive stopping here (``--benchmark_min_rel_accuracy``).
+    When the final count differs from ``--benchmark_repetitions``, the core
+    sets every row's ``repetitions`` to it before the aggregates are
+    computed (``repetition.repetitions`` in ``ireebench_measure_repetition``
+    stays ``--benchmark_repetitions``).
+
+    :param config: the run's :class:`Config`.
+    :param workload: the :class:`Workload`.
+    :param runs: its repetitions so far (a copy), in order; ``run.samples``
+        holds each one's real seconds per iteration.
+    :return: ``True`` to measure another repetition, ``False`` to stop,
+        ``None`` to let another plugin decide.
     """
 
 

@@ -19,25 +19,34 @@ For each workload, in order:
    calibration saw) grows by the same rule and is measured again
    (``Repetition.retry`` counts these). With an iteration count (``20x``)
    there is no calibration, as in Google Benchmark.
-3. **Repetitions** (``--benchmark_repetitions``): each is one call of the
-   ``ireebench_measure_repetition`` hook with the calibrated count; its
-   built-in implementation is :func:`time_repetition`.
+3. **Repetitions**: each is one call of the ``ireebench_measure_repetition``
+   hook with the calibrated count (its built-in implementation is
+   :func:`time_repetition`); after each successful one,
+   ``ireebench_continue_repetitions`` decides whether another follows (the
+   built-in rule: ``--benchmark_repetitions`` of them; the ``statistics``
+   plugin's adaptive stopping measures until the median is precise enough).
+   When the count differs from ``--benchmark_repetitions``, every row's
+   ``repetitions`` is set to the count measured, once it is known.
+4. **Aggregates**: Google Benchmark's four, then the statistics a plugin
+   listed in ``config.stash[stats.EXTRA_STATISTICS]``.
 
 Timed: ``batch.execute()``. Untimed: ``kind.prepare()``. For kinds whose
 batch is reusable the batch is prepared before the hook is called and the
 loop times all batches at once, so no per-batch timer call or Python
-bookkeeping sits inside the timed region.
+bookkeeping sits inside the timed region. Kinds whose batches are prepared
+anew are timed batch by batch anyway; their per-batch times are kept
+(``Run.batch_samples``), appended after each batch's clock is read.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .errors import one_line
 from .hookcall import call_hook
 from .results import Counter, Run
-from .stats import compute_aggregates
+from .stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates
 
 MAX_ITERATIONS = 1_000_000_000
 
@@ -48,6 +57,8 @@ class Sample:
     real_seconds: float
     cpu_seconds: float
     batch: object  # the last executed batch (its outputs are the last outputs)
+    # Real seconds of each batch, for kinds timed batch by batch (not reusable).
+    batch_seconds: list[float] = field(default_factory=list)
 
 
 @dataclass
@@ -55,7 +66,10 @@ class Repetition:
     """One repetition of a workload, as ``ireebench_measure_repetition`` gets it."""
 
     index: int  # 0-based
-    repetitions: int  # how many the workload runs
+    # How many the workload runs: --benchmark_repetitions. A stopping rule
+    # (ireebench_continue_repetitions) may measure more or fewer; the rows
+    # are then given the final count once it is known.
+    repetitions: int
     iterations: int  # logical iterations to measure (a multiple of the batch size)
     session: object  # the in-process Session
     # The prepared batch (kinds with ``reusable_batch``; None otherwise);
@@ -86,6 +100,7 @@ def run_iterations(workload, session, iterations: int, batch=None) -> Sample:
     kind = workload.kind
     batches = max(1, -(-iterations // workload.batch_size))
     perf_counter, process_time = time.perf_counter, time.process_time
+    batch_seconds: list[float] = []
     try:
         if kind.reusable_batch:
             if batch is None:
@@ -105,13 +120,15 @@ def run_iterations(workload, session, iterations: int, batch=None) -> Sample:
                 cpu_start = process_time()
                 start = perf_counter()
                 batch.execute()
-                real += perf_counter() - start
+                elapsed = perf_counter() - start
                 cpu += process_time() - cpu_start
+                real += elapsed
+                batch_seconds.append(elapsed)
     except BenchmarkFailure:
         raise
     except Exception as exc:
         raise BenchmarkFailure(failure_message(exc)) from exc
-    return Sample(batches * workload.batch_size, real, cpu, batch)
+    return Sample(batches * workload.batch_size, real, cpu, batch, batch_seconds)
 
 
 def _reached(sample: Sample, min_time: float) -> bool:
@@ -200,6 +217,7 @@ def time_repetition(workload, repetition: Repetition) -> Run:
     run.real_accumulated_time = sample.real_seconds
     run.cpu_accumulated_time = sample.cpu_seconds
     run.samples = [sample.real_seconds / sample.iterations]
+    run.batch_samples = [seconds / workload.batch_size for seconds in sample.batch_seconds]
     items_per_second = sample.iterations / sample.real_seconds if sample.real_seconds else 0.0
     run.counters["items_per_second"] = Counter(items_per_second, is_rate=True)
     return run
@@ -209,18 +227,21 @@ def measure_workload(config, session, workload) -> list[Run]:
     """Warm-up, calibration, then every repetition through the hook; plus aggregates.
 
     A failing repetition ends the workload (the remaining ones would fail
-    the same way). ``workload.last_batch`` is left holding the batch of
-    the last measured iteration (for ``ireebench_workload_finish``).
+    the same way). After each successful repetition the stopping rule
+    (``ireebench_continue_repetitions``) decides whether another follows.
+    ``workload.last_batch`` is left holding the batch of the last measured
+    iteration (for ``ireebench_workload_finish``).
     """
-    repetitions = 1 if config.getoption("benchmark_dry_run") else \
-        config.getoption("benchmark_repetitions")
+    dry_run = config.getoption("benchmark_dry_run")
+    planned = 1 if dry_run else config.getoption("benchmark_repetitions")
     try:
         iterations = iteration_count(config, workload, session)
     except BenchmarkFailure as exc:
-        return [error_run(workload, repetitions, 0, str(exc))]
+        return [error_run(workload, planned, 0, str(exc))]
     runs: list[Run] = []
-    for index in range(repetitions):
-        run, repetition = _repetition(config, session, workload, index, repetitions, iterations)
+    index = 0
+    while True:
+        run, repetition = _repetition(config, session, workload, index, planned, iterations)
         while index == 0 and _falls_short(config, run):
             # Google Benchmark reports only a first repetition that reached
             # the minimum time; one that fell short (the machine got faster
@@ -228,13 +249,26 @@ def measure_workload(config, session, workload) -> list[Run]:
             iterations = _predict_iterations(
                 Sample(run.iterations, run.real_accumulated_time, 0.0, None),
                 config.min_time.seconds)
-            run, repetition = _repetition(config, session, workload, index, repetitions,
+            run, repetition = _repetition(config, session, workload, index, planned,
                                           iterations, repetition.retry + 1)
         runs.append(run)
         if run.error_occurred:
             break
         workload.last_batch = repetition.batch
-    return runs + compute_aggregates(runs)
+        index += 1
+        if dry_run:
+            break
+        more = call_hook(config.pm, "ireebench_continue_repetitions", config=config,
+                         workload=workload, runs=list(runs))
+        if not (index < planned if more is None else more):
+            break
+    # The count is known only now. A failure within the planned count keeps
+    # it, as Google Benchmark does.
+    if len(runs) > planned or (not runs[-1].error_occurred and len(runs) != planned):
+        for run in runs:
+            run.repetitions = len(runs)
+    statistics = STATISTICS + list(config.stash.get(EXTRA_STATISTICS, []))
+    return runs + compute_aggregates(runs, statistics)
 
 
 def _falls_short(config, run: Run) -> bool:

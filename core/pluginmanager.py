@@ -66,6 +66,9 @@ BUILTIN_PLUGINS = {
     "replay_capture": "ireebench.plugins.replay_capture",
     "mlir_modules": "ireebench.plugins.mlir_modules",
     "compare_reporters": "ireebench.plugins.compare_reporters",
+    "statistics": "ireebench.plugins.statistics",
+    "cold_start": "ireebench.plugins.cold_start",
+    "environment": "ireebench.plugins.environment",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

@@ -36,7 +36,7 @@ class Run:
     repetitions: int = 1
     repetition_index: int | None = 0
     threads: int = 1
-    aggregate_name: str = ""  # mean, median, stddev, cv
+    aggregate_name: str = ""  # mean, median, stddev, cv, or a further statistic (p90...)
     aggregate_unit: str = "time"  # or "percentage"
     counters: dict[str, Counter] = field(default_factory=dict)
     label: str = ""
@@ -47,6 +47,10 @@ class Run:
     # Raw measurements behind the row, in real seconds per logical iteration:
     # one value for a repetition, the repetitions' values for an aggregate.
     samples: list[float] = field(default_factory=list)
+    # A repetition of a kind timed batch by batch (reusable_batch = False, e.g.
+    # async): each batch's real seconds per logical iteration; empty otherwise
+    # (timing batches one by one would put work into the timed loop).
+    batch_samples: list[float] = field(default_factory=list)
 
     @property
     def benchmark_name(self) -> str:

@@ -1,10 +1,47 @@
-"""Aggregates with Google Benchmark's definitions (src/statistics.cc)."""
+"""Aggregates with Google Benchmark's definitions (src/statistics.cc).
+
+A :class:`Statistic` is what Google Benchmark calls a custom statistic
+(``ComputeStatistics(name, fn, unit)``): a name, a function of the
+repetitions' values and a unit. Every statistic becomes one aggregate row
+per benchmark, ``<run_name>_<name>``, built the way Google Benchmark builds
+``_mean``: ``run_type`` aggregate, ``aggregate_name``, ``aggregate_unit``
+(``time`` or ``percentage``), ``iterations`` = the number of repetitions, and
+the statistic of each counter.
+
+Google Benchmark's four (:data:`STATISTICS`: mean, median, stddev, cv) are
+always computed when a benchmark has two or more successful repetitions.
+Further statistics are computed after them, in order, when a plugin lists
+them in ``config.stash[EXTRA_STATISTICS]`` (the built-in ``statistics``
+plugin does, for ``--benchmark_statistics``).
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from .results import Counter, Run
+from .stash import StashKey
+
+
+@dataclass(frozen=True)
+class Statistic:
+    """One aggregate row per benchmark: ``<run_name>_<name>``.
+
+    ``compute(values)`` receives one value per successful repetition (the
+    accumulated times, or a counter's values) and returns a float, or
+    ``None`` when the statistic is not defined for them (too few values):
+    then no row is reported (for a counter: no counter). ``unit`` is
+    ``"time"`` (the value is a time, reported per iteration in the
+    benchmark's time unit, like ``_mean``) or ``"percentage"`` (a fraction,
+    reported as is, like ``_cv``; a time statistic must scale with its
+    values, a percentage must not change when they are scaled).
+    """
+
+    name: str
+    compute: Callable[[list[float]], float | None]
+    unit: str = "time"
 
 
 def mean(values: list[float]) -> float:
@@ -37,17 +74,24 @@ def cv(values: list[float]) -> float:
     return stddev(values) / avg if avg else 0.0
 
 
-# Name, function, unit. Order is the order of the report rows.
+# Google Benchmark's aggregates, in the order of its report rows.
 STATISTICS = [
-    ("mean", mean, "time"),
-    ("median", median, "time"),
-    ("stddev", stddev, "time"),
-    ("cv", cv, "percentage"),
+    Statistic("mean", mean, "time"),
+    Statistic("median", median, "time"),
+    Statistic("stddev", stddev, "time"),
+    Statistic("cv", cv, "percentage"),
 ]
 
+# Statistics computed after Google Benchmark's four, for every benchmark of
+# the run (set by a plugin in ireebench_configure).
+EXTRA_STATISTICS = StashKey[list]()
 
-def compute_aggregates(reports: list[Run]) -> list[Run]:
-    """Aggregates of a benchmark's repetitions, empty if fewer than 2 succeeded."""
+
+def compute_aggregates(reports: list[Run], statistics: list[Statistic] | None = None) -> list[Run]:
+    """Aggregates of a benchmark's repetitions, empty if fewer than 2 succeeded.
+
+    ``statistics``: the statistics to compute (default: Google Benchmark's four).
+    """
     succeeded = [r for r in reports if not r.error_occurred]
     if len(succeeded) < 2:
         return []
@@ -63,8 +107,13 @@ def compute_aggregates(reports: list[Run]) -> list[Run]:
             counter_proto.setdefault(key, counter)
     # Google Benchmark divides by the number of reports, failed ones included.
     rescale = len(reports) / run_iterations if run_iterations else 0.0
+    samples = [r.real_accumulated_time / r.iterations for r in succeeded if r.iterations]
     aggregates = []
-    for stat_name, compute, unit in STATISTICS:
+    for statistic in STATISTICS if statistics is None else statistics:
+        real_value = statistic.compute(real)
+        if real_value is None:
+            continue
+        cpu_value = statistic.compute(cpu)
         run = Run(
             name=first.name,
             run_name=first.run_name,
@@ -74,20 +123,22 @@ def compute_aggregates(reports: list[Run]) -> list[Run]:
             repetitions=first.repetitions,
             repetition_index=None,
             threads=first.threads,
-            aggregate_name=stat_name,
-            aggregate_unit=unit,
+            aggregate_name=statistic.name,
+            aggregate_unit=statistic.unit,
             iterations=len(reports),
-            real_accumulated_time=compute(real),
-            cpu_accumulated_time=compute(cpu),
+            real_accumulated_time=real_value,
+            cpu_accumulated_time=0.0 if cpu_value is None else cpu_value,
             time_unit=first.time_unit,
             batch_size=first.batch_size,
-            samples=[r.real_accumulated_time / r.iterations for r in succeeded if r.iterations],
+            samples=list(samples),
         )
-        if unit == "time":
+        if statistic.unit == "time":
             run.real_accumulated_time *= rescale
             run.cpu_accumulated_time *= rescale
         for key, values in counter_values.items():
-            proto = counter_proto[key]
-            run.counters[key] = Counter(compute(values), proto.is_rate, proto.one_k)
+            value = statistic.compute(values)
+            if value is not None:
+                proto = counter_proto[key]
+                run.counters[key] = Counter(value, proto.is_rate, proto.one_k)
         aggregates.append(run)
     return aggregates

@@ -10,8 +10,9 @@ An essential plugin. One run:
 3. report the context;
 4. per workload: ``ireebench_workload_start``, warm-up and calibration,
    each repetition through ``ireebench_measure_repetition`` (this plugin's
-   implementation, :func:`ireebench.measure.time_repetition`, runs last),
-   aggregates, ``ireebench_workload_finish``, ``ireebench_report_extra_rows``,
+   implementation, :func:`ireebench.measure.time_repetition`, runs last)
+   while ``ireebench_continue_repetitions`` says so (this plugin's rule,
+   also last: ``--benchmark_repetitions``), aggregates, ``ireebench_workload_finish``, ``ireebench_report_extra_rows``,
    then the rows go to the reporters;
 5. the reports are finalized, then ``ireebench_measurements_finish``.
 
@@ -48,6 +49,12 @@ def ireebench_measure_repetition(config, workload, repetition):
 
 # The header iree_hal_allocator_statistics_fprint writes before the per-heap lines.
 STATISTICS_HEADER = "[[ iree_hal_allocator_t memory statistics ]]"
+
+
+@hookimpl(trylast=True)
+def ireebench_continue_repetitions(config, workload, runs):
+    """The fixed count: ``--benchmark_repetitions`` repetitions."""
+    return len(runs) < config.getoption("benchmark_repetitions")
 
 
 def _close_session(config, session: Session) -> None:

@@ -77,6 +77,19 @@ def dispatch_module(compile_mlir, module_cache) -> Path:
     return output
 
 
+GBENCH_TOOLS_ENV = "IREEBENCH_GBENCH_TOOLS"
+DEBIAN_TOOLS = Path("/usr/share/benchmark")  # apt-get install libbenchmark-tools
+
+
+def compare_py() -> Path | None:
+    """Google Benchmark's compare.py: from $IREEBENCH_GBENCH_TOOLS, else Debian's
+    libbenchmark-tools; None when neither is there."""
+    for folder in (os.environ.get(GBENCH_TOOLS_ENV), DEBIAN_TOOLS):
+        if folder and (Path(folder) / "compare.py").is_file():
+            return Path(folder) / "compare.py"
+    return None
+
+
 @dataclass
 class CliResult:
     returncode: int
@@ -85,6 +98,13 @@ class CliResult:
 
     def json(self):
         return json.loads(self.stdout)
+
+
+# The test machine is shared and loaded: the environment warnings (ASLR, load,
+# busy processes) would add environment-dependent stderr lines to every run.
+# They are off for the suite, in-process runs included;
+# tests/builtin_plugins/test_environment.py turns them on where it checks them.
+os.environ.setdefault("IREEBENCH_ENVIRONMENT_WARNINGS", "false")
 
 
 def _env() -> dict:

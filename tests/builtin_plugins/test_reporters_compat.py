@@ -14,7 +14,6 @@
 
 import importlib.util
 import json
-import os
 import re
 import stat
 import subprocess
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import GBENCH_TOOLS_ENV, compare_py
 
 ADD = """
 func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -31,22 +31,12 @@ func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
 }
 """
 
-GBENCH_TOOLS_ENV = "IREEBENCH_GBENCH_TOOLS"
-DEBIAN_TOOLS = Path("/usr/share/benchmark")  # apt-get install libbenchmark-tools
 NAMES = ["BM_first/process_time/real_time", "BM_second/process_time/real_time"]
 
 
 @pytest.fixture(scope="module")
 def module(compile_mlir):
     return compile_mlir("two_functions")
-
-
-def compare_py() -> Path | None:
-    """compare.py from $IREEBENCH_GBENCH_TOOLS, else Debian's libbenchmark-tools."""
-    for folder in (os.environ.get(GBENCH_TOOLS_ENV), DEBIAN_TOOLS):
-        if folder and (Path(folder) / "compare.py").is_file():
-            return Path(folder) / "compare.py"
-    return None
 
 
 def test_compare_py_accepts_ireebench_and_native_json(module, ireebench, native_tool, tmp_path):

@@ -83,3 +83,71 @@ def test_aggregate_rescaling_matches_google_benchmark():
     assert aggs["cv"].real_time == pytest.approx(0.5)
     assert aggs["cv"].aggregate_unit == "percentage"
     assert math.isclose(aggs["median"].real_time, 200.0)
+
+
+def test_a_stopping_rule_decides_the_count_and_rows_agree(compile_mlir, ireebench):
+    """ireebench_continue_repetitions: fewer or more than --benchmark_repetitions."""
+    args = [f"--module={compile_mlir('stateful')}", "--device=local-sync",
+            "--benchmark_min_time=3x", "--benchmark_format=json", "--plugin=stop_after"]
+    for asked, stop_after in ((5, 2), (2, 4)):
+        result = ireebench(*args, f"--benchmark_repetitions={asked}", f"--stop_after={stop_after}")
+        assert result.returncode == 0, result.stderr
+        rows = result.json()["benchmarks"]
+        reps = [r for r in rows if r["run_type"] == "iteration"]
+        aggs = [r for r in rows if r["run_type"] == "aggregate"]
+        assert [r["repetition_index"] for r in reps] == list(range(stop_after))
+        assert {r["repetitions"] for r in rows} == {stop_after}
+        assert {a["iterations"] for a in aggs} == {stop_after} and len(aggs) == 4
+        # Asked after each repetition, the last one included.
+        asked_lines = [line for line in result.stderr.splitlines() if line.startswith("ASKED")]
+        assert asked_lines == [f"ASKED BM_increment {n}" for n in range(1, stop_after + 1)]
+
+
+def test_default_rule_is_the_fixed_count_and_dry_run_asks_nothing(compile_mlir, ireebench):
+    args = [f"--module={compile_mlir('stateful')}", "--device=local-sync",
+            "--benchmark_min_time=3x", "--benchmark_format=json", "--plugin=stop_after",
+            "--benchmark_repetitions=3"]
+    fixed = ireebench(*args)
+    assert {r["repetitions"] for r in fixed.json()["benchmarks"]} == {3}
+    dry = ireebench(*args, "--benchmark_dry_run", "--stop_after=5")
+    assert dry.returncode == 0 and "ASKED" not in dry.stderr
+    assert len(dry.json()["benchmarks"]) == 1
+
+
+def test_batch_times_are_kept_where_batches_are_timed_one_by_one(compile_mlir):
+    path = compile_mlir("async", "--iree-execution-model=async-external")
+    result = ireebench.run([f"--module={path}", "--device=local-task", "--function=count",
+                            "--batch_size=4", "--batch_concurrency=2",
+                            "--benchmark_min_time=12x", "--benchmark_repetitions=2"])
+    reps = [r for r in result.runs if r.run_type == "iteration"]
+    for rep in reps:
+        assert len(rep.batch_samples) == 3  # 12 iterations in batches of 4
+        assert math.fsum(rep.batch_samples) * 4 == pytest.approx(rep.real_accumulated_time)
+    sync = _run(compile_mlir, "--benchmark_min_time=5x").runs[0]
+    assert sync.batch_samples == []  # timed all at once: no per-batch clock in the loop
+
+
+FAILS_ON_FIFTH_CALL = """
+util.global private mutable @counter = 0 : i32
+func.func @fifth() -> i32 {
+  %c1 = arith.constant 1 : i32
+  %c5 = arith.constant 5 : i32
+  %0 = util.global.load @counter : i32
+  %1 = arith.addi %0, %c1 : i32
+  util.global.store %1, @counter : i32
+  %ok = arith.cmpi slt, %1, %c5 : i32
+  cf.assert %ok, "fifth call"
+  return %1 : i32
+}
+"""
+
+
+def test_a_failure_past_the_asked_count_keeps_rows_consistent(compile_mlir, ireebench):
+    result = ireebench(f"--module={compile_mlir(FAILS_ON_FIFTH_CALL)}", "--device=local-sync",
+                       "--benchmark_min_time=1x", "--benchmark_repetitions=2",
+                       "--plugin=stop_after", "--stop_after=10", "--benchmark_format=json")
+    assert result.returncode == 1, result.stderr
+    rows = result.json()["benchmarks"]
+    assert [r.get("error_occurred", False) for r in rows if r["run_type"] == "iteration"] == \
+        [False] * 4 + [True]
+    assert {r["repetitions"] for r in rows} == {5}  # the count measured, on every row

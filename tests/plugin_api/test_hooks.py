@@ -85,8 +85,11 @@ def test_compare_hooks_are_the_last_phase():
 
 
 def test_hooks_are_called_in_the_documented_order(ireebench, compile_mlir, tmp_path):
+    # --benchmark_statistics: the statistics plugin asks every plugin for its
+    # statistics (ireebench_statistics) only when statistics are selected.
     result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL,
                        "--benchmark_min_time=2x", "--plugin=hook_recorder",
+                       "--benchmark_statistics=min",
                        f"--device_replay_output={tmp_path / 'capture.ireereplay'}",
                        f"--benchmark_out={tmp_path / 'run.json'}")
     assert result.returncode == 0, result.stderr

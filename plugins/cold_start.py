@@ -1,0 +1,100 @@
+"""``--benchmark_cold_start``: the first invocation of each benchmark, reported apart.
+
+The first invocation of a function after the module is loaded pays for
+what later ones find ready (first-touch page faults, lazily created
+resources, cold caches and branch predictors). Steady-state numbers
+should not hold it, and it is worth knowing on its own.
+
+With the flag, each benchmark runs **one extra batch first**, in
+``ireebench_workload_start``, before the warm-up, the calibration and every
+repetition, timed alone like a repetition (only the kind's ``execute``;
+the batch is prepared untimed). It is reported as one more row under the
+benchmark, ``BM_<fn>/cold_start`` (``run_type`` iteration, ``iterations`` =
+the batch size, ``real_time``/``cpu_time`` per logical iteration), next to
+the steady-state rows it is no part of:
+
+- with a time ``--benchmark_min_time`` (the default), this batch is the
+  first calibration run would have been (Google Benchmark counts that run
+  as calibration only; the calibration here then starts warm);
+- with ``--benchmark_min_time=Nx`` there is no calibration, and without the
+  flag the first measured batch of the first repetition is the cold one
+  (so it stays in the numbers, as in the native tool); with the flag it
+  runs before the repetitions, which measure warm batches only.
+
+Without the flag nothing changes. "Cold" is per function: the module, the
+device and the functions benchmarked before it are already warm.
+"""
+
+from __future__ import annotations
+
+from ireebench import StashKey, hookimpl
+from ireebench.errors import flag_error
+from ireebench.measure import BenchmarkFailure, error_run, new_run, run_iterations
+from ireebench.names import row_name
+from ireebench.results import Run
+
+GROUP = "Statistics and adaptive stopping"
+ROW = "cold_start"
+
+COLD = StashKey[dict]()  # workload name -> its cold-start Run
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds --benchmark_cold_start."""
+    parser.addoption(
+        "--benchmark_cold_start", "benchmark_cold_start", type=bool, group=GROUP,
+        help="Time each benchmark's first invocation (one batch, before warm-up, calibration "
+             "and repetitions) and report it as a row BM_<fn>/cold_start, apart from the "
+             "steady-state rows.")
+
+
+@hookimpl
+def ireebench_configure(config):
+    if not config.getoption("benchmark_cold_start"):
+        return
+    backend = config.getoption("backend")
+    if backend != "runtime":
+        raise flag_error("benchmark_cold_start", "true",
+                         f"not supported with --backend={backend} (the native tool measures "
+                         "there)")
+    config.stash[COLD] = {}
+
+
+def cold_run(workload, session) -> Run:
+    """Times the first batch of ``workload`` (its ``execute`` only)."""
+    name = row_name(workload.name, ROW)
+    try:
+        sample = run_iterations(workload, session, workload.batch_size)
+    except BenchmarkFailure as exc:
+        run = error_run(workload, 1, 0, str(exc))
+    else:
+        run = new_run(workload, 1, 0)
+        run.iterations = sample.iterations
+        run.real_accumulated_time = sample.real_seconds
+        run.cpu_accumulated_time = sample.cpu_seconds
+        run.samples = [sample.real_seconds / sample.iterations]
+    run.name = run.run_name = name
+    run.extra_row = True
+    return run
+
+
+@hookimpl(tryfirst=True)
+def ireebench_workload_start(config, session, workload):
+    """Runs the cold batch before anything else touches the function."""
+    cold = config.stash.get(COLD, None)
+    if cold is not None:
+        cold[workload.name] = cold_run(workload, session)
+
+
+@hookimpl
+def ireebench_report_extra_rows(config, workload, runs):
+    """The ``BM_<fn>/cold_start`` row."""
+    cold = config.stash.get(COLD, None)
+    if cold is None or workload.name not in cold:
+        return None
+    run = cold.pop(workload.name)
+    if runs:
+        run.family_index = runs[0].family_index
+        run.per_family_instance_index = runs[0].per_family_instance_index
+    return [run]

@@ -1,0 +1,398 @@
+"""More statistics and adaptive stopping: ``--benchmark_statistics``, ``--benchmark_min_rel_accuracy``.
+
+Off by default: without these flags the report is Google Benchmark's, row
+for row.
+
+``--benchmark_statistics=p90,p99,min,max,ci,outliers,precision`` adds, per
+benchmark with two or more repetitions, one aggregate row per statistic
+after ``_mean``/``_median``/``_stddev``/``_cv``, shaped like Google
+Benchmark's custom statistics (``BM_f/process_time/real_time_p90``,
+``run_type`` aggregate, ``aggregate_unit`` time or percentage), computed
+by the core (:mod:`ireebench.stats`) from the repetitions' values and, as
+Google Benchmark does, from each counter's values:
+
+``pNN`` (``p50``, ``p90``, ``p99.9`` ...)
+    the NN-th percentile, linear interpolation between order statistics
+    (Hyndman & Fan type 7, numpy's default): with the values sorted
+    ``x[0] <= ... <= x[n-1]`` and ``h = (n - 1) * NN / 100``,
+    ``x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)])``.
+``min``, ``max``
+    the fastest and the slowest repetition.
+``ci`` (rows ``_ci_lower`` and ``_ci_upper``)
+    the distribution-free confidence interval of the median at
+    ``--confidence`` (default 0.95): the order statistics
+    ``[x(k), x(n+1-k)]`` (1-based) for the largest ``k`` whose coverage
+    ``1 - 2 P(B <= k - 1)``, ``B ~ Binomial(n, 1/2)``, is at least the
+    confidence (scipy's ``quantile_test(...).confidence_interval``). It
+    needs ``n`` with ``1 - 2^(1-n) >= confidence`` (6 repetitions at 0.95):
+    with fewer there are no ``ci`` rows (one note on stderr).
+``outliers`` (percentage)
+    the fraction of repetitions outside ``[Q1 - 1.5 IQR, Q3 + 1.5 IQR]``
+    (quartiles as ``p25``/``p75``); the row's ``iterations`` is the number
+    of repetitions, so the count is ``fraction * iterations``. Outliers are
+    reported, never removed: every other statistic uses every repetition.
+``precision`` (percentage)
+    the half-width of the ``ci`` interval relative to the median,
+    ``(upper - lower) / (2 * median)``: ``0.01`` is "the median within
+    ±1 %".
+
+Plugins add statistics through ``ireebench_statistics`` (a name, a
+function of the values, a unit); ``--benchmark_statistics`` selects theirs
+by name like the built-in ones.
+
+``--benchmark_min_rel_accuracy=0.01`` (adaptive stopping) measures
+repetitions until ``precision`` (of the real time) is at most 0.01, or
+until ``--benchmark_max_time`` (default 10 s per benchmark, from its start:
+warm-up and calibration included) is spent; at least
+``--benchmark_repetitions`` and at least as many as the interval needs.
+The ``_precision`` row is added (the achieved precision) and every row's
+``repetitions`` is the count measured (also the aggregates' ``iterations``).
+A benchmark stopped by the time budget short of its target gets one
+warning line on stderr. Short repetitions (``--benchmark_min_time=0.05s``)
+let it stop sooner: each repetition is one value of the interval.
+
+Hooks: ``ireebench_addoption``, ``ireebench_configure`` (``trylast``: checks
+the flags, collects the statistics through ``ireebench_statistics``, lists
+the selected ones in ``config.stash[ireebench.stats.EXTRA_STATISTICS]``),
+``ireebench_statistics`` (the built-in ones), ``ireebench_discovery_finish``
+(the names, for the console's column), ``ireebench_report_context`` (that
+column; the confidence and the target in the context),
+``ireebench_workload_start`` (the budget's clock),
+``ireebench_continue_repetitions`` (adaptive stopping),
+``ireebench_workload_finish`` (the note for too few repetitions).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+import time
+from dataclasses import dataclass, field
+
+from ireebench import StashKey, hookimpl
+from ireebench.errors import UsageError, flag_error
+from ireebench.hookcall import collect_named
+from ireebench.stats import EXTRA_STATISTICS, STATISTICS, Statistic, median
+
+GROUP = "Statistics and adaptive stopping"
+DEFAULT_MAX_TIME = 10.0
+PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?|100)")
+
+
+# --- the statistics ---------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The ``q``-th percentile (0-100), linear between order statistics (type 7)."""
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (position - low) * (ordered[high] - ordered[low])
+
+
+def _log_binomial_half(n: int, i: int) -> float:
+    """log P(B = i) for B ~ Binomial(n, 1/2)."""
+    return math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2)
+
+
+@functools.lru_cache(maxsize=4096)
+def median_ci_rank(n: int, confidence: float) -> int | None:
+    """The largest 1-based ``k`` with ``P(x(k) <= median <= x(n+1-k)) >= confidence``.
+
+    That is the largest ``k <= (n+1)/2`` with ``P(B <= k-1) <= (1-confidence)/2``,
+    ``B ~ Binomial(n, 1/2)``; ``None`` when even ``[x(1), x(n)]`` covers the
+    median less often. Terms more than 10 standard deviations below ``n/2``
+    (under 1e-22 together, below any confidence a float can tell from 1)
+    are skipped, so a call costs O(sqrt(n)).
+    """
+    tail = (1.0 - confidence) / 2.0
+    start = max(0, math.floor(n / 2 - 5 * math.sqrt(n)))
+    best = start if start >= 1 else None  # P(B <= start - 1) is negligible
+    cdf = 0.0
+    for i in range(start, (n + 1) // 2):
+        cdf += math.exp(_log_binomial_half(n, i))  # P(B <= i)
+        if cdf > tail:
+            break
+        best = i + 1
+    return best
+
+
+def minimum_repetitions(confidence: float) -> int:
+    """The fewest values with a ``confidence`` interval of the median."""
+    n = 2
+    while median_ci_rank(n, confidence) is None:
+        n += 1
+    return n
+
+
+def median_ci(values: list[float], confidence: float) -> tuple[float, float] | None:
+    """The distribution-free ``confidence`` interval of the median (order statistics)."""
+    k = median_ci_rank(len(values), confidence)
+    if k is None:
+        return None
+    ordered = sorted(values)
+    return ordered[k - 1], ordered[len(ordered) - k]
+
+
+def relative_precision(values: list[float], confidence: float) -> float | None:
+    """Half the interval's width relative to the median (``None``: no interval)."""
+    interval = median_ci(values, confidence)
+    middle = median(values)
+    if interval is None or not middle:
+        return None
+    return (interval[1] - interval[0]) / (2.0 * abs(middle))
+
+
+def outlier_fraction(values: list[float]) -> float:
+    """The fraction of values outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR] (Tukey's fences)."""
+    q1, q3 = percentile(values, 25), percentile(values, 75)
+    fence = 1.5 * (q3 - q1)
+    return sum(1 for v in values if v < q1 - fence or v > q3 + fence) / len(values)
+
+
+def percentile_statistic(name: str) -> Statistic:
+    q = float(name[1:])
+    return Statistic(name, lambda values: percentile(values, q))
+
+
+def builtin_statistics(confidence: float) -> dict:
+    """The built-in statistics by the name ``--benchmark_statistics`` selects them with."""
+
+    def bound(index):
+        def compute(values):
+            interval = median_ci(values, confidence)
+            return None if interval is None else interval[index]
+        return compute
+
+    return {
+        "min": Statistic("min", min),
+        "max": Statistic("max", max),
+        "ci": [Statistic("ci_lower", bound(0)), Statistic("ci_upper", bound(1))],
+        "outliers": Statistic("outliers", outlier_fraction, "percentage"),
+        "precision": Statistic(
+            "precision", lambda values: relative_precision(values, confidence), "percentage"),
+    }
+
+
+# --- the options --------------------------------------------------------------
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds --benchmark_statistics, --confidence, --benchmark_min_rel_accuracy, --benchmark_max_time."""
+    parser.addoption(
+        "--benchmark_statistics", "benchmark_statistics", default="", group=GROUP,
+        metavar="NAME,...",
+        help="More aggregate rows per benchmark (with 2+ repetitions), after _mean, _median, "
+             "_stddev, _cv: pNN (percentile, e.g. p50,p90,p99), min, max, ci (confidence "
+             "interval of the median: _ci_lower, _ci_upper), outliers (fraction outside "
+             "1.5 IQR; reported, never removed), precision (the interval's half-width "
+             "relative to the median), or a statistic a plugin provides.")
+    parser.addoption(
+        "--confidence", "confidence", default="0.95", group=GROUP, metavar="LEVEL",
+        help="Confidence level of the interval of the median (ci, precision, adaptive "
+             "stopping), between 0 and 1.")
+    parser.addoption(
+        "--benchmark_min_rel_accuracy", "benchmark_min_rel_accuracy", default="",
+        group=GROUP, metavar="FRACTION",
+        help="Adaptive stopping: repeat until the confidence interval of the median is "
+             "within this fraction of it (0.01: +-1 %), or until --benchmark_max_time; at "
+             "least --benchmark_repetitions. Adds the _precision row.")
+    parser.addoption(
+        "--benchmark_max_time", "benchmark_max_time", default="", group=GROUP,
+        metavar="<float>s",
+        help=f"Time budget of each benchmark under --benchmark_min_rel_accuracy, from its "
+             f"start (warm-up and calibration included); default {DEFAULT_MAX_TIME:g}s.")
+
+
+def _fraction(flag: str, text: str, low: float, high: float, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise flag_error(flag, text, f"expected {what}") from None
+    if not low < value < high:
+        raise flag_error(flag, text, f"expected {what}")
+    return value
+
+
+def _seconds(flag: str, text: str) -> float:
+    try:
+        value = float(text.strip().removesuffix("s"))
+    except ValueError:
+        raise flag_error(flag, text, "expected a positive `<float>s` (seconds)") from None
+    if not 0 < value < math.inf:
+        raise flag_error(flag, text, "expected a positive `<float>s` (seconds)")
+    return value
+
+
+@dataclass
+class StatisticsState:
+    """The run's statistics settings (``config.stash[STATE]``)."""
+
+    confidence: float
+    statistics: list[Statistic]
+    target: float | None = None  # --benchmark_min_rel_accuracy
+    max_time: float = DEFAULT_MAX_TIME
+    minimum: int = 2  # repetitions before the rule may stop
+    run_names: list[str] = field(default_factory=list)
+    started: float = 0.0  # perf_counter at the current workload's start
+    noted: bool = False  # the note about too few repetitions was printed
+
+    @property
+    def needs_interval(self) -> bool:
+        return any(s.name in ("ci_lower", "precision") for s in self.statistics)
+
+
+STATE = StashKey[StatisticsState]()
+
+
+def _select(config, tokens: list[str], confidence: float) -> list[Statistic]:
+    """The statistics named by --benchmark_statistics, in order, each once."""
+    text = config.getoption("benchmark_statistics")
+    available = collect_named(config.pm, "ireebench_statistics", "statistic", config=config)
+    google = {s.name for s in STATISTICS}
+    taken = set(google)
+    chosen: list[Statistic] = []
+    for token in tokens:
+        if token in google:
+            raise flag_error("benchmark_statistics", text,
+                             f"'{token}' is always reported (with 2+ repetitions)")
+        if token in available:
+            found = available[token]
+            group = list(found) if isinstance(found, (list, tuple)) else [found]
+        elif PERCENTILE.fullmatch(token) and float(token[1:]) <= 100:
+            group = [percentile_statistic(token)]
+        else:
+            known = ", ".join(sorted([*available, "pNN"]))
+            raise flag_error("benchmark_statistics", text,
+                             f"unknown statistic '{token}' (known: {known})")
+        for statistic in group:
+            if not isinstance(statistic, Statistic):
+                raise UsageError(f"--benchmark_statistics={text}: '{token}' is not an "
+                                 "ireebench.Statistic")
+            if statistic.unit not in ("time", "percentage"):
+                raise UsageError(f"--benchmark_statistics={text}: '{token}' has unit "
+                                 f"'{statistic.unit}' (time or percentage)")
+            if statistic.name not in taken:
+                taken.add(statistic.name)
+                chosen.append(statistic)
+    return chosen
+
+
+@hookimpl(trylast=True)
+def ireebench_configure(config):
+    """Checks the flags, then lists the selected statistics for the core."""
+    text = config.getoption("benchmark_statistics")
+    tokens = [t.strip() for t in text.split(",") if t.strip()]
+    accuracy_text = config.getoption("benchmark_min_rel_accuracy").strip()
+    max_time_text = config.getoption("benchmark_max_time").strip()
+    confidence = _fraction("confidence", config.getoption("confidence"), 0.0, 1.0,
+                           "a confidence level between 0 and 1")
+    target = None
+    if accuracy_text:
+        target = _fraction("benchmark_min_rel_accuracy", accuracy_text, 0.0, math.inf,
+                           "a positive fraction (0.01: the median within +-1 %)")
+    if max_time_text and target is None:
+        raise flag_error("benchmark_max_time", max_time_text,
+                         "requires --benchmark_min_rel_accuracy")
+    max_time = _seconds("benchmark_max_time", max_time_text) if max_time_text \
+        else DEFAULT_MAX_TIME
+    if not tokens and target is None:
+        return
+    backend = config.getoption("backend")
+    if backend != "runtime":
+        flag = "benchmark_statistics" if tokens else "benchmark_min_rel_accuracy"
+        raise flag_error(flag, text if tokens else accuracy_text,
+                         f"not supported with --backend={backend} (the native tool "
+                         "measures there)")
+    if target is not None and "precision" not in tokens:
+        tokens.append("precision")
+    statistics = _select(config, tokens, confidence)
+    state = StatisticsState(confidence, statistics, target, max_time)
+    state.minimum = max(2, minimum_repetitions(confidence))
+    config.stash[STATE] = state
+    config.stash[EXTRA_STATISTICS] = list(statistics)
+
+
+@hookimpl
+def ireebench_statistics(config):
+    """The built-in statistics: min, max, ci, outliers, precision (pNN are parsed)."""
+    state_confidence = float(config.getoption("confidence"))
+    return builtin_statistics(state_confidence)
+
+
+# --- reporting and adaptive stopping -------------------------------------------
+
+
+@hookimpl
+def ireebench_discovery_finish(config, workloads):
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.run_names = [w.run_name for w in workloads]
+
+
+def _aggregates_expected(config, state) -> bool:
+    return state.target is not None or config.getoption("benchmark_repetitions") > 1
+
+
+@hookimpl
+def ireebench_report_context(config, context):
+    """Widens the console's name column for the new rows; records the settings."""
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return
+    if state.statistics and _aggregates_expected(config, state) and state.run_names:
+        suffix = max(len("median"), *(len(s.name) for s in state.statistics))
+        width = max(len(name) for name in state.run_names) + 1 + suffix
+        context.name_field_width = max(context.name_field_width, width)
+    context.extra["statistics"] = [s.name for s in state.statistics]
+    context.extra["statistics_confidence"] = state.confidence
+    if state.target is not None:
+        context.extra["min_rel_accuracy"] = state.target
+        context.extra["max_time"] = state.max_time
+
+
+@hookimpl
+def ireebench_workload_start(config):
+    state = config.stash.get(STATE, None)
+    if state is not None:
+        state.started = time.perf_counter()
+
+
+@hookimpl
+def ireebench_continue_repetitions(config, workload, runs):
+    """Adaptive stopping: go on until the median is precise enough or the budget is spent."""
+    state = config.stash.get(STATE, None)
+    if state is None or state.target is None:
+        return None
+    n = len(runs)
+    minimum = max(state.minimum, config.getoption("benchmark_repetitions"))
+    precision = relative_precision([r.real_seconds for r in runs], state.confidence)
+    reached = n >= minimum and precision is not None and precision <= state.target
+    if reached:
+        return False
+    if time.perf_counter() - state.started < state.max_time:
+        return True
+    shown = "no interval yet" if precision is None else f"+-{100 * precision:.2f} %"
+    config.stderr.write(
+        f"ireebench: warning: {workload.run_name}: --benchmark_max_time={state.max_time:g}s "
+        f"spent after {n} repetitions ({shown}); --benchmark_min_rel_accuracy="
+        f"{state.target:g} not reached\n")
+    return False
+
+
+@hookimpl
+def ireebench_workload_finish(config, workload, runs):
+    """One note per run when the interval rows are missing for too few repetitions."""
+    state = config.stash.get(STATE, None)
+    if state is None or state.noted or not state.needs_interval:
+        return
+    measured = [r for r in runs if r.run_type == "iteration" and not r.error_occurred]
+    if 2 <= len(measured) < state.minimum:
+        state.noted = True
+        config.stderr.write(
+            f"ireebench: note: the {state.confidence:g} confidence interval of the median "
+            f"needs {state.minimum}+ repetitions; {workload.run_name} has {len(measured)}: "
+            "no _ci_lower/_ci_upper/_precision rows\n")
