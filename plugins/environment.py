@@ -5,7 +5,9 @@ each finding is one line on stderr (``ireebench: warning: ...``) and an
 entry of ``context.extra["environment_warnings"]`` (check name -> message;
 ``{}`` when nothing was found), which the JSON reporter writes after Google
 Benchmark's context fields. Google Benchmark's own context lines (its
-``***WARNING***`` lines for CPU scaling and ASLR) are unchanged.
+``***WARNING***`` lines for CPU scaling and ASLR) are unchanged, and when the
+display reporter prints them (console, CSV) those two findings get no second
+line of ours.
 
 ``cpu_governor``
     a CPU's frequency governor is not ``performance``
@@ -47,6 +49,8 @@ BUSY_SHARE = 0.5  # of one CPU
 MIN_INTERVAL = 0.05  # seconds between the two process snapshots
 CPU_DIR = "/sys/devices/system/cpu"
 ENVVAR = "IREEBENCH_ENVIRONMENT_WARNINGS"
+# Checks Google Benchmark's context block (console, CSV) already warns about.
+GBENCH_WARNED = ("cpu_governor", "aslr")
 
 
 @dataclass
@@ -210,6 +214,15 @@ def ireebench_report_context(config, context):
         after = read_processes()
     warnings = environment_warnings(context, before, after)
     context.extra["environment_warnings"] = warnings
-    for message in warnings.values():
-        config.stderr.write(f"ireebench: warning: {message}\n")
+    # Google Benchmark's console and CSV reporters already print a
+    # ***WARNING*** line for these two on stderr: no second line for them.
+    said = GBENCH_WARNED if _display_prints_context(config) else ()
+    for check, message in warnings.items():
+        if check not in said:
+            config.stderr.write(f"ireebench: warning: {message}\n")
     config.stderr.flush()
+
+
+def _display_prints_context(config) -> bool:
+    display = config.getoption("reporter") or config.getoption("benchmark_format")
+    return display in ("console", "csv")
