@@ -20,7 +20,7 @@ from ..config import Config
 from ..errors import UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
 from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
-from ..pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
+from ..pluginmanager import BUILTIN_PLUGINS, build_plugin_manager
 from .argv import expand_flagfiles, prescan_plugins
 from .options import (
     CORE,
@@ -231,17 +231,27 @@ def split_extra_args(args: list[str]) -> list[str]:
     return runtime_flags
 
 
+def load_plugins(argv: list[str], stderr, plugins=()):
+    """Flag files expanded, then the plugin manager every command builds the same way.
+
+    :return: ``(argv, selection, pm)``; the manager's warnings (``-p no:``
+        naming nothing) are on ``stderr``.
+    """
+    argv = expand_flagfiles(list(argv))
+    selection = prescan_plugins(argv)
+    selection.objects = list(plugins)
+    pm = build_plugin_manager(selection)
+    for warning in pm.warnings:
+        stderr.write(f"ireebench: warning: {warning}\n")
+    return argv, selection, pm
+
+
 def parse_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
     """Returns the run's :class:`Config`, or None when --help (or similar) was printed.
 
     :param plugins: plugin objects or modules to register (the Python API).
     """
-    argv = expand_flagfiles(list(argv))
-    selection: PluginSelection = prescan_plugins(argv)
-    selection.objects = list(plugins)
-    pm = build_plugin_manager(selection)
-    for warning in pm.warnings:
-        stderr.write(f"ireebench: warning: {warning}\n")
+    argv, selection, pm = load_plugins(argv, stderr, plugins)
     command = build_command(pm)
     ctx = make_context(command, "ireebench", argv, Streams(stdout, stderr, pm))
     if ctx is None:

@@ -25,10 +25,8 @@ from ..comparison.run import DEFAULT_OUT_FORMAT, DEFAULT_REPORTER
 from ..config import Config
 from ..errors import EXIT_COMPARE_USAGE, UsageError, flag_error
 from ..outfiles import check_output_path
-from ..pluginmanager import build_plugin_manager
 from ..results import RunResult
-from .argv import expand_flagfiles, prescan_plugins
-from .command import GroupedCommand, known_names, make_context
+from .command import GroupedCommand, known_names, load_plugins, make_context
 from .options import GroupedOption, Streams
 
 COMPARE_GROUP = "Comparison"
@@ -114,12 +112,7 @@ def compare_options(params: dict) -> CompareOptions:
 
 def parse_compare_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
     """The :class:`Config` of an ``ireebench compare`` run, or None when --help was printed."""
-    argv = expand_flagfiles(list(argv))
-    selection = prescan_plugins(argv)
-    selection.objects = list(plugins)
-    pm = build_plugin_manager(selection)
-    for warning in pm.warnings:
-        stderr.write(f"ireebench: warning: {warning}\n")
+    argv, _, pm = load_plugins(argv, stderr, plugins)
     # The two files are the positional arguments (click's leftovers); an
     # unknown option is still an error.
     command = CompareCommand("ireebench compare", params=_options(), help=HELP,

@@ -16,10 +16,9 @@ import click
 
 from ..errors import PluginError, UsageError, one_line
 from ..hookcall import implementations
-from ..pluginmanager import ESSENTIAL_PLUGINS, build_plugin_manager
+from ..pluginmanager import ESSENTIAL_PLUGINS
 from ..results import RunResult
-from .argv import expand_flagfiles, prescan_plugins
-from .command import GroupedCommand, add_plugin_options, make_context
+from .command import GroupedCommand, add_plugin_options, load_plugins, make_context
 from .options import OptionParser, Streams
 
 HELP = """List the loaded plugins: origin, version, hooks, and the options, reporters,
@@ -113,12 +112,7 @@ def _command() -> click.Command:
 
 def plugins_command(argv: list[str], stdout, stderr, plugins=()) -> RunResult:
     """Runs ``ireebench plugins``; returns an empty :class:`RunResult`."""
-    argv = expand_flagfiles(list(argv))
-    selection = prescan_plugins(argv)
-    selection.objects = list(plugins)
-    pm = build_plugin_manager(selection)
-    for warning in pm.warnings:
-        stderr.write(f"ireebench: warning: {warning}\n")
+    argv, _, pm = load_plugins(argv, stderr, plugins)
     ctx = make_context(_command(), "ireebench plugins", argv, Streams(stdout, stderr, pm))
     if ctx is None:
         return RunResult(0, [])

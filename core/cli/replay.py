@@ -26,9 +26,7 @@ from click.core import ParameterSource
 from ..config import Config
 from ..errors import UsageError
 from ..hookcall import call_hook
-from ..pluginmanager import build_plugin_manager
-from .argv import expand_flagfiles, prescan_plugins
-from .command import build_command, check_runtime_flags, make_context
+from .command import build_command, check_runtime_flags, load_plugins, make_context
 from .options import (
     CORE,
     CORE_GROUP,
@@ -106,12 +104,7 @@ def check_replay_file(path: str) -> None:
 
 def parse_replay_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
     """The :class:`Config` of an ``ireebench replay`` run, or None when --help was printed."""
-    argv = expand_flagfiles(list(argv))
-    selection = prescan_plugins(argv)
-    selection.objects = list(plugins)
-    pm = build_plugin_manager(selection)
-    for warning in pm.warnings:
-        stderr.write(f"ireebench: warning: {warning}\n")
+    argv, selection, pm = load_plugins(argv, stderr, plugins)
     command = build_command(pm, name="ireebench replay", help=HELP)
     command.options_metavar = "FILE.ireereplay [OPTIONS]"
     for param in command.params:
