@@ -152,6 +152,27 @@ def native_tool():
     return run
 
 
+def slow_function(name: str, trip_count: int) -> str:
+    """MLIR of a no-argument function that spins ``trip_count`` times in a host loop
+    (about 0.1 s per 7 million), for runs long enough to interrupt or change."""
+    return f"""
+func.func @{name}() -> i32 {{
+  %n = util.unfoldable_constant {trip_count} : i32
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %r = scf.while (%i = %c0) : (i32) -> i32 {{
+    %cond = arith.cmpi slt, %i, %n : i32
+    scf.condition(%cond) %i : i32
+  }} do {{
+  ^bb0(%i: i32):
+    %next = arith.addi %i, %c1 : i32
+    scf.yield %next : i32
+  }}
+  return %r : i32
+}}
+"""
+
+
 def one_error_line(result: CliResult) -> str:
     """Asserts the CLI failed with exactly one error line and no traceback."""
     assert result.returncode != 0, result.stdout

@@ -18,7 +18,7 @@ import textwrap
 import time
 
 import pytest
-from conftest import one_error_line
+from conftest import one_error_line, slow_function
 
 # 192x192 matmul: about 1 ms per call on local-sync with generic CPU code.
 MATMUL = """
@@ -250,21 +250,7 @@ def test_report_context_hook_runs_once(ireebench, compile_mlir, tmp_path):
 # --- finished work is never lost ---------------------------------------------------
 
 # Three functions of ~0.1 s per call: each native process lasts a while.
-SLOW_FUNCTIONS = "\n".join(f"""
-func.func @slow{i}() -> i32 {{
-  %n = util.unfoldable_constant {6000000 + i} : i32
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %r = scf.while (%j = %c0) : (i32) -> i32 {{
-    %cond = arith.cmpi slt, %j, %n : i32
-    scf.condition(%cond) %j : i32
-  }} do {{
-  ^bb0(%j: i32):
-    %next = arith.addi %j, %c1 : i32
-    scf.yield %next : i32
-  }}
-  return %r : i32
-}}""" for i in range(3))
+SLOW_FUNCTIONS = "\n".join(slow_function(f"slow{i}", 6000000 + i) for i in range(3))
 
 
 def _start_native(module, out, *extra):

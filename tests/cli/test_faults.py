@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import slow_function
 
 # ok, also_ok: fast. fails: a runtime assertion that always fails (cf.assert
 # on a value the compiler cannot fold). slow: a host-side loop of ~0.3 s per
@@ -45,21 +46,7 @@ func.func @also_ok() -> i32 {
   %0 = arith.addi %c, %c : i32
   return %0 : i32
 }
-func.func @slow() -> i32 {
-  %n = util.unfoldable_constant 20000000 : i32
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %r = scf.while (%i = %c0) : (i32) -> i32 {
-    %cond = arith.cmpi slt, %i, %n : i32
-    scf.condition(%cond) %i : i32
-  } do {
-  ^bb0(%i: i32):
-    %next = arith.addi %i, %c1 : i32
-    scf.yield %next : i32
-  }
-  return %r : i32
-}
-"""
+""" + slow_function("slow", 20000000)
 
 NOT_SLOW = "--benchmark_filter=-BM_slow"
 

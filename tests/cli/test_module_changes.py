@@ -16,24 +16,10 @@ import sys
 import time
 
 import pytest
+from conftest import slow_function
 
 # ~0.1 s per call: a run of a few seconds, long enough to change the file under it.
-SLOW = """
-func.func @slow() -> i32 {
-  %n = util.unfoldable_constant 8000000 : i32
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %r = scf.while (%i = %c0) : (i32) -> i32 {
-    %cond = arith.cmpi slt, %i, %n : i32
-    scf.condition(%cond) %i : i32
-  } do {
-  ^bb0(%i: i32):
-    %next = arith.addi %i, %c1 : i32
-    scf.yield %next : i32
-  }
-  return %r : i32
-}
-"""
+SLOW = slow_function("slow", 8000000)
 
 
 def _rewrite(path, other) -> None:
