@@ -112,3 +112,12 @@ def test_core_never_imports_the_plugins():
         if module.startswith("ireebench.plugins"):
             continue
         assert not [t for t in targets if t.startswith("ireebench.plugins")], module
+
+
+def test_every_package_is_in_pyproject():
+    """A sub-package missing from pyproject.toml works installed editable, not from a wheel."""
+    text = (ROOT / "pyproject.toml").read_text()
+    listed = set(text.split("packages = [", 1)[1].split("]", 1)[0].replace('"', "").split())
+    listed = {name.strip(",") for name in listed}
+    packages = {name for name in MODULES if _is_package(name)}
+    assert packages == listed
