@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
+from .hookcall import guarded
 from .stash import Stash
 
 
@@ -143,8 +144,10 @@ class Config:
         error = None
         while self._cleanups:
             function = self._cleanups.pop()
+            name = getattr(function, "__qualname__", None) or type(function).__name__
             try:
-                function()
+                # A plugin's cleanup that raises is a plugin error naming it.
+                guarded(self.pm, f"cleanup {name}", function)
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 error = error or exc
         if self._scratch is not None:

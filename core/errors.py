@@ -93,4 +93,4 @@ def exit_status(exc: BaseException) -> int:
     if isinstance(exc, SystemExit):  # sys.exit() in a plugin: its status
         code = exc.code
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_FAILED)
-    return EXIT_FAILED
+    return EXIT_PLUGIN_ERROR  # an internal error: the CLI exits 3 for it too

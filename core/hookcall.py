@@ -22,20 +22,18 @@ from __future__ import annotations
 
 import functools
 import os
-import sys
 
 import pluggy
 
 from .errors import OutputClosed, PluginError, Terminated, UsageError
+from .pluginmanager import plugin_file
 
 
 def plugin_of_exception(pm: pluggy.PluginManager, exc: BaseException) -> str | None:
     """Names the plugin whose code raised ``exc``: the innermost plugin frame."""
     files = {}
     for name, plugin in pm.list_name_plugin():
-        path = getattr(plugin, "__file__", None)
-        if path is None:  # a plugin object: the file of its class
-            path = getattr(sys.modules.get(type(plugin).__module__), "__file__", None)
+        path = plugin_file(plugin)
         if path:
             files[os.path.realpath(path)] = name
     found = None

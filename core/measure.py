@@ -49,6 +49,10 @@ from .results import Counter, Run
 from .stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates
 
 MAX_ITERATIONS = 1_000_000_000
+# How often a first repetition short of the minimum time is measured again
+# (each time with more iterations); a bound, so that a measure_repetition
+# plugin that ignores the requested count cannot loop forever.
+MAX_RETRIES = 10
 
 
 @dataclass
@@ -242,7 +246,8 @@ def measure_workload(config, session, workload) -> list[Run]:
     index = 0
     while True:
         run, repetition = _repetition(config, session, workload, index, planned, iterations)
-        while index == 0 and _falls_short(config, run):
+        while index == 0 and repetition.retry < MAX_RETRIES and _falls_short(config, run) \
+                and run.iterations >= iterations:
             # Google Benchmark reports only a first repetition that reached
             # the minimum time; one that fell short (the machine got faster
             # than calibration saw) grows by its rule and is measured again.

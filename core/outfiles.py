@@ -160,10 +160,6 @@ class OutputFile:
     def _error(self, exc: OSError) -> UsageError:
         return UsageError(f"--{self.flag}={self.path}: cannot write: {exc.strerror or exc}")
 
-    @property
-    def closed(self) -> bool:
-        return self._handle.closed
-
     def close(self) -> None:
         """Commits the file; a write error discards it and is one UsageError."""
         if self._handle.closed:

@@ -92,7 +92,8 @@ class PluginInfo:
         return self.origin == "builtin"
 
 
-def _file_of(plugin) -> str:
+def plugin_file(plugin) -> str:
+    """The file a plugin's code lives in: a module's, or the module of an object's class."""
     path = getattr(plugin, "__file__", None)
     if path is None:
         path = getattr(sys.modules.get(type(plugin).__module__), "__file__", None)
@@ -138,7 +139,7 @@ class PluginManager(pluggy.PluginManager):
         except pluggy.PluginValidationError as exc:
             raise UsageError(f"plugin {name!r} is invalid: {one_line(exc)}") from None
         _refuse_wrappers(self, plugin, name)
-        details.setdefault("path", _file_of(plugin))
+        details.setdefault("path", plugin_file(plugin))
         self.infos[name] = PluginInfo(name, origin, plugin, **details)
 
     def check_unknown_hooks(self) -> None:
@@ -154,9 +155,6 @@ class PluginManager(pluggy.PluginManager):
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 raise UsageError(f"plugin {impl.plugin_name!r}: {hook_name} is not an ireebench "
                                  f"hook{hint}")
-
-    def plugin_name_of(self, plugin) -> str | None:
-        return self.get_name(plugin)
 
 
 def _detail(details: dict) -> str:

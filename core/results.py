@@ -128,6 +128,7 @@ class Run:
             "error_message": self.error_message,
             "extra_row": self.extra_row,
             "samples": list(self.samples),
+            "batch_samples": list(self.batch_samples),
         }
 
 

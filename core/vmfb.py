@@ -21,6 +21,7 @@ wrong).
 
 from __future__ import annotations
 
+import mmap
 import struct
 from pathlib import Path
 
@@ -35,7 +36,7 @@ _ZIP_LOCAL_HEADER = b"PK\x03\x04"
 class _Flatbuffer:
     """Read-only access to tables, strings and vectors of one flatbuffer."""
 
-    def __init__(self, data: bytes | bytearray, base: int):
+    def __init__(self, data, base: int):
         self.data = data
         self.base = base
 
@@ -74,7 +75,7 @@ class _Flatbuffer:
         return [self.target(vector + 4 + 4 * i) for i in range(self._u32(vector))]
 
 
-def _flatbuffer_start(data: bytes | bytearray) -> int | None:
+def _flatbuffer_start(data) -> int | None:
     """Where the size-prefixed module flatbuffer starts (in a zip, or the file itself)."""
     if data[:4] == _ZIP_LOCAL_HEADER:  # the polyglot zip: module.fb is stored first
         method, = struct.unpack_from("<H", data, 8)
@@ -88,7 +89,7 @@ def _flatbuffer_start(data: bytes | bytearray) -> int | None:
     return start if data[start + 8:start + 12] == b"IREE" else None
 
 
-def _strings(data: bytes | bytearray) -> list[tuple[int, int, bool]]:
+def _strings(data) -> list[tuple[int, int, bool]]:
     """(start, length, is a function name) of every string the bindings decode."""
     start = _flatbuffer_start(data)
     if start is None:
@@ -121,27 +122,34 @@ def loadable_copy(path: str) -> tuple[str, dict[str, str]]:
         the path of a repaired copy next to ``path`` and a map from each
         repaired function name to the original (with surrogate escapes).
     """
-    data = bytearray(Path(path).read_bytes())
-    try:
-        spans = _strings(data)
-    except (struct.error, IndexError):
-        return path, {}  # not a layout this reader knows: the runtime will judge it
-    renamed: dict[str, str] = {}
-    changed = False
-    for start, length, is_name in spans:
-        raw = bytes(data[start:start + length])
+    # Read through a mapping: only the few name strings are touched, so a
+    # large module costs no memory unless a name must be repaired.
+    with open(path, "rb") as handle:
         try:
-            raw.decode("utf-8")
-            continue
-        except UnicodeDecodeError:
-            pass
+            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file: nothing to read
+            return path, {}
+    with mapped:
+        try:
+            spans = _strings(mapped)
+        except (struct.error, IndexError, ValueError):
+            return path, {}  # not a layout this reader knows: the runtime will judge it
+        bad = []
+        for start, length, is_name in spans:
+            raw = bytes(mapped[start:start + length])
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append((start, length, is_name, raw))
+        if not bad:
+            return path, {}
+        data = bytearray(mapped)
+    renamed: dict[str, str] = {}
+    for start, length, is_name, raw in bad:
         repaired = _repaired(raw)
         data[start:start + length] = repaired
-        changed = True
         if is_name:
             renamed[repaired.decode()] = raw.decode("utf-8", "surrogateescape")
-    if not changed:
-        return path, {}
     copy = Path(path).with_name(Path(path).stem + ".names-repaired.vmfb")
     copy.write_bytes(data)
     return str(copy), renamed

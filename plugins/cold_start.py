@@ -46,7 +46,7 @@ def ireebench_addoption(parser):
         "--benchmark_cold_start", "benchmark_cold_start", type=bool, group=GROUP,
         help="Time each benchmark's first invocation (one batch, before warm-up, calibration "
              "and repetitions) and report it as a row BM_<fn>/cold_start, apart from the "
-             "steady-state rows.")
+             "steady-state rows.", module_run=True)
 
 
 @hookimpl

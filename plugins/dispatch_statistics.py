@@ -54,11 +54,11 @@ def ireebench_addoption(parser):
              "it per iteration, from a separate untimed profiling pass (the native "
              "iree-benchmark-module with a HAL profiling bundle). Cannot combine with "
              "--device_profiling_mode, --print_device_statistics, --device_capture_tool or "
-             "--device_replay_output.")
+             "--device_replay_output.", module_run=True)
     parser.addoption(
         "--profile_output", "profile_output", default="", group=GROUP, metavar="FILE.ireeprof",
         help="Keep the HAL profiling bundle of the --dispatch_statistics pass (for "
-             "iree-profile); with several benchmarks, FILE.BM_<fn>.ireeprof each.")
+             "iree-profile); with several benchmarks, FILE.BM_<fn>.ireeprof each.", module_run=True)
 
 
 def _flag_text(name: str, value) -> str:

@@ -48,7 +48,7 @@ def ireebench_addoption(parser):
     parser.addoption("--compile_flag", "compile_flag", multiple=True, group=GROUP,
                      metavar="FLAG",
                      help="An extra iree-compile flag for --module=*.mlir; repeatable "
-                          "(e.g. --compile_flag=--iree-opt-level=O3).")
+                          "(e.g. --compile_flag=--iree-opt-level=O3).", module_run=True)
 
 
 def cache_dir() -> Path:
@@ -124,11 +124,23 @@ def compile_mlir(config, spec: str) -> Path:
         binary = tools.compile_str(source, extra_args=flags, input_type="auto")
     except Exception as exc:  # noqa: BLE001 - the compiler's error, in one line
         raise UsageError(f"--module={spec}: iree-compile failed: {_first_error(exc)}") from None
-    # Written whole, then renamed: concurrent runs never read half a module.
-    fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(binary)
-    os.replace(temporary, target)
+    # Written whole, then renamed: concurrent runs never read half a module,
+    # and a full disk leaves nothing behind.
+    try:
+        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    except OSError as exc:
+        raise UsageError(f"--module={spec}: cannot write the cache {directory}: "
+                         f"{exc.strerror}") from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(binary)
+        os.replace(temporary, target)
+    except OSError as exc:
+        raise UsageError(f"--module={spec}: cannot write the cache {directory}: "
+                         f"{exc.strerror}") from None
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
     config.stderr.write(f"ireebench: compiled {spec} in {time.monotonic() - start:.1f} s "
                         f"({' '.join(flags)}) -> {target}\n")
     return target

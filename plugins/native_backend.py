@@ -25,7 +25,7 @@ from __future__ import annotations
 from ireebench import hookimpl
 from ireebench.hookcall import call_hook
 from ireebench.native.backend import NativeRun, named_workload
-from ireebench.native.flags import benchmark_flags, selection_args, session_args
+from ireebench.native.flags import USER_PASS_FLAGS, benchmark_flags, selection_args, session_args
 from ireebench.native.gbench_json import benchmark_function
 from ireebench.native.tools import BENCHMARK_TOOL
 
@@ -52,12 +52,25 @@ def tool_args(config) -> list[str]:
     return args + benchmark_flags(config, user_filter=False)
 
 
+def whole_run_flags(config) -> bool:
+    """Does the run ask the native tool for something of the whole run?
+
+    A device profiling bundle or device statistics, the allocator statistics
+    printed at exit, output processing: one native process per benchmark
+    would split them (each process overwriting the bundle) or repeat them.
+    """
+    return bool(config.getoption("print_statistics")
+                or config.getoption("enable_output_processing")
+                or any(flag.startswith(USER_PASS_FLAGS) for flag in config.runtime_flags))
+
+
 def run_native(config, hub) -> int:
     """The native backend: run iree-benchmark-module, report its JSON through ``hub``."""
     native = NativeRun(config, BENCHMARK_TOOL, tool_args(config), what="--backend=native",
                        user_filter=config.getoption("benchmark_filter"),
                        batch_size=config.getoption("batch_size"),
-                       context_extra={"ireebench_backend": "native"})
+                       context_extra={"ireebench_backend": "native"},
+                       one_process=whole_run_flags(config))
     exit_code = native.run(hub)
     if hub is not None and native.groups:
         workloads = [named_workload(config, benchmark_function(runs), runs[0].time_unit)

@@ -113,19 +113,21 @@ def ireebench_addoption(parser):
     parser.addoption(
         "--device_replay_output", "device_replay_output", default="", group=GROUP,
         metavar="FILE.ireereplay",
-        help="Record the HAL work of the benchmarks into a replay file (a native pass).")
+        help="Record the HAL work of the benchmarks into a replay file (a native pass).",
+        module_run=True)
     parser.addoption(
         "--device_replay_file_policy", "device_replay_file_policy", default=None,
         group=GROUP, metavar="|".join(FILE_POLICIES),
-        help="How fd-backed files (parameter archives) are captured (default reference).")
+        help="How fd-backed files (parameter archives) are captured (default reference).",
+        module_run=True)
     parser.addoption(
         "--device_replay_file_validation", "device_replay_file_validation", default=None,
         group=GROUP, metavar="|".join(FILE_VALIDATIONS),
-        help="Validation of referenced files at replay time (default identity).")
+        help="Validation of referenced files at replay time (default identity).", module_run=True)
     parser.addoption(
         "--agents_md", "agents_md", type=bool, group=GROUP, is_eager=True,
         expose_value=True, callback=_print_agents_md,
-        help="Print AGENTS.md guidance for ireebench's replay capture and exit.")
+        help="Print AGENTS.md guidance for ireebench's replay capture and exit.", module_run=True)
 
 
 def _check_choice(flag: str, value, choices) -> None:

@@ -76,6 +76,7 @@ from ireebench.hookcall import collect_named
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, Statistic, median
 
 GROUP = "Statistics and adaptive stopping"
+DEFAULT_CONFIDENCE = 0.95
 DEFAULT_MAX_TIME = 10.0
 PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?|100)")
 
@@ -189,22 +190,24 @@ def ireebench_addoption(parser):
              "_stddev, _cv: pNN (percentile, e.g. p50,p90,p99), min, max, ci (confidence "
              "interval of the median: _ci_lower, _ci_upper), outliers (fraction outside "
              "1.5 IQR; reported, never removed), precision (the interval's half-width "
-             "relative to the median), or a statistic a plugin provides.")
+             "relative to the median), or a statistic a plugin provides.", module_run=True)
     parser.addoption(
-        "--confidence", "confidence", default="0.95", group=GROUP, metavar="LEVEL",
+        "--confidence", "confidence", default=str(DEFAULT_CONFIDENCE), group=GROUP,
+        metavar="LEVEL",
         help="Confidence level of the interval of the median (ci, precision, adaptive "
-             "stopping), between 0 and 1.")
+             "stopping), between 0 and 1.", module_run=True)
     parser.addoption(
         "--benchmark_min_rel_accuracy", "benchmark_min_rel_accuracy", default="",
         group=GROUP, metavar="FRACTION",
         help="Adaptive stopping: repeat until the confidence interval of the median is "
              "within this fraction of it (0.01: +-1 %), or until --benchmark_max_time; at "
-             "least --benchmark_repetitions. Adds the _precision row.")
+             "least --benchmark_repetitions. Adds the _precision row.", module_run=True)
     parser.addoption(
         "--benchmark_max_time", "benchmark_max_time", default="", group=GROUP,
         metavar="<float>s",
         help=f"Time budget of each benchmark under --benchmark_min_rel_accuracy, from its "
-             f"start (warm-up and calibration included); default {DEFAULT_MAX_TIME:g}s.")
+             f"start (warm-up and calibration included); default {DEFAULT_MAX_TIME:g}s.",
+             module_run=True)
 
 
 def _fraction(flag: str, text: str, low: float, high: float, what: str) -> float:
@@ -318,9 +321,12 @@ def ireebench_configure(config):
 
 @hookimpl
 def ireebench_statistics(config):
-    """The built-in statistics: min, max, ci, outliers, precision (pNN are parsed)."""
-    state_confidence = float(config.getoption("confidence"))
-    return builtin_statistics(state_confidence)
+    """The built-in statistics: min, max, ci, outliers, precision (pNN are parsed).
+
+    ``config`` is None when they are only listed (``ireebench plugins``).
+    """
+    confidence = DEFAULT_CONFIDENCE if config is None else float(config.getoption("confidence"))
+    return builtin_statistics(confidence)
 
 
 # --- reporting and adaptive stopping -------------------------------------------

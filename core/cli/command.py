@@ -11,13 +11,14 @@ too (:func:`make_context`).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 
 import click
 import iree.runtime as rt
 
 from ..config import Config
-from ..errors import UsageError, one_line
+from ..errors import PluginError, UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
 from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
 from ..pluginmanager import BUILTIN_PLUGINS, build_plugin_manager
@@ -118,8 +119,8 @@ def known_names(pm, hook_name: str, what: str) -> str:
     """The sorted names a named-object hook provides, comma separated (for --help)."""
     try:
         names = sorted(collect_named(pm, hook_name, what, config=None))
-    except UsageError:
-        return ""  # reported when the run builds them
+    except (UsageError, PluginError):
+        return ""  # a provider that needs a run: the help keeps its default text
     return ", ".join(names)
 
 
@@ -260,7 +261,12 @@ def parse_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
     if print_native_information(runtime_flags, stdout):
         return None
     config = Config(pm, dict(ctx.params), runtime_flags, list(argv), stdout, stderr)
-    validate_core_options(config)
-    check_runtime_flags(runtime_flags, selection.blocked)
-    call_hook(pm, "ireebench_configure", config=config)
+    try:
+        validate_core_options(config)
+        check_runtime_flags(runtime_flags, selection.blocked)
+        call_hook(pm, "ireebench_configure", config=config)
+    except BaseException:
+        with contextlib.suppress(Exception):  # the first error is the one to report
+            config.release()  # what a plugin's configure opened is closed again
+        raise
     return config

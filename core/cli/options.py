@@ -69,12 +69,19 @@ BOOL = BoolFlag()
 
 
 class GroupedOption(click.Option):
-    """An option that knows its --help section and the plugin that added it."""
+    """An option that knows its --help section and the plugin that added it.
 
-    def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE, **kwargs):
+    ``module_run=True``: the option configures a run of a module (its
+    outputs, its profiling, its measurement in process); ``ireebench
+    replay`` hides and refuses it.
+    """
+
+    def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE,
+                 module_run: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.group = group
         self.plugin = plugin
+        self.module_run = module_run
 
 
 class OptionParser:
@@ -94,6 +101,8 @@ class OptionParser:
 
         ``type=bool`` (or ``is_flag=True``) gives a native-style boolean flag
         that accepts ``--name``, ``--name=true`` and ``--name=false``.
+        ``module_run=True`` marks an option that only makes sense for a run
+        of a module (``ireebench replay`` refuses it).
         """
         if attrs.pop("is_flag", False) or attrs.get("type") is bool:
             attrs["type"] = BOOL

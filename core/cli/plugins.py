@@ -22,7 +22,8 @@ from .command import GroupedCommand, add_plugin_options, load_plugins, make_cont
 from .options import OptionParser, Streams
 
 HELP = """List the loaded plugins: origin, version, hooks, and the options, reporters,
-backends and invocation kinds each one adds.
+backends, invocation kinds, statistics, comparison reporters and profiling
+sinks each one adds.
 
 Takes --plugin, -p NAME and -p no:NAME like a run, so you see exactly what a
 run with those flags would load.
@@ -33,6 +34,8 @@ NAMED_OBJECTS = {
     "ireebench_reporters": "reporters",
     "ireebench_backends": "backends",
     "ireebench_invocation_kinds": "kinds",
+    "ireebench_statistics": "statistics",
+    "ireebench_compare_reporters": "compare_reporters",
 }
 
 
@@ -74,6 +77,8 @@ def describe_plugins(pm) -> list[dict]:
         }
         for key in NAMED_OBJECTS.values():
             entry[key] = provided.get(name, {}).get(key, [])
+        # Sinks are made per run (they may need its options): said, not listed.
+        entry["profiling_sinks"] = "ireebench_profiling_sinks" in hooks
         described.append(entry)
     return described
 
@@ -89,7 +94,9 @@ def format_plugins(described: list[dict]) -> str:
                  f"  hooks: {', '.join(h.removeprefix('ireebench_') for h in entry['hooks'])}"]
         for key in ("options", *NAMED_OBJECTS.values()):
             if entry[key]:
-                lines.append(f"  {key}: {', '.join(entry[key])}")
+                lines.append(f"  {key.replace('_', ' ')}: {', '.join(entry[key])}")
+        if entry["profiling_sinks"]:
+            lines.append("  profiling sinks: made for each run (ireebench_profiling_sinks)")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 

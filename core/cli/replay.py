@@ -18,6 +18,7 @@ holds that work.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -41,10 +42,6 @@ REPLAY_GROUP = "Replay (iree-benchmark-replay)"
 # Core options that make sense for a replay; every other module option is an error.
 ALLOWED_CORE_OPTIONS = {"device", "time_unit"}
 HIDDEN_IREEBENCH_OPTIONS = {"backend"}
-# Built-in plugins whose options configure a module run (outputs, profiling,
-# capture); third-party options (a streaming sink's) stay available.
-MODULE_RUN_PLUGINS = {"output_processing", "dispatch_statistics", "device_profiling",
-                      "replay_capture"}
 
 HELP = """Benchmark a HAL replay capture (.ireereplay) with iree-benchmark-replay and
 report it through ireebench's reporters and plugins.
@@ -78,7 +75,9 @@ def _module_only(param) -> bool:
     if owner == CORE:
         return (group == CORE_GROUP and param.name not in ALLOWED_CORE_OPTIONS) or \
             (group == IREEBENCH_GROUP and param.name in HIDDEN_IREEBENCH_OPTIONS)
-    return owner in MODULE_RUN_PLUGINS
+    # A plugin marks the options that configure a module run (outputs,
+    # profiling, capture, in-process statistics); others (a sink's) stay.
+    return getattr(param, "module_run", False)
 
 
 def _reject_module_options(command, ctx) -> None:
@@ -125,7 +124,12 @@ def parse_replay_args(argv: list[str], stdout, stderr, plugins=()) -> Config | N
     options["replay_file"] = files[0]
     options["backend"] = REPLAY_BACKEND
     config = Config(pm, options, runtime_flags, list(argv), stdout, stderr)
-    validate_core_options(config)
-    check_runtime_flags(runtime_flags, selection.blocked)
-    call_hook(pm, "ireebench_configure", config=config)
+    try:
+        validate_core_options(config)
+        check_runtime_flags(runtime_flags, selection.blocked)
+        call_hook(pm, "ireebench_configure", config=config)
+    except BaseException:
+        with contextlib.suppress(Exception):  # the first error is the one to report
+            config.release()  # what a plugin's configure opened is closed again
+        raise
     return config

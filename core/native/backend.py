@@ -15,7 +15,10 @@ benchmark's error row and the others still run (one that refuses to go on,
 printing an IREE status, is a one-line error as usual); Ctrl-C or SIGTERM
 stops the current process and keeps what finished. (With
 ``--benchmark_enable_random_interleaving`` all benchmarks run in one
-process, since interleaving needs them together.)
+process, since interleaving needs them together; so they do when the run
+asks the native tool for something of the whole run — a device profiling
+bundle or device statistics, allocator statistics at exit, output
+processing — which one process per benchmark would split or repeat.)
 """
 
 from __future__ import annotations
@@ -63,7 +66,8 @@ class NativeRun:
     """
 
     def __init__(self, config, tool: str, args: list[str], *, what: str, user_filter: str = "",
-                 batch_size: int = 1, context_extra: Mapping | None = None):
+                 batch_size: int = 1, context_extra: Mapping | None = None,
+                 one_process: bool = False):
         self.config = config
         self.tool = tool
         self.args = list(args)
@@ -71,6 +75,9 @@ class NativeRun:
         self.user_filter = user_filter
         self.batch_size = batch_size
         self.context_extra = dict(context_extra or {})
+        # All benchmarks in one native process (see the module docstring).
+        self.one_process = one_process or bool(
+            config.getoption("benchmark_enable_random_interleaving"))
         self.groups: list[list[Run]] = []
         self.trailing_output: list[str] = []
 
@@ -99,7 +106,7 @@ class NativeRun:
             return 0
         repetitions = config.getoption("benchmark_repetitions")
         width = name_field_width(listed, repetitions)
-        if config.getoption("benchmark_enable_random_interleaving"):
+        if self.one_process:
             batches = [(None, self.user_filter)]
         else:
             batches = [(name, f"^{ere_escape(name)}$") for name in listed]

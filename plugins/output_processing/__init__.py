@@ -67,31 +67,33 @@ def ireebench_addoption(parser):
     parser.addoption("--enable_output_processing", "enable_output_processing", type=bool,
                      group=GROUP,
                      help="Keep the outputs of the last measured invocation and print or "
-                          "check them.")
+                          "check them.", module_run=True)
     parser.addoption("--output", "output", multiple=True, group=GROUP, metavar="SPEC",
                      help="How to handle an output: empty (ignore), -, @file.npy, +file.npy, "
-                          "@file.bin, +file.bin; one per result.")
+                          "@file.bin, +file.bin; one per result.", module_run=True)
     parser.addoption("--expected_output", "expected_output", multiple=True, group=GROUP,
                      metavar="VALUE",
-                     help="Expected output, in the --input format; (ignored) skips one.")
+                     help="Expected output, in the --input format; (ignored) skips one.",
+                     module_run=True)
     parser.addoption("--output_max_element_count", "output_max_element_count", type=int,
                      default=1024, group=GROUP,
-                     help="Print at most this many elements of an output tensor.")
+                     help="Print at most this many elements of an output tensor.", module_run=True)
     for name in DEFAULT_THRESHOLDS:
         flag = f"expected_{name}_threshold"
         parser.addoption(f"--{flag}", flag, default=COMPARISON_FLAGS[flag], group=GROUP,
                          metavar="ATOL", show_default=True,
                          help=f"Per-element-type absolute tolerance for {name} in "
-                              "approximate mode.")
+                              "approximate mode.", module_run=True)
     parser.addoption("--expected_rtol", "expected_rtol", default=COMPARISON_FLAGS["expected_rtol"],
                      group=GROUP, metavar="RTOL", show_default=True,
-                     help="Relative tolerance shared across float types in approximate mode.")
+                     help="Relative tolerance shared across float types in approximate mode.",
+                     module_run=True)
     parser.addoption("--equality_mode", "equality_mode",
                      default=COMPARISON_FLAGS["equality_mode"], group=GROUP,
                      metavar="approximate|exact", show_default=True,
                      help="approximate: abs(actual - expected) <= atol + rtol * abs(expected) "
                           "per element, NaN equal to NaN; exact: byte equality, tolerances "
-                          "ignored.")
+                          "ignored.", module_run=True)
 
 
 def _enabled(config) -> bool:
@@ -201,8 +203,12 @@ def _write_outputs(specs, values, max_elements, stream) -> None:
         if spec[0] == "@" or path not in contents:
             contents[path] = bytearray()
             if spec[0] == "+" and os.path.isfile(path):
-                with open(path, "rb") as existing:
-                    contents[path] += existing.read()
+                try:
+                    with open(path, "rb") as existing:
+                        contents[path] += existing.read()
+                except OSError as exc:
+                    raise UsageError(f"--output={spec}: cannot read {path} to append to it: "
+                                     f"{exc.strerror}") from None
         contents[path] += _output_bytes(spec, value)
     for path, data in contents.items():
         handle = OutputFile(path, "output", binary=True)

@@ -341,3 +341,12 @@ def test_a_profiler_that_cannot_start_keeps_the_measured_rows(ireebench, compile
     assert "cannot run /nonexistent/profiler" in result.stderr
     names = [row["name"] for row in json.loads(out.read_text())["benchmarks"]]
     assert names == ["BM_two_dispatches/process_time/real_time"]
+
+
+def test_whole_run_flags_keep_one_native_process(ireebench, compile_mlir, tmp_path):
+    """--print_statistics (like device profiling) is of the whole run: printed once."""
+    result = ireebench("--backend=native", f"--module={compile_mlir('two_functions')}",
+                       "--device=local-sync", "--benchmark_min_time=2x", "--print_statistics")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("[[ iree_hal_allocator_t memory statistics ]]") == 1
+    assert "BM_first" in result.stdout and "BM_second" in result.stdout

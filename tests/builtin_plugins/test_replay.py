@@ -291,6 +291,9 @@ def test_invalid_capture_flags(ireebench, modules, tmp_path, args, expected):
     (["{tmp}/junk.ireereplay", "--device_replay_output={tmp}/y"], "--device_replay_output cannot"),
     (["{tmp}/junk.ireereplay", "--benchmark_min_time=fast"], "--benchmark_min_time=fast"),
     (["{tmp}/junk.ireereplay", "--no_such_flag=1"], "--no_such_flag=1: unknown flag"),
+    (["{tmp}/junk.ireereplay", "--compile_flag=-O3"], "--compile_flag cannot be used"),
+    (["{tmp}/junk.ireereplay", "--benchmark_statistics=min"],
+     "--benchmark_statistics cannot be used"),
 ])
 def test_invalid_replay_invocations(ireebench, tmp_path, args, expected):
     (tmp_path / "junk.ireereplay").write_text("not a replay file\n")

@@ -123,7 +123,7 @@ def test_profiler_bracket_agrees_with_the_report(compile_mlir, ireebench, tmp_pa
         bracketed = (end["time_ns"] - begin["time_ns"]) * 1e-9
         reported = row["real_time"] * 1e-3 * row["iterations"]  # ms per iteration -> s
         assert end["iterations"] == row["iterations"]
-        assert reported <= bracketed < reported * 1.05 + 0.002, (bracketed, reported)
+        assert reported <= bracketed < reported * 1.05 + 0.02, (bracketed, reported)
 
 
 def test_seeded_kind_runs_bench_functions_without_inputs(compile_mlir, ireebench):

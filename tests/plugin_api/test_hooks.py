@@ -45,9 +45,11 @@ def test_wrapper_brackets_exactly_each_repetition(ireebench, compile_mlir):
     for bracket in brackets:
         measured, bracketed = bracket["measured_seconds"], bracket["bracket_seconds"]
         # The calibrated run lasts about 0.05 s; warm-up (0.05 s) and
-        # calibration (several runs) inside the bracket would double it.
-        assert measured >= 0.04, bracket
-        assert measured <= bracketed < measured * 1.05 + 0.002, bracket
+        # calibration (several runs) inside the bracket would add as much
+        # again, far more than the slack of 5 % + 20 ms (one preemption of
+        # this loaded machine).
+        assert measured >= 0.02, bracket
+        assert measured <= bracketed < measured * 1.05 + 0.02, bracket
 
 
 def test_measurement_is_the_same_with_and_without_a_wrapper(ireebench, compile_mlir):

@@ -1,5 +1,6 @@
 """Plugin code called outside pluggy's hook calls still fails cleanly."""
 
+import os
 import textwrap
 
 from conftest import one_error_line, plugin_error_line
@@ -103,3 +104,69 @@ def test_dry_run_skips_warmup(compile_mlir, ireebench):
     assert time.monotonic() - start < 25  # a 30 s warm-up did not run
     assert result.returncode == 0, result.stderr
     assert "result[0]: i32=1" in result.stdout
+
+
+def test_a_measurement_plugin_ignoring_the_count_cannot_loop(compile_mlir, ireebench, tmp_path):
+    """A first repetition short of the minimum time is retried, but not forever."""
+    plugin = _plugin(tmp_path, "fixed", """
+        from ireebench import Run, hookimpl
+
+        @hookimpl
+        def ireebench_measure_repetition(workload, repetition):
+            return Run(name=workload.name, run_name=workload.run_name, iterations=10,
+                       real_accumulated_time=0.001, cpu_accumulated_time=0.001)
+    """)
+    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                       "--benchmark_min_time=0.5s", "--benchmark_filter=noargs",
+                       f"--plugin={plugin}", "--benchmark_format=json", timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert [row["iterations"] for row in result.json()["benchmarks"]] == [10]
+
+
+def test_a_failed_configure_still_releases_the_run(compile_mlir, ireebench, tmp_path):
+    plugin = _plugin(tmp_path, "opener", """
+        from ireebench import hookimpl
+
+        @hookimpl(tryfirst=True)
+        def ireebench_configure(config):
+            directory = config.scratch_dir()
+            config.add_cleanup(lambda: print("CLEANUP", directory, flush=True))
+    """)
+    result = ireebench(f"--module={compile_mlir('simple')}", f"--plugin={plugin}",
+                       "--benchmark_statistics=min", "--confidence=2")
+    assert "--confidence=2" in result.stderr and result.returncode == 1
+    [line] = [line for line in result.stdout.splitlines() if line.startswith("CLEANUP")]
+    scratch = line.split(" ", 1)[1]
+    assert scratch and not os.path.exists(scratch)
+
+
+def test_a_cleanup_that_raises_names_its_plugin(compile_mlir, ireebench, tmp_path):
+    plugin = _plugin(tmp_path, "closer", """
+        from ireebench import hookimpl
+
+        def close_database():
+            raise RuntimeError("db close failed")
+
+        @hookimpl
+        def ireebench_configure(config):
+            config.add_cleanup(close_database)
+    """)
+    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                       "--benchmark_min_time=1x", f"--plugin={plugin}")
+    assert result.returncode == 3, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("ireebench:")]
+    assert errors == [("ireebench: plugin error: plugin 'closer' failed in cleanup "
+                       "close_database: RuntimeError: db close failed")]
+
+
+def test_help_survives_a_reporter_plugin_that_needs_a_run(ireebench, tmp_path):
+    plugin = _plugin(tmp_path, "runonly", """
+        from ireebench import Reporter, hookimpl
+
+        @hookimpl
+        def ireebench_reporters(config):
+            return {"x" + config.getoption("benchmark_format"): Reporter}
+    """)
+    result = ireebench("--help", f"--plugin={plugin}")
+    assert result.returncode == 0, result.stderr
+    assert "--reporter" in result.stdout
