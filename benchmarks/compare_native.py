@@ -156,6 +156,15 @@ class Samples:
         self.startup.append(startup.wall)
 
 
+def write_section(begin: str, end: str, section: str) -> None:
+    """Replaces the text between the ``begin`` and ``end`` markers of docs/performance.md."""
+    text = PERFORMANCE_MD.read_text()
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    PERFORMANCE_MD.write_text(head + begin + "\n" + section + "\n" + end + tail)
+    print(f"wrote {PERFORMANCE_MD}", file=sys.stderr)
+
+
 def med(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
@@ -280,11 +289,7 @@ def main() -> int:
         "median of 3):"), "", *memory])
     print(section)
     if args.write:
-        text = PERFORMANCE_MD.read_text()
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        PERFORMANCE_MD.write_text(head + BEGIN + "\n" + section + "\n" + END + tail)
-        print(f"wrote {PERFORMANCE_MD}", file=sys.stderr)
+        write_section(BEGIN, END, section)
     return 0
 
 

@@ -32,7 +32,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compare_native import ROOT, compile_source, machine, run_process
+from compare_native import ROOT, compile_source, machine, run_process, write_section
 
 PERFORMANCE_MD = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- time_to_precision: begin -->", "<!-- time_to_precision: end -->"
@@ -122,11 +122,7 @@ def main() -> int:
         "", *rows, "", "Per round (wall, repetitions, achieved precision):", "", *per_round])
     print(section)
     if args.write:
-        text = PERFORMANCE_MD.read_text()
-        head, rest = text.split(BEGIN, 1)
-        _, tail = rest.split(END, 1)
-        PERFORMANCE_MD.write_text(head + BEGIN + "\n" + section + "\n" + END + tail)
-        print(f"wrote {PERFORMANCE_MD}", file=sys.stderr)
+        write_section(BEGIN, END, section)
     return 0
 
 

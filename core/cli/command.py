@@ -21,7 +21,7 @@ from ..config import Config
 from ..errors import PluginError, UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
 from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
-from ..pluginmanager import BUILTIN_PLUGINS, build_plugin_manager
+from ..pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
 from .argv import expand_flagfiles, prescan_plugins
 from .options import (
     CORE,
@@ -261,12 +261,20 @@ def parse_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
     if print_native_information(runtime_flags, stdout):
         return None
     config = Config(pm, dict(ctx.params), runtime_flags, list(argv), stdout, stderr)
+    return configure(config, selection)
+
+
+def configure(config: Config, selection: PluginSelection) -> Config:
+    """Checks the core options and runtime flags, then ``ireebench_configure``.
+
+    If any of it fails, what a plugin's configure already opened is released.
+    """
     try:
         validate_core_options(config)
-        check_runtime_flags(runtime_flags, selection.blocked)
-        call_hook(pm, "ireebench_configure", config=config)
+        check_runtime_flags(config.runtime_flags, selection.blocked)
+        call_hook(config.pm, "ireebench_configure", config=config)
     except BaseException:
         with contextlib.suppress(Exception):  # the first error is the one to report
-            config.release()  # what a plugin's configure opened is closed again
+            config.release()
         raise
     return config

@@ -18,7 +18,6 @@ holds that work.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import stat
 
@@ -26,15 +25,13 @@ from click.core import ParameterSource
 
 from ..config import Config
 from ..errors import UsageError
-from ..hookcall import call_hook
-from .command import build_command, check_runtime_flags, load_plugins, make_context
+from .command import build_command, configure, load_plugins, make_context
 from .options import (
     CORE,
     CORE_GROUP,
     IREEBENCH_GROUP,
     GroupedOption,
     Streams,
-    validate_core_options,
 )
 
 REPLAY_BACKEND = "replay"
@@ -124,12 +121,4 @@ def parse_replay_args(argv: list[str], stdout, stderr, plugins=()) -> Config | N
     options["replay_file"] = files[0]
     options["backend"] = REPLAY_BACKEND
     config = Config(pm, options, runtime_flags, list(argv), stdout, stderr)
-    try:
-        validate_core_options(config)
-        check_runtime_flags(runtime_flags, selection.blocked)
-        call_hook(pm, "ireebench_configure", config=config)
-    except BaseException:
-        with contextlib.suppress(Exception):  # the first error is the one to report
-            config.release()  # what a plugin's configure opened is closed again
-        raise
-    return config
+    return configure(config, selection)
