@@ -9,6 +9,7 @@ flags are process-global and some failures must be observed as exit codes.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import subprocess
@@ -88,6 +89,27 @@ def compare_py() -> Path | None:
         if folder and (Path(folder) / "compare.py").is_file():
             return Path(folder) / "compare.py"
     return None
+
+
+def require_compare_py() -> Path:
+    """compare.py, or skips the calling test when it or its imports are missing."""
+    script = compare_py()
+    if script is None:
+        pytest.skip(f"compare.py not found: set {GBENCH_TOOLS_ENV}=<google/benchmark>/tools "
+                    "or install Debian's libbenchmark-tools")
+    for needed in ("numpy", "scipy"):
+        if importlib.util.find_spec(needed) is None:
+            pytest.skip(f"compare.py needs {needed}")
+    return script
+
+
+def run_compare_py(baseline: Path, contender: Path, dump: Path) -> subprocess.CompletedProcess:
+    """Runs compare.py's ``benchmarks`` mode on two JSON files (its diff JSON in ``dump``)."""
+    script = require_compare_py()
+    return subprocess.run(
+        [sys.executable, str(script), "--no-color", f"--dump_to_json={dump}", "benchmarks",
+         str(baseline), str(contender)], check=False, capture_output=True, text=True,
+        timeout=120)
 
 
 @dataclass

@@ -12,17 +12,15 @@
 - ``ireebench.run`` returns numbers, not text.
 """
 
-import importlib.util
 import json
 import re
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import GBENCH_TOOLS_ENV, compare_py
+from conftest import require_compare_py, run_compare_py
 
 ADD = """
 func.func @add(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
@@ -40,13 +38,7 @@ def module(compile_mlir):
 
 
 def test_compare_py_accepts_ireebench_and_native_json(module, ireebench, native_tool, tmp_path):
-    script = compare_py()
-    if script is None:
-        pytest.skip(f"compare.py not found: set {GBENCH_TOOLS_ENV}=<google/benchmark>/tools "
-                    "or install Debian's libbenchmark-tools")
-    for needed in ("numpy", "scipy"):
-        if importlib.util.find_spec(needed) is None:
-            pytest.skip(f"compare.py needs {needed}")
+    require_compare_py()  # before any run: skipped early without it
     flags = [f"--module={module}", "--device=local-sync", "--benchmark_min_time=3x",
              "--benchmark_repetitions=3", "--benchmark_out_format=json"]
     native = native_tool("iree-benchmark-module", *flags,
@@ -56,10 +48,7 @@ def test_compare_py_accepts_ireebench_and_native_json(module, ireebench, native_
     dump = tmp_path / "diff.json"
     # Both orders: each file must be readable as the baseline and as the contender.
     for first, second in (("native", "ireebench"), ("ireebench", "native")):
-        proc = subprocess.run(
-            [sys.executable, str(script), "--no-color", f"--dump_to_json={dump}",
-             "benchmarks", str(tmp_path / f"{first}.json"), str(tmp_path / f"{second}.json")],
-            check=False, capture_output=True, text=True, timeout=120)
+        proc = run_compare_py(tmp_path / f"{first}.json", tmp_path / f"{second}.json", dump)
         assert proc.returncode == 0, proc.stderr + proc.stdout
         assert "Traceback" not in proc.stderr
         for name in NAMES:

@@ -14,16 +14,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import scipy.stats
-from conftest import GBENCH_TOOLS_ENV, compare_py, one_error_line
+from conftest import one_error_line, require_compare_py, run_compare_py
 from ireebench.plugins.statistics import (
     median_ci,
     median_ci_rank,
@@ -293,12 +290,7 @@ def test_bad_flags_are_one_line(ireebench, module, flags, message):
 
 
 def test_compare_py_reads_files_with_the_statistics(module, ireebench, native_tool, tmp_path):
-    script = compare_py()
-    if script is None:
-        pytest.skip(f"compare.py not found: set {GBENCH_TOOLS_ENV}=<google/benchmark>/tools "
-                    "or install Debian's libbenchmark-tools")
-    if importlib.util.find_spec("scipy") is None:
-        pytest.skip("compare.py needs scipy")
+    require_compare_py()  # before any run: skipped early without it
     flags = [f"--module={module}", LOCAL, "--benchmark_min_time=3x",
              "--benchmark_repetitions=6", "--benchmark_out_format=json"]
     native = native_tool("iree-benchmark-module", *flags,
@@ -310,10 +302,7 @@ def test_compare_py_reads_files_with_the_statistics(module, ireebench, native_to
     assert native.returncode == ours.returncode == adaptive.returncode == 0, ours.stderr
     dump = tmp_path / "diff.json"
     for first, second in (("native", "ours"), ("ours", "native"), ("ours", "adaptive")):
-        proc = subprocess.run(
-            [sys.executable, str(script), "--no-color", f"--dump_to_json={dump}",
-             "benchmarks", str(tmp_path / f"{first}.json"), str(tmp_path / f"{second}.json")],
-            check=False, capture_output=True, text=True, timeout=120)
+        proc = run_compare_py(tmp_path / f"{first}.json", tmp_path / f"{second}.json", dump)
         assert proc.returncode == 0, proc.stderr + proc.stdout
         assert "Traceback" not in proc.stderr
         compared = {entry["name"] for entry in json.loads(dump.read_text())}
