@@ -8,20 +8,25 @@ Python API::
         print(run.benchmark_name, run.real_time, run.time_unit)
 
 Everything a plugin author needs is importable from here: ``hookimpl``,
-the errors, ``StashKey``, and the types hooks receive and return
-(``Config``, ``FunctionInfo``, ``Workload``, ``InvocationKind``, ``Batch``,
-``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``, ``Statistic``), and
-``prepare_inputs`` for a kind that makes its own inputs.
+``hookspec`` (to declare hooks of your own in ``ireebench_addhooks``), the
+errors, ``StashKey``, and the types hooks receive and return (``Config``,
+``Invocation``, ``FunctionInfo``, ``Workload``, ``InvocationKind``,
+``Batch``, ``Backend``, ``Run``, ``Counter``, ``Reporter``,
+``ProfilingSink``, ``Statistic``), and ``prepare_inputs`` for a kind that
+makes its own inputs. Backend authors find their helpers in
+:mod:`ireebench.backend`.
 """
 
 from __future__ import annotations
 
 import io
 
+from .backend import Backend
 from .cli import execute
+from .cli.invocation import Invocation
 from .config import Config
 from .errors import PluginError, UsageError
-from .hookspecs import hookimpl
+from .hookspecs import hookimpl, hookspec
 from .inputs import prepare_inputs
 from .kinds import Batch, InvocationKind
 from .profiling import ProfilingSink
@@ -48,7 +53,7 @@ def run(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 
 
 __all__ = [
-    "Batch", "Config", "Counter", "FunctionInfo", "InvocationKind", "PluginError",
-    "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "Statistic", "UsageError",
-    "Workload", "__version__", "hookimpl", "prepare_inputs", "run",
+    "Backend", "Batch", "Config", "Counter", "FunctionInfo", "Invocation", "InvocationKind",
+    "PluginError", "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "Statistic",
+    "UsageError", "Workload", "__version__", "hookimpl", "hookspec", "prepare_inputs", "run",
 ]

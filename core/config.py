@@ -17,7 +17,9 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
+from .backend import select_backend
 from .errors import UsageError
 from .hookcall import guarded
 from .stash import Stash
@@ -72,6 +74,24 @@ def _compile_filter(pattern: str):
                          "nested too deeply") from None
 
 
+@dataclass(frozen=True)
+class OptionSpec:
+    """What the run knows of one option: who added it and how the native tool sees it."""
+
+    name: str  # the getoption() name
+    owner: str  # "ireebench" (the core) or the plugin that added it
+    group: str  # the --help section
+    flags: tuple[str, ...]  # "--name", "-p" ...
+    takes_value: bool  # False for a flag without a value (--version)
+    default: object
+    # The native iree-benchmark-module takes it as it is: the core's module,
+    # device and Google Benchmark flags, and plugin options marked native_flag.
+    native: bool = False
+    # Natively it concerns the whole run (allocator statistics at exit, output
+    # processing): a native backend then runs every benchmark in one process.
+    whole_run: bool = False
+
+
 class Config:
     """Options of the run, the plugin manager, its streams and its state.
 
@@ -82,9 +102,12 @@ class Config:
     """
 
     def __init__(self, pm, options: dict, runtime_flags: list[str], argv: list[str],
-                 stdout=None, stderr=None):
+                 stdout=None, stderr=None, option_specs: dict | None = None):
         self.pm = pm
         self.options = options
+        # Option name -> OptionSpec (empty for commands that build their own).
+        self.option_specs = MappingProxyType(dict(option_specs or {}))
+        self._backend = None
         self.runtime_flags = runtime_flags
         self.argv = argv
         self.stdout = stdout if stdout is not None else sys.stdout
@@ -111,6 +134,17 @@ class Config:
         if pattern.startswith("-") and self.filter is not None:
             self.filter = _compile_filter(pattern[1:])
             self.negative_filter = True
+
+    @property
+    def backend(self):
+        """The :class:`ireebench.Backend` that ``--backend`` selects (asked once).
+
+        Features check its capabilities (``config.backend.has(...)``, see
+        :mod:`ireebench.backend`); an unknown name is a one-line error.
+        """
+        if self._backend is None:
+            self._backend = select_backend(self)
+        return self._backend
 
     def getoption(self, name: str, default=None):
         value = self.options.get(name, default)

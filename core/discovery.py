@@ -7,10 +7,14 @@ The rules themselves are hooks (``ireebench_classify_function`` and
 
 from __future__ import annotations
 
+import iree.runtime as rt
+
 from . import names
-from .errors import UsageError
+from .errors import UsageError, one_line
 from .hookcall import call_hook, collect_named
+from .modules import module_files
 from .stash import StashKey
+from .vmfb import loadable_copy
 from .workload import FunctionInfo, Workload
 
 MAX_BATCH = 2**31 - 1  # the native tool's int32 batch size
@@ -21,9 +25,9 @@ MAX_BATCH = 2**31 - 1  # the native tool's int32 batch size
 SKIPPED = StashKey["list[tuple[FunctionInfo, object]]"]()
 
 
-def invocation_kinds(config) -> dict:
+def invocation_kinds(config, owners=None) -> dict:
     return collect_named(config.pm, "ireebench_invocation_kinds", "invocation kind",
-                         config=config)
+                         owners=owners, config=config)
 
 
 def exported_functions(session) -> list[FunctionInfo]:
@@ -95,3 +99,38 @@ def build_workload(config, session, function, kind, selected) -> Workload:
     specs = list(config.getoption("input") or []) if selected else []
     workload.inputs = kind.build_inputs(workload, session, specs)
     return workload
+
+
+def classify_module_functions(config) -> list[tuple[FunctionInfo, object, str]]:
+    """``(function, kind, plugin)`` for each function of the benchmarked module a run
+    selects, classified without a device, when some plugin provides a kind the
+    native tool does not run by itself (otherwise ``[]``, and nothing is loaded).
+
+    For backends that run what the native tool discovers: they refuse such a
+    function in one line instead of leaving it out
+    (:func:`ireebench.backend.check_kinds`).
+    """
+    owners: dict[str, str] = {}
+    kinds = invocation_kinds(config, owners)
+    if all(kind.native_discovers for kind in kinds.values()):
+        return []
+    instance = rt.VmInstance()
+    path, renamed = loadable_copy(module_files(config)[-1])
+    try:
+        module = rt.VmModule.mmap(instance, path)
+    except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
+        raise UsageError(f"--module={config.getoption('module')[-1]}: not a valid IREE module "
+                         f"(.vmfb): {one_line(exc)}") from None
+    wanted = config.getoption("function")
+    found = []
+    for name in module.function_names:
+        function = FunctionInfo.from_vm_function(module.lookup_function(name), renamed.get(name))
+        selected = function.name == wanted
+        if wanted and not selected:
+            continue
+        kind = classify(config, function, kinds)
+        chosen = call_hook(config.pm, "ireebench_select_function", config=config,
+                           function=function, kind=kind, selected=selected)
+        if chosen and config.selects(names.run_name(function.name)):
+            found.append((function, kind, owners.get(kind.name, "")))
+    return found

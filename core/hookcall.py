@@ -99,13 +99,15 @@ def _call_one(hook_name: str, impl, **kwargs):
         raise PluginError(hook_name, impl.plugin_name, exc) from exc
 
 
-def collect_named(pm: pluggy.PluginManager, hook_name: str, what: str, **kwargs) -> dict:
+def collect_named(pm: pluggy.PluginManager, hook_name: str, what: str, owners=None,
+                  **kwargs) -> dict:
     """Merges the named objects (a dict, or a list of objects with ``.name``) of a hook.
 
-    A name provided by two plugins is an error naming both.
+    A name provided by two plugins is an error naming both. ``owners``, a
+    dict, receives name -> the plugin that provided it.
     """
     merged: dict = {}
-    owners: dict[str, str] = {}
+    owners = {} if owners is None else owners
     for plugin_name, call in implementations(pm, hook_name):
         result = call(**kwargs)
         if not result:

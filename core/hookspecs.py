@@ -1,4 +1,4 @@
-"""Hook specifications of ireebench, grouped by phase in call order.
+"""Hook specifications of ireebench's core: the phases of a run, in call order.
 
 Every hook is prefixed ``ireebench_``; plugins implement them with
 ``@ireebench.hookimpl``. Built-in plugins (``ireebench.plugins.*``) go
@@ -9,25 +9,32 @@ Every hook called during a run receives ``config`` (the run's
 arguments it names, so ``def ireebench_benchmark_result(run)`` works too.
 Per-run state belongs in ``config.stash`` (see :mod:`ireebench.stash`).
 
-Which backend calls what: the in-process backend (``--backend=runtime``,
-the default) calls every hook below. ``--backend=native`` and ``ireebench
-replay`` run a native tool that discovers and measures by itself: they call
-the initialization and reporting hooks, ``ireebench_replay_capture`` (native
-backend) and ``ireebench_sessionfinish`` (with ``session=None``), not the
-session, discovery or measurement hooks.
+This module holds the hooks the core calls. A hook that only one plugin
+calls is declared by that plugin, through ``ireebench_addhooks`` (as
+pytest's ``pytest_addhooks``) with the :data:`hookspec` marker: the
+built-in ``statistics`` plugin declares ``ireebench_statistics``,
+``profiling_pass`` declares ``ireebench_profiling_sinks`` and
+``ireebench_profiling_pass``, ``replay_capture`` declares
+``ireebench_replay_capture``, ``compare`` declares
+``ireebench_compare_reporters``; third parties declare theirs the same way.
+An implementation of a hook nobody declared is refused by name (a
+misspelling), unless it is marked ``optionalhook=True`` (for a hook of a
+plugin that may be absent).
 
-``ireebench compare OLD.json NEW.json`` is a run of another kind: it
-measures nothing and calls only the hooks of the last phase, "Compare"
-(:data:`COMPARE_HOOKS`); a benchmark run never calls those.
+Which backend calls what: a backend with the ``in_process`` capability
+(``--backend=runtime``, the default) calls every hook below. Others
+(``--backend=native``, ``ireebench replay``, a third party's) call the
+initialization and reporting hooks, ``ireebench_measurements_finish`` where
+they say so and ``ireebench_sessionfinish`` (with ``session=None``), not the
+session, discovery or measurement hooks.
 
 A hook implementation that raises stops the run with one line naming its
 plugin (``ireebench: plugin error: ...``, exit status 3); raise
 :class:`ireebench.UsageError` instead for a mistake the user can fix (exit
-status 1; 2 in ``ireebench compare``). Wrappers (``@hookimpl(wrapper=True)``)
-work on every hook except the six that collect named objects from each
-plugin separately (``addoption``, ``statistics``, ``backends``,
-``reporters``, ``invocation_kinds``, ``compare_reporters``): a wrapper there
-is refused when the plugin is registered.
+status 1). Wrappers (``@hookimpl(wrapper=True)``) work on every hook except
+those marked :func:`per_plugin`, which ireebench calls one plugin at a time
+(to name the plugin behind each option, command or object): a wrapper there
+is refused when the plugins are loaded.
 """
 
 import pluggy
@@ -35,28 +42,93 @@ import pluggy
 hookspec = pluggy.HookspecMarker("ireebench")
 hookimpl = pluggy.HookimplMarker("ireebench")
 
-# Hooks whose implementations are called one plugin at a time (to name the
-# plugin behind each option or object), so a wrapper could not wrap them.
-PER_PLUGIN_HOOKS = (
-    "ireebench_addoption",
-    "ireebench_backends",
-    "ireebench_reporters",
-    "ireebench_invocation_kinds",
-    "ireebench_statistics",
-    "ireebench_compare_reporters",
-)
+PER_PLUGIN_ATTR = "ireebench_per_plugin"
+NAMED_OBJECTS_ATTR = "ireebench_named_objects"
 
-# Hooks of `ireebench compare` only (the "Compare" phase, last below): a
-# benchmark run never calls them, and `ireebench compare` calls no other.
-COMPARE_HOOKS = ("ireebench_compare_reporters",)
+
+def per_plugin(function):
+    """Marks a hook spec whose implementations ireebench calls one plugin at a time.
+
+    So that what each returns or adds is attributed to its plugin (two
+    plugins defining one name are named both); a wrapper could not wrap
+    such calls, so it is refused.
+    """
+    setattr(function, PER_PLUGIN_ATTR, True)
+    return function
+
+
+def named_objects(what: str):
+    """Marks a per-plugin hook spec that returns named objects (a dict, or a list of
+    objects with ``.name``); ``what`` names them in errors and listings
+    (``"reporter"``: "reporter 'md' is defined by two plugins: 'a' and 'b'")."""
+
+    def mark(function):
+        setattr(function, NAMED_OBJECTS_ATTR, what)
+        return per_plugin(function)
+
+    return mark
+
+
+def is_per_plugin(function) -> bool:
+    return bool(getattr(function, PER_PLUGIN_ATTR, False))
+
+
+def named_objects_of(function) -> str | None:
+    return getattr(function, NAMED_OBJECTS_ATTR, None)
 
 
 # -------------------------------------------------------------------------
-# Initialization: the command line is built and parsed.
+# Initialization: plugins are registered, the command line is built and parsed,
+# the backend is chosen.
 # -------------------------------------------------------------------------
+
+
+@hookspec(historic=True)
+def ireebench_addhooks(pluginmanager):
+    """Declare new hooks, which other plugins then implement.
+
+    Called for each plugin as it is registered (historic, as pytest's
+    ``pytest_addhooks``: a plugin registered later still gets the call).
+    Call ``pluginmanager.add_hookspecs(holder)`` with a module or class
+    whose functions are marked with :data:`ireebench.hookspec`; name them
+    ``ireebench_<yourplugin>_<event>`` so that implementations are
+    recognised by their name (and a misspelled one is refused). Call the
+    hook where your plugin needs it: ``config.pm.hook.NAME(config=config,
+    ...)``, or :func:`ireebench.hookcall.call_hook` to have a failure blamed
+    on the implementing plugin. ``ireebench plugins`` lists who declared
+    each hook.
+
+    :param pluginmanager: the run's :class:`ireebench.pluginmanager.PluginManager`.
+    """
 
 
 @hookspec
+@per_plugin
+def ireebench_register_commands(cli):
+    """Add subcommands: ``ireebench NAME ...``.
+
+    Called once per plugin once the plugins are loaded, before any command
+    line is parsed (one plugin at a time, as simonw/llm's and datasette's
+    ``register_commands``). ``cli`` is
+    the click group of ``ireebench``: decorate a function with
+    ``@cli.command()`` (click's options and arguments as usual) or call
+    ``cli.add_command(command)``. The command's callback receives the
+    invocation with ``@click.pass_obj`` (an :class:`ireebench.Invocation`:
+    ``stdout``, ``stderr``, ``pm``, ``plugins``) and returns ``None`` (exit
+    0), an exit code, or an :class:`ireebench.RunResult`. ``ireebench``
+    without a subcommand stays the native-compatible benchmark run; a
+    subcommand name two plugins define is an error naming both; ``--help``
+    and ``ireebench plugins`` list each subcommand with its plugin. The
+    built-ins register ``replay`` (``replay_backend``), ``compare``
+    (``compare``) and ``plugins`` (``introspection``).
+
+    :param cli: an :class:`ireebench.cli.commands.CommandGroup` (a
+        :class:`click.Group`).
+    """
+
+
+@hookspec
+@per_plugin
 def ireebench_addoption(parser):
     """Register command-line options.
 
@@ -73,6 +145,34 @@ def ireebench_addoption(parser):
 
 
 @hookspec
+@named_objects("backend")
+def ireebench_backends(config):
+    """Return the measurement backends this plugin provides.
+
+    Called once per run, when the command line is parsed and before
+    ``ireebench_configure`` (so that plugins check the chosen backend's
+    capabilities there); ``--backend NAME`` picks one (default
+    ``runtime``, the in-process IREE runtime). A name defined twice is an error naming
+    both plugins.
+
+    :param config: the run's :class:`Config`, or ``None`` when the names
+        are only listed (``--help``, ``ireebench plugins``).
+    :return: a list of :class:`ireebench.Backend` objects (``name``,
+        ``capabilities``, ``run(config, hub) -> int``: measure, report
+        through ``hub``, an :class:`ireebench.reporting.hub.ReportHub`,
+        return an exit code), or a dict of name to ``Backend`` (a bare
+        callable ``backend(config, hub)`` is taken as a backend with no
+        capabilities). With ``--benchmark_list_tests`` ``run`` is called
+        with ``hub=None`` and prints the benchmark names to
+        ``config.stdout``. The core opens and closes the run around it: the
+        reports, ``ireebench_sessionfinish`` with the real exit status,
+        ``config.add_cleanup`` callbacks, the scratch directory. Features
+        that need something of the backend check
+        ``config.backend.has(capability)`` (see :mod:`ireebench.backend`).
+    """
+
+
+@hookspec
 def ireebench_configure(config):
     """Validate options, reject conflicts and set up per-run state.
 
@@ -83,60 +183,13 @@ def ireebench_configure(config):
     :param config: the :class:`ireebench.config.Config` of this run.
     """
 
-
-@hookspec
-def ireebench_statistics(config):
-    """Return the statistics this plugin provides, selectable by name.
-
-    Called once per run by the built-in ``statistics`` plugin while it
-    configures (its ``ireebench_configure`` runs last), when
-    ``--benchmark_statistics`` or ``--benchmark_min_rel_accuracy`` is
-    given. ``--benchmark_statistics=NAME,...`` selects statistics by these
-    names; each selected one adds an aggregate row ``<run_name>_<name>``
-    per benchmark after Google Benchmark's ``_mean``, ``_median``,
-    ``_stddev`` and ``_cv`` (the shape of Google Benchmark's custom
-    statistics, so compare.py and dashboards read them). The built-in
-    names (``min``, ``max``, ``ci``, ``outliers``, ``precision``; ``pNN``
-    percentiles) come through this hook too. A name defined twice is an
-    error naming both plugins.
-
-    :param config: the run's :class:`Config` (``config.getoption("confidence")``
-        is the confidence level of the built-in interval).
-    :return: a dict of name to an :class:`ireebench.Statistic` (``name``,
-        ``compute(values) -> float | None``, ``unit`` ``"time"`` or
-        ``"percentage"``), or to a list of them (one name selecting several
-        rows, like ``ci``); or a list of ``Statistic`` (named by their
-        ``name``); or ``None``.
-    """
-
-
 # -------------------------------------------------------------------------
-# Run setup: the backend and the reporters are chosen.
+# Run setup: the reporters are built.
 # -------------------------------------------------------------------------
 
 
 @hookspec
-def ireebench_backends(config):
-    """Return the measurement backends this plugin provides.
-
-    Called once per run; ``--backend NAME`` picks one (default ``runtime``,
-    the in-process IREE runtime). A name defined twice is an error naming
-    both plugins.
-
-    :param config: the run's :class:`Config`, or ``None`` when the names
-        are only listed (``--help``, ``ireebench plugins``).
-    :return: a dict of backend name to a callable
-        ``backend(config, hub) -> int`` that measures, reports through
-        ``hub`` (an :class:`ireebench.reporting.hub.ReportHub`) and returns
-        an exit code. With ``--benchmark_list_tests`` it is called with
-        ``hub=None`` and prints the benchmark names to ``config.stdout``.
-        The core opens and closes the run around it: the reports, the
-        runtime flags, ``ireebench_sessionfinish`` with the real exit
-        status, ``config.add_cleanup`` callbacks, the scratch directory.
-    """
-
-
-@hookspec
+@named_objects("reporter")
 def ireebench_reporters(config):
     """Return the reporters this plugin provides.
 
@@ -150,7 +203,6 @@ def ireebench_reporters(config):
         ``report_context(context)``, ``report_runs(runs)`` and
         ``finalize()`` (see :class:`ireebench.reporting.Reporter`).
     """
-
 
 # -------------------------------------------------------------------------
 # Session: the modules are resolved, then the in-process runtime session opens.
@@ -181,13 +233,13 @@ def ireebench_sessionstart(config, session):
     :param session: the :class:`ireebench.session.Session`.
     """
 
-
 # -------------------------------------------------------------------------
 # Discovery: exported functions become workloads.
 # -------------------------------------------------------------------------
 
 
 @hookspec
+@named_objects("invocation kind")
 def ireebench_invocation_kinds(config):
     """Return the invocation kinds this plugin provides.
 
@@ -241,7 +293,8 @@ def ireebench_discovery_finish(config, session, workloads):
     with ``--benchmark_list_tests``. Raise :class:`UsageError` to refuse the
     run before the first measurement (output processing checks its flags
     against the function's results here; dispatch statistics probe the
-    profiling session).
+    profiling session; a backend that cannot run a workload's kind
+    says so here).
 
     :param config: the run's :class:`Config`.
     :param session: the :class:`Session`.
@@ -249,30 +302,27 @@ def ireebench_discovery_finish(config, session, workloads):
         in order (may be empty).
     """
 
-
 # -------------------------------------------------------------------------
-# Profiling sinks: asked for once discovery finishes.
+# Reporting starts: the context goes out before the first row.
 # -------------------------------------------------------------------------
 
 
 @hookspec
-def ireebench_profiling_sinks(config):
-    """Return profiling sinks that receive the rows of profiling passes.
+def ireebench_report_row_names(config, run_names):
+    """Return the names of the rows this plugin will add, so the console's name column fits.
 
-    Called once per run, when discovery finishes (so that a workload a
-    profiling pass could not rerun is refused before anything is measured).
-    Several sinks can be active at once; a profiling pass runs for each
-    measured workload only when at least one sink is returned.
+    Called once per run, right before ``ireebench_report_context``, with
+    the names of the benchmarks about to run (``BM_f/process_time/real_time``
+    ...). Google Benchmark sizes the console's name column from every name
+    before the first row; return the names of the extra rows and
+    aggregates you will report (``BM_f/cold_start``,
+    ``BM_f/process_time/real_time_p99``); the column is made as wide as the
+    longest of all.
 
     :param config: the run's :class:`Config`.
-    :return: a list of :class:`ireebench.ProfilingSink` (``begin_pass``,
-        ``receive_rows``, ``end_pass``, ``close``, ``modes``), or ``None``.
+    :param run_names: the benchmark names, in order.
+    :return: a list of row names, or ``None``.
     """
-
-
-# -------------------------------------------------------------------------
-# Reporting starts: the context goes out before the first row.
-# -------------------------------------------------------------------------
 
 
 @hookspec
@@ -289,7 +339,6 @@ def ireebench_report_context(config, context):
     :param context: the :class:`ireebench.context.Context`.
     """
 
-
 # -------------------------------------------------------------------------
 # Measurement: for each workload, in order.
 # -------------------------------------------------------------------------
@@ -302,6 +351,24 @@ def ireebench_workload_start(config, session, workload):
     :param config: the run's :class:`Config`.
     :param session: the :class:`Session`.
     :param workload: the :class:`Workload`.
+    """
+
+
+@hookspec
+def ireebench_measure_cold_start(config, session, workload):
+    """Time the very first invocation of a workload, before anything else runs it.
+
+    Called once per workload right after ``ireebench_workload_start``,
+    before warm-up and calibration: the only moment the function is still
+    cold (first-touch page faults, lazily created resources). Return a
+    :class:`Run` (an extra row, reported under the benchmark after its
+    aggregates); the built-in ``cold_start`` plugin returns
+    ``BM_<fn>/cold_start`` with ``--benchmark_cold_start``.
+
+    :param config: the run's :class:`Config`.
+    :param session: the :class:`Session`.
+    :param workload: the :class:`Workload`.
+    :return: a :class:`Run`, or ``None``.
     """
 
 
@@ -377,55 +444,6 @@ def ireebench_workload_finish(config, session, workload, runs):
     :param runs: its rows: repetitions (errors included) and aggregates.
     """
 
-
-# -------------------------------------------------------------------------
-# Profiling pass: run by the profiling engine from ireebench_workload_finish
-# when at least one profiling sink is active.
-# -------------------------------------------------------------------------
-
-
-@hookspec(firstresult=True)
-def ireebench_profiling_pass(config, workload, runs, profile_pass):
-    """Run the untimed profiling pass of one workload.
-
-    Called once per measured workload when at least one profiling sink is
-    active (for example ``--dispatch_statistics``), after its runs are
-    measured and before they are reported. The first non-``None`` result
-    wins; the built-in implementation (``trylast``) runs the native
-    ``iree-benchmark-module`` with ``--device_profiling_mode`` and
-    ``--device_profiling_output=profile_pass.bundle_path`` and reads the
-    bundle with ``iree-profile statistics``.
-
-    Plugins that only want to observe or instrument the pass implement it
-    as a wrapper (``@hookimpl(wrapper=True)``: begin before ``yield``, end
-    after it), for example to start and stop an external profiler; before
-    yielding they may add variables to ``profile_pass.env`` or a command
-    to ``profile_pass.command_prefix`` for the profiled native process.
-
-    :param config: the run's :class:`Config`.
-    :param workload: the measured :class:`Workload`.
-    :param runs: its measured runs.
-    :param profile_pass: the :class:`ireebench.profiling.ProfilePass` (mode,
-        iterations, repetitions, bundle path, env, command prefix).
-    :return: a :class:`ireebench.profiling.ProfileResult`, or ``None``.
-    """
-
-
-@hookspec
-def ireebench_profile_rows(config, workload, rows, bundle_path):
-    """Receive the statistics rows of one profiling pass.
-
-    Called once per successfully profiled workload, after the pass ends and
-    after the sinks received the rows: the hook form of a sink.
-
-    :param config: the run's :class:`Config`.
-    :param workload: the profiled :class:`Workload`.
-    :param rows: a list of :class:`ireebench.profiling.StatisticsRow`.
-    :param bundle_path: path of the raw ``.ireeprof`` bundle of the pass;
-        valid only during the call (copy it to keep it).
-    """
-
-
 # -------------------------------------------------------------------------
 # Reporting: for each workload, right after ireebench_workload_finish.
 # -------------------------------------------------------------------------
@@ -448,15 +466,18 @@ def ireebench_report_extra_rows(config, workload, runs):
 
 @hookspec
 def ireebench_benchmark_result(config, run):
-    """Receive every run as soon as it is finished (streaming).
+    """Receive every row of a benchmark once that benchmark is finished (streaming).
 
-    Called for each repetition, aggregate and extra row, failed runs
-    included (``run.error_occurred``), before reporters see them.
+    Called once per row — the benchmark's repetitions, then its
+    aggregates, then its extra rows, failed rows included
+    (``run.error_occurred``) — as soon as the whole benchmark is measured
+    and before the reporters see its rows; so a row arrives when its
+    benchmark ends, not when its own repetition ends. Each call gets a
+    copy: changing it changes nothing the reporters see.
 
     :param config: the run's :class:`Config`.
     :param run: the :class:`ireebench.Run`.
     """
-
 
 # -------------------------------------------------------------------------
 # After all workloads: every one is measured and reported.
@@ -471,28 +492,14 @@ def ireebench_measurements_finish(config, workloads):
     are finalized (so what this prints comes after them, as the native
     tool prints its outputs after its report). The built-in plugins run
     their native device-profiling pass, the replay capture and output
-    processing here.
+    processing here (a plugin that owns a follow-up of its own declares
+    hooks for it with ``ireebench_addhooks``, as ``replay_capture``
+    declares ``ireebench_replay_capture``).
 
     :param config: the run's :class:`Config`.
     :param workloads: the benchmarked :class:`Workload` list.
     :return: an exit code (the run exits with the highest one), or ``None``.
     """
-
-
-@hookspec(firstresult=True)
-def ireebench_replay_capture(config, workloads):
-    """Capture the HAL work of the workloads into a replay file.
-
-    Called once by the ``replay_capture`` plugin after measurement when
-    ``--device_replay_output`` is set. The first non-``None`` result wins;
-    the built-in implementation (a native ``iree-benchmark-module`` pass)
-    runs last.
-
-    :param config: the run's :class:`Config`.
-    :param workloads: the list of :class:`Workload` that were benchmarked.
-    :return: the path of the written capture, or ``None``.
-    """
-
 
 # -------------------------------------------------------------------------
 # End: the run is over.
@@ -514,33 +521,4 @@ def ireebench_sessionfinish(config, session, exitstatus):
     :param exitstatus: the exit code the run is about to return (1 after a
         user error or a failed benchmark, 3 after a plugin error, 130/143
         after SIGINT/SIGTERM).
-    """
-
-
-# -------------------------------------------------------------------------
-# Compare: `ireebench compare OLD.json NEW.json`, a run of its own.
-# -------------------------------------------------------------------------
-
-
-@hookspec
-def ireebench_compare_reporters(config):
-    """Return the comparison reporters this plugin provides.
-
-    Called once per ``ireebench compare`` run (never by a benchmark run),
-    after its command line is parsed and before the two files are read. A
-    name defined twice is an error naming both plugins. ``--reporter NAME``
-    picks the display (stdout, default ``console``), ``--out_format NAME``
-    the format of the ``--out`` file (default ``json``); the built-in
-    ``compare_reporters`` plugin provides ``console``, ``markdown`` and
-    ``json``.
-
-    :param config: the compare run's :class:`Config` (``config.stdout``,
-        ``config.getoption("threshold")``...). A compare run has its own
-        options; the options plugins add with ``ireebench_addoption`` belong
-        to benchmark runs and are not set.
-    :return: a dict of reporter name to factory. A factory is called as
-        ``factory(stream, config)`` and returns an object whose
-        ``report(comparison)`` writes the
-        :class:`ireebench.comparison.Comparison` to ``stream`` (see
-        :class:`ireebench.comparison.CompareReporter`).
     """

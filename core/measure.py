@@ -43,7 +43,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from .errors import one_line
+from .errors import PluginError, one_line
 from .hookcall import call_hook
 from .results import Counter, Run
 from .stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates
@@ -192,6 +192,7 @@ def new_run(workload, repetitions: int, index: int) -> Run:
     return Run(
         name=workload.name,
         run_name=workload.run_name,
+        function=workload.function.name,
         time_unit=workload.time_unit,
         repetitions=repetitions,
         repetition_index=index,
@@ -295,6 +296,25 @@ def _repetition(config, session, workload, index: int, repetitions: int, iterati
     run = call_hook(config.pm, "ireebench_measure_repetition", config=config,
                     workload=workload, repetition=repetition)
     if run is None:
+        _refuse_lost_result(config)
         run = error_run(workload, repetitions, index,
                         "no plugin implements ireebench_measure_repetition")
     return run, repetition
+
+
+def _refuse_lost_result(config) -> None:
+    """A wrapper that forgot ``return (yield)`` turned the built-in's row into None.
+
+    Without wrappers, None means nobody measured (the built-in is blocked):
+    that is the benchmark's error row. With wrappers, it is a plugin's bug,
+    named as such rather than turning every row into that error.
+    """
+    wrappers = [impl.plugin_name for impl in
+                config.pm.hook.ireebench_measure_repetition.get_hookimpls()
+                if impl.wrapper or impl.hookwrapper]
+    if wrappers:
+        who = " or ".join(repr(name) for name in wrappers)
+        raise PluginError("ireebench_measure_repetition", wrappers[0] if len(wrappers) == 1
+                          else None,
+                          ValueError(f"the wrapper of plugin {who} returned None instead of "
+                                     "the row: end it with `return (yield)`"))

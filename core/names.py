@@ -23,6 +23,11 @@ def run_name(function: str) -> str:
     return family_name(function) + TIMING_SUFFIX
 
 
+def family_of(run_name_: str) -> str:
+    """The family name of a reported name (``BM_add/process_time/real_time`` -> ``BM_add``)."""
+    return run_name_.removesuffix(TIMING_SUFFIX)
+
+
 def function_of(name: str) -> str:
     """The function of a family or run name (``BM_add/process_time/real_time`` -> ``add``)."""
     return name.removeprefix(PREFIX).split("/", 1)[0]

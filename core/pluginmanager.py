@@ -19,12 +19,18 @@ where nothing breaks):
 * a hook implementation of an unknown hook (a misspelled
   ``ireebench_benchmark_results``), marked or merely ``ireebench_``-named,
   as pytest's ``check_pending`` does;
-* a wrapper on a hook that is called one plugin at a time
-  (``hookspecs.PER_PLUGIN_HOOKS``), where it could not wrap anything;
+* a wrapper on a hook that is called one plugin at a time (a spec marked
+  :func:`ireebench.hookspecs.per_plugin`), where it could not wrap anything;
 * ``-p no:`` on an essential plugin; ``-p no:X`` together with
   ``--plugin X``; a plugin whose name is already taken (a ``--plugin``
   file called ``console.py``, an entry point named like a built-in);
 * ``-p no:NAME`` that matches no plugin: a warning.
+
+Hooks: the core's (:mod:`ireebench.hookspecs`) are added first; a plugin
+declares its own in ``ireebench_addhooks`` (historic, so it is called as
+each plugin registers), and :attr:`PluginManager.hook_owners` records who
+declared each one, for ``ireebench plugins`` and for the errors above (an
+implementation of a hook that a blocked plugin declares says so).
 """
 
 from __future__ import annotations
@@ -42,7 +48,7 @@ from pathlib import Path
 import pluggy
 
 from . import hookspecs
-from .errors import UsageError, one_line
+from .errors import PluginError, UsageError, one_line
 
 ENTRY_POINT_GROUP = "ireebench"
 DISABLE_AUTOLOAD_ENV = "IREEBENCH_DISABLE_PLUGIN_AUTOLOAD"
@@ -55,6 +61,8 @@ BUILTIN_PLUGINS = {
     "runtime_backend": "ireebench.plugins.runtime_backend",
     "native_backend": "ireebench.plugins.native_backend",
     "replay_backend": "ireebench.plugins.replay_backend",
+    "compare": "ireebench.plugins.compare",
+    "introspection": "ireebench.plugins.introspection",
     "console": "ireebench.plugins.console",
     "csv": "ireebench.plugins.csv_reporter",
     "json": "ireebench.plugins.json_reporter",
@@ -65,15 +73,18 @@ BUILTIN_PLUGINS = {
     "device_profiling": "ireebench.plugins.device_profiling",
     "replay_capture": "ireebench.plugins.replay_capture",
     "mlir_modules": "ireebench.plugins.mlir_modules",
-    "compare_reporters": "ireebench.plugins.compare_reporters",
     "statistics": "ireebench.plugins.statistics",
     "cold_start": "ireebench.plugins.cold_start",
     "environment": "ireebench.plugins.environment",
+    "allocator_statistics": "ireebench.plugins.allocator_statistics",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like
 # pytest's essential plugins.
 ESSENTIAL_PLUGINS = frozenset({"discovery", "kinds", "runtime_backend"})
+
+# The owner of the hooks in ireebench.hookspecs.
+CORE_OWNER = "ireebench"
 
 
 @dataclass
@@ -105,14 +116,19 @@ class PluginManager(pluggy.PluginManager):
 
     Like pytest, a function named ``ireebench_*`` is a hook implementation
     even without ``@hookimpl``, so a misspelled hook cannot be silently
-    ignored (:meth:`check_unknown_hooks` rejects it).
+    ignored (:meth:`check_pending` rejects it).
     """
 
     def __init__(self) -> None:
         super().__init__("ireebench")
-        self.add_hookspecs(hookspecs)
         self.infos: dict[str, PluginInfo] = {}
         self.warnings: list[str] = []
+        # Hook name -> the plugin that declared it (CORE_OWNER for the core's).
+        self.hook_owners: dict[str, str] = {}
+        self._registering = CORE_OWNER
+        self.add_hookspecs(hookspecs)
+        # Historic: every plugin registered from now on is asked for its hooks.
+        self.hook.ireebench_addhooks.call_historic(kwargs={"pluginmanager": self})
 
     def parse_hookimpl_opts(self, plugin, name: str):
         opts = super().parse_hookimpl_opts(plugin, name)
@@ -121,6 +137,22 @@ class PluginManager(pluggy.PluginManager):
             if inspect.isroutine(method):
                 opts = {}
         return opts
+
+    def add_hookspecs(self, module_or_class) -> None:
+        """Adds hook specifications, recording the plugin that declares them
+        (during its ``ireebench_addhooks``); a name already declared is an
+        error naming both declarers."""
+        for name in _spec_names(module_or_class):
+            if name in self.hook_owners:
+                raise UsageError(f"hook {name} is declared twice: by {_owner(self.hook_owners[name])} "
+                                 f"and by {_owner(self._registering)}")
+        try:
+            super().add_hookspecs(module_or_class)
+        except pluggy.PluginValidationError as exc:
+            raise UsageError(f"plugin {self.get_name(exc.plugin)!r}: {one_line(exc)} (the "
+                             f"hook is declared by {_owner(self._registering)})") from None
+        for name in _spec_names(module_or_class):
+            self.hook_owners[name] = self._registering
 
     def check_name_free(self, name: str, origin: str, **details) -> None:
         """A plugin name already taken is an error naming both plugins."""
@@ -134,27 +166,87 @@ class PluginManager(pluggy.PluginManager):
     def register_plugin(self, plugin, name: str, origin: str, **details) -> None:
         """Registers ``plugin`` under ``name``; a name already taken is an error."""
         self.check_name_free(name, origin, **details)
+        self._registering = name
         try:
             self.register(plugin, name=name)
         except pluggy.PluginValidationError as exc:
             raise UsageError(f"plugin {name!r} is invalid: {one_line(exc)}") from None
-        _refuse_wrappers(self, plugin, name)
+        except (UsageError, PluginError):
+            raise
+        except BaseException as exc:
+            raise PluginError("ireebench_addhooks", name, exc) from exc
+        finally:
+            self._registering = CORE_OWNER
         details.setdefault("path", plugin_file(plugin))
         self.infos[name] = PluginInfo(name, origin, plugin, **details)
 
-    def check_unknown_hooks(self) -> None:
-        """Every hook implementation must match a hook specification (pytest's check_pending)."""
-        known = [name for name in dir(hookspecs) if name.startswith(HOOK_PREFIX)]
+    def declared_hooks(self, plugin_name: str) -> list[str]:
+        """The hooks ``plugin_name`` declared with ``ireebench_addhooks``."""
+        return sorted(hook for hook, owner in self.hook_owners.items() if owner == plugin_name)
+
+    def check_pending(self, blocked=()) -> None:
+        """Every hook implementation must match a declared hook (pytest's check_pending),
+        and no per-plugin hook may be a wrapper."""
+        known = sorted(self.hook_owners)
         for hook_name, caller in vars(self.hook).items():
-            if hook_name.startswith("_") or caller.has_spec():
+            if hook_name.startswith("_"):
+                continue
+            if caller.has_spec():
+                _refuse_wrappers(caller)
                 continue
             for impl in caller.get_hookimpls():
                 if impl.optionalhook:
                     continue
+                declarer = blocked_declarer(hook_name, blocked)
+                if declarer is not None:
+                    raise UsageError(
+                        f"plugin {impl.plugin_name!r}: {hook_name} is a hook of the plugin "
+                        f"{declarer!r}, blocked with -p no:{declarer} (mark the implementation "
+                        "@hookimpl(optionalhook=True) to allow that)")
                 close = difflib.get_close_matches(hook_name, known, n=1)
                 hint = f" (did you mean {close[0]}?)" if close else ""
                 raise UsageError(f"plugin {impl.plugin_name!r}: {hook_name} is not an ireebench "
                                  f"hook{hint}")
+
+
+def _owner(name: str) -> str:
+    return "ireebench's core" if name == CORE_OWNER else f"the plugin {name!r}"
+
+
+def _spec_names(module_or_class) -> list[str]:
+    """The hook names a spec holder declares (functions marked with ``hookspec``)."""
+    return [name for name in dir(module_or_class)
+            if getattr(getattr(module_or_class, name, None), "ireebench_spec", None) is not None]
+
+
+class _SpecRecorder:
+    """Stands in for the plugin manager to learn what a module's addhooks declares."""
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def add_hookspecs(self, module_or_class) -> None:
+        self.names.extend(_spec_names(module_or_class))
+
+
+def blocked_declarer(hook_name: str, blocked) -> str | None:
+    """The blocked built-in plugin that declares ``hook_name``, if any.
+
+    Only built-ins are asked (their code is ireebench's own); a blocked
+    third-party plugin is never imported for this.
+    """
+    for name in blocked:
+        module_name = BUILTIN_PLUGINS.get(name)
+        if module_name is None:
+            continue
+        addhooks = getattr(importlib.import_module(module_name), "ireebench_addhooks", None)
+        if addhooks is None:
+            continue
+        recorder = _SpecRecorder()
+        addhooks(pluginmanager=recorder)
+        if hook_name in recorder.names:
+            return name
+    return None
 
 
 def _detail(details: dict) -> str:
@@ -162,16 +254,16 @@ def _detail(details: dict) -> str:
     return f" from {where}" if where else ""
 
 
-def _refuse_wrappers(pm: PluginManager, plugin, name: str) -> None:
-    for hook_name in hookspecs.PER_PLUGIN_HOOKS:
-        for impl in getattr(pm.hook, hook_name).get_hookimpls():
-            if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper):
-                pm.unregister(plugin)
-                raise UsageError(
-                    f"plugin {name!r}: {hook_name} cannot be a wrapper (ireebench calls it "
-                    "one plugin at a time to name the plugin behind each object); "
-                    "drop wrapper=True"
-                )
+def _refuse_wrappers(caller) -> None:
+    if not hookspecs.is_per_plugin(caller.spec.function):
+        return
+    for impl in caller.get_hookimpls():
+        if impl.wrapper or impl.hookwrapper:
+            raise UsageError(
+                f"plugin {impl.plugin_name!r}: {caller.name} cannot be a wrapper (ireebench "
+                "calls it one plugin at a time to name the plugin behind each object); "
+                "drop wrapper=True"
+            )
 
 
 # --- --plugin specs ------------------------------------------------------------
@@ -252,8 +344,10 @@ def _object_name(plugin) -> str:
     return str(name)
 
 
-def build_plugin_manager(selection: PluginSelection | None = None) -> PluginManager:
-    """Builds the manager: built-ins, entry points, ``--plugin`` modules, objects."""
+def build_plugin_manager(selection: PluginSelection | None = None,
+                         autoload: bool = True) -> PluginManager:
+    """Builds the manager: built-ins, entry points (unless ``autoload=False``),
+    ``--plugin`` modules, objects."""
     selection = selection or PluginSelection()
     _check_blocked(selection)
     blocked = set(selection.blocked)
@@ -263,7 +357,7 @@ def build_plugin_manager(selection: PluginSelection | None = None) -> PluginMana
     for name, module_name in BUILTIN_PLUGINS.items():
         if name not in blocked:
             pm.register_plugin(importlib.import_module(module_name), name, "builtin")
-    entry_points = _entry_points()
+    entry_points = _entry_points() if autoload else []
     for entry_point in entry_points:
         if entry_point.name in blocked:
             continue
@@ -307,7 +401,7 @@ def build_plugin_manager(selection: PluginSelection | None = None) -> PluginMana
             close = difflib.get_close_matches(name, sorted(known), n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             pm.warnings.append(f"-p no:{name}: no plugin named {name!r}{hint}")
-    pm.check_unknown_hooks()
+    pm.check_pending(blocked)
     return pm
 
 

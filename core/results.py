@@ -15,35 +15,59 @@ TIME_UNIT_MULTIPLIER = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}
 
 @dataclass
 class Counter:
+    """A user counter of a row (Google Benchmark's ``Counter``).
+
+    :ivar value: the number; for a rate (``is_rate``), already per second.
+    :ivar is_rate: printed with a ``/s`` suffix on the console
+        (``items_per_second=1.2k/s``).
+    :ivar one_k: 1000 or 1024: the base of the console's k/M/G prefixes.
+    """
+
     value: float
-    is_rate: bool = False  # printed with a "/s" suffix on the console
+    is_rate: bool = False
     one_k: int = 1000
 
 
 @dataclass
 class Run:
-    """One row of a report: a repetition, an aggregate or an extra row."""
+    """One row of a report: a repetition, an aggregate or an extra row.
 
-    name: str  # family name, e.g. "BM_add" (extra rows: "BM_add/<dispatch>")
-    run_name: str  # "BM_add/process_time/real_time"
+    Google Benchmark's ``BenchmarkReporter::Run``, with numbers, not strings.
+    Times are **accumulated seconds** over ``iterations``; the per-iteration
+    values are the properties ``real_time``/``cpu_time`` (in ``time_unit``)
+    and ``real_seconds``/``cpu_seconds`` (in seconds). An aggregate whose
+    ``aggregate_unit`` is ``"percentage"`` (``_cv``, ``_outliers``,
+    ``_precision``) holds a fraction, not a time, in
+    ``real_accumulated_time`` (and those four properties return it as is:
+    0.05 is 5 %).
+    """
+
+    # "BM_<fn>", the family name (extra rows: "BM_<fn>/<row>", e.g. a dispatch).
+    name: str
+    # "BM_<fn>/process_time/real_time": the reported, filtered, listed name
+    # (an aggregate adds "_<aggregate_name>" in benchmark_name).
+    run_name: str
+    # Logical iterations measured (batches x batch size); an aggregate: the
+    # number of repetitions it summarises (Google Benchmark's convention).
     iterations: int = 0
-    real_accumulated_time: float = 0.0  # seconds over all iterations
-    cpu_accumulated_time: float = 0.0
-    time_unit: str = "ms"
-    run_type: str = "iteration"  # or "aggregate"
-    family_index: int = 0
-    per_family_instance_index: int = 0
-    repetitions: int = 1
-    repetition_index: int | None = 0
-    threads: int = 1
-    aggregate_name: str = ""  # mean, median, stddev, cv, or a further statistic (p90...)
-    aggregate_unit: str = "time"  # or "percentage"
-    counters: dict[str, Counter] = field(default_factory=dict)
+    real_accumulated_time: float = 0.0  # seconds of wall-clock time over all iterations
+    cpu_accumulated_time: float = 0.0  # seconds of this process's CPU time over them
+    time_unit: str = "ms"  # the unit real_time/cpu_time are shown in: ns, us, ms or s
+    run_type: str = "iteration"  # "iteration" (a repetition or extra row) or "aggregate"
+    family_index: int = 0  # 0-based index of the benchmark among those that ran
+    per_family_instance_index: int = 0  # always 0 (no argument instances)
+    repetitions: int = 1  # how many repetitions the benchmark measured
+    repetition_index: int | None = 0  # 0-based; None for an aggregate
+    threads: int = 1  # always 1
+    # mean, median, stddev, cv, or a further statistic (p90, ci_lower ...).
+    aggregate_name: str = ""
+    aggregate_unit: str = "time"  # "time" or "percentage" (a fraction)
+    counters: dict[str, Counter] = field(default_factory=dict)  # items_per_second ...
     label: str = ""
-    error_occurred: bool = False
+    error_occurred: bool = False  # the benchmark failed; error_message says why
     error_message: str = ""
-    extra_row: bool = False  # appended by a plugin (e.g. dispatch statistics)
-    batch_size: int = 1
+    extra_row: bool = False  # appended by a plugin (dispatch statistics, cold start)
+    batch_size: int = 1  # logical iterations per measured batch (--batch_size)
     # Raw measurements behind the row, in real seconds per logical iteration:
     # one value for a repetition, the repetitions' values for an aggregate.
     samples: list[float] = field(default_factory=list)
@@ -51,6 +75,9 @@ class Run:
     # async): each batch's real seconds per logical iteration; empty otherwise
     # (timing batches one by one would put work into the timed loop).
     batch_samples: list[float] = field(default_factory=list)
+    # The exported function the row measured ("" when a tool reported a row
+    # whose function it did not say).
+    function: str = ""
 
     @property
     def benchmark_name(self) -> str:
@@ -103,6 +130,7 @@ class Run:
         return {
             "name": self.benchmark_name,
             "family_name": self.name,
+            "function": self.function,
             "run_name": self.run_name,
             "run_type": self.run_type,
             "family_index": self.family_index,

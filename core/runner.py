@@ -1,6 +1,8 @@
 """The run: one place that opens and closes it for every backend.
 
-:func:`run_config` picks the backend (``ireebench_backends``), builds the
+:func:`run_config` picks the backend (``config.backend``, from
+``ireebench_backends``; a backend without the ``plugin_kinds`` capability
+is refused a function of a plugin's kind first), builds the
 reports (:func:`~ireebench.reporting.hub.build_hub`), calls the backend,
 and then, whatever happened (a result, a usage error, a plugin error, a
 signal), in this order:
@@ -16,23 +18,12 @@ A backend only measures and reports; it never has to remember any of this.
 
 from __future__ import annotations
 
-import functools
-
-from .errors import EXIT_OK, UsageError, exit_status
-from .hookcall import call_hook, collect_named, guarded
+from .backend import check_kinds
+from .errors import EXIT_OK, exit_status
+from .hookcall import call_hook, guarded
 from .reporting.hub import build_hub
 from .results import RunResult
 from .session import SESSION
-
-
-def select_backend(config):
-    """The backend ``--backend`` names (``runtime`` by default), as a callable that
-    reports a failure of its code as a plugin error naming its plugin."""
-    backends = collect_named(config.pm, "ireebench_backends", "backend", config=config)
-    name = config.getoption("backend")
-    if name not in backends:
-        raise UsageError(f"--backend={name}: unknown backend (known: {', '.join(sorted(backends))})")
-    return functools.partial(guarded, config.pm, f"backend {name!r}", backends[name])
 
 
 def run_config(config) -> RunResult:
@@ -41,10 +32,11 @@ def run_config(config) -> RunResult:
     exit_code = EXIT_OK
     error: BaseException | None = None
     try:
-        backend = select_backend(config)
+        backend = config.backend
+        check_kinds(config, backend)
         if not config.getoption("benchmark_list_tests"):
             hub = build_hub(config)
-        exit_code = backend(config, hub)
+        exit_code = guarded(config.pm, f"backend {backend.name!r}", backend.run, config, hub)
     except BaseException as exc:  # noqa: BLE001 - re-raised once the run is closed
         error = exc
     if hub is not None:

@@ -6,7 +6,7 @@ resources, cold caches and branch predictors). Steady-state numbers
 should not hold it, and it is worth knowing on its own.
 
 With the flag, each benchmark runs **one extra batch first**, in
-``ireebench_workload_start``, before the warm-up, the calibration and every
+``ireebench_measure_cold_start``, before the warm-up, the calibration and every
 repetition, timed alone like a repetition (only the kind's ``execute``;
 the batch is prepared untimed). It is reported as one more row under the
 benchmark, ``BM_<fn>/cold_start`` (``run_type`` iteration, ``iterations`` =
@@ -27,16 +27,14 @@ device and the functions benchmarked before it are already warm.
 
 from __future__ import annotations
 
-from ireebench import StashKey, hookimpl
-from ireebench.errors import flag_error
+from ireebench import hookimpl
+from ireebench.backend import IN_PROCESS, require
 from ireebench.measure import BenchmarkFailure, error_run, new_run, run_iterations
-from ireebench.names import row_name
+from ireebench.names import family_of, row_name
 from ireebench.results import Run
 
 GROUP = "Statistics and adaptive stopping"
 ROW = "cold_start"
-
-COLD = StashKey[dict]()  # workload name -> its cold-start Run
 
 
 @hookimpl
@@ -51,14 +49,8 @@ def ireebench_addoption(parser):
 
 @hookimpl
 def ireebench_configure(config):
-    if not config.getoption("benchmark_cold_start"):
-        return
-    backend = config.getoption("backend")
-    if backend != "runtime":
-        raise flag_error("benchmark_cold_start", "true",
-                         f"not supported with --backend={backend} (the native tool measures "
-                         "there)")
-    config.stash[COLD] = {}
+    if config.getoption("benchmark_cold_start"):
+        require(config, IN_PROCESS, "benchmark_cold_start", "true")
 
 
 def cold_run(workload, session) -> Run:
@@ -79,22 +71,17 @@ def cold_run(workload, session) -> Run:
     return run
 
 
-@hookimpl(tryfirst=True)
-def ireebench_workload_start(config, session, workload):
-    """Runs the cold batch before anything else touches the function."""
-    cold = config.stash.get(COLD, None)
-    if cold is not None:
-        cold[workload.name] = cold_run(workload, session)
+@hookimpl
+def ireebench_report_row_names(config, run_names):
+    """``BM_<fn>/cold_start`` for each benchmark, so the console's column fits it."""
+    if not config.getoption("benchmark_cold_start"):
+        return None
+    return [row_name(family_of(name), ROW) for name in run_names]
 
 
 @hookimpl
-def ireebench_report_extra_rows(config, workload, runs):
-    """The ``BM_<fn>/cold_start`` row."""
-    cold = config.stash.get(COLD, None)
-    if cold is None or workload.name not in cold:
-        return None
-    run = cold.pop(workload.name)
-    if runs:
-        run.family_index = runs[0].family_index
-        run.per_family_instance_index = runs[0].per_family_instance_index
-    return [run]
+def ireebench_measure_cold_start(config, session, workload):
+    """Runs and times the cold batch before anything else touches the function."""
+    if config.getoption("benchmark_cold_start"):
+        return cold_run(workload, session)
+    return None

@@ -21,9 +21,12 @@ unsupported mode fails before measuring (``ireebench_sessionstart``). The
 pass runs from ``ireebench_measurements_finish``; its bundle is written next
 to ``--device_profiling_output`` and renamed into place when complete.
 
-With ``--backend=native`` (and ``ireebench replay``) the flags go to the
-native run itself, which profiles as the native tool always does; this
-plugin then only checks them.
+The pass needs a backend whose workloads can be rerun (the
+``profiling_passes`` capability: the in-process one). A backend that hands
+the runtime flags to the native tool that measures (``native_flags``:
+``--backend=native``, ``ireebench replay``) profiles as the native tool
+always does, and this plugin only checks the flags; any other backend is
+refused them in one line.
 """
 
 from __future__ import annotations
@@ -31,7 +34,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ireebench import StashKey, hookimpl
-from ireebench.errors import UsageError
+from ireebench.backend import NATIVE_FLAGS, PROFILING_PASSES, refusal
+from ireebench.errors import UsageError, flag_error
 from ireebench.native.flags import (
     benchmark_flags,
     check_native,
@@ -81,8 +85,12 @@ def ireebench_configure(config):
         return
     if output:
         check_output_path(OUTPUT, output)
-    if config.getoption("backend") == "runtime":
-        config.stash[STATE] = DeviceProfiling(mode, output)
+    backend = config.backend
+    if backend.has(PROFILING_PASSES):
+        config.stash[STATE] = DeviceProfiling(mode, output)  # a native pass of its own
+    elif not backend.has(NATIVE_FLAGS):  # nor does the backend's native tool see the flags
+        raise flag_error(MODE if mode else PRINT, mode or "true",
+                         refusal(config, PROFILING_PASSES))
 
 
 def _with_output(args: list[str], replacement: Path | None) -> list[str]:

@@ -17,7 +17,7 @@ one needs). ``--profile_output`` keeps the pass's raw ``.ireeprof`` bundle.
 Hooks, in the order they run: ``ireebench_configure`` (conflicting flags),
 ``ireebench_discovery_finish`` (the profiling session can start; the dispatch
 names are learned with a one-iteration probe, so the console's name column
-fits them, as natively), ``ireebench_report_context`` (that column),
+fits them, as natively), ``ireebench_report_row_names`` (those names),
 ``ireebench_profiling_sinks`` (the sink), ``ireebench_report_extra_rows``
 (the rows), ``ireebench_measurements_finish`` (a failed pass fails the run),
 ``ireebench_sessionfinish`` (the native tool's warning for incomplete rows).
@@ -29,13 +29,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ireebench import StashKey, hookimpl
+from ireebench.backend import PROFILING_PASSES, require
 from ireebench.errors import UsageError
 from ireebench.names import row_name
 from ireebench.native.flags import check_native, flag_value, session_args
 from ireebench.native.tools import list_benchmarks, private_tempdir
 from ireebench.outfiles import check_output_path
-from ireebench.plugins.profiling_pass import run_native_pass
-from ireebench.profiling import ProfilePass, ProfileResult, ProfilingSink, engine
+from ireebench.plugins.profiling_pass import engine, run_native_pass
+from ireebench.profiling import ProfilePass, ProfileResult, ProfilingSink
 from ireebench.results import Counter, Run
 
 GROUP = "Dispatch statistics and profiling"
@@ -77,10 +78,8 @@ def ireebench_configure(config):
         if output:
             raise UsageError(f"--profile_output={output}: requires --dispatch_statistics")
         return
-    if config.getoption("backend") != "runtime":
-        # Other backends run no in-process measurement to follow with a pass.
-        raise UsageError(f"--dispatch_statistics is not supported with "
-                         f"--backend={config.getoption('backend')}")
+    # The pass reruns each measured workload: the backend must have workloads to rerun.
+    require(config, PROFILING_PASSES, "dispatch_statistics", "true")
     if config.pm.get_plugin("profiling_pass") is None:
         raise UsageError("--dispatch_statistics needs the profiling_pass plugin "
                          "(blocked with -p no:profiling_pass)")
@@ -152,6 +151,7 @@ def dispatch_rows(workload, base: Run, profile: DispatchProfile) -> list[Run]:
         rows.append(Run(
             name=name,
             run_name=name,
+            function=base.function,
             iterations=profile.iterations,
             real_accumulated_time=totals.duration_ns * 1e-9,
             cpu_accumulated_time=totals.tile_duration_ns * 1e-9,
@@ -246,12 +246,10 @@ def ireebench_discovery_finish(config, session, workloads):
 
 
 @hookimpl
-def ireebench_report_context(config, context):
-    """Widens the console's name column for the dispatch rows, like the native tool."""
+def ireebench_report_row_names(config, run_names):
+    """The dispatch rows' names, so the console's column fits them, like the native tool."""
     state = config.stash.get(STATE, None)
-    if state is not None:
-        context.name_field_width = max([context.name_field_width]
-                                       + [len(name) for name in state.row_names])
+    return state.row_names if state is not None else None
 
 
 @hookimpl

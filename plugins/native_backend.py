@@ -11,11 +11,14 @@ the same kind of results, and the in-process numbers can be cross-checked
 against the native implementation.
 
 What differs from the in-process backend: the native tool discovers and
-classifies the functions itself (plugin invocation kinds and discovery rules
-do not apply), output processing (``--enable_output_processing``,
-``--output``, ``--expected_output``) and device profiling flags are handled
-by the native tool, and the session, discovery and measurement hooks are
-not called. ``ireebench_measurements_finish`` is called as usual (so a
+classifies the functions itself (a function of a plugin's invocation kind
+is refused in one line: this backend lacks ``plugin_kinds``), the options
+plugins mark as the native tool's own (``native_flag``: output
+processing's, ``--print_statistics``) and the device profiling flags are
+handled by the native tool (``native_flags``), and the session, discovery
+and measurement hooks are not called. ``--benchmark_statistics`` works
+(``repetition_samples``: the extra rows are computed from the native
+repetitions); adaptive stopping and cold start do not. ``ireebench_measurements_finish`` is called as usual (so a
 ``--device_replay_output`` capture is written), with workloads rebuilt from
 the reported names.
 """
@@ -23,45 +26,50 @@ the reported names.
 from __future__ import annotations
 
 from ireebench import hookimpl
+from ireebench.backend import NATIVE_FLAGS, REPETITION_SAMPLES, Backend
+from ireebench.cli.options import CORE
 from ireebench.hookcall import call_hook
 from ireebench.native.backend import NativeRun, named_workload
 from ireebench.native.flags import USER_PASS_FLAGS, benchmark_flags, selection_args, session_args
 from ireebench.native.gbench_json import benchmark_function
 from ireebench.native.tools import BENCHMARK_TOOL
 
-# Flags of the output_processing plugin the native tool takes as they are.
-OUTPUT_FLAGS = ("output", "expected_output", "expected_f16_threshold", "expected_f32_threshold",
-                "expected_f64_threshold", "expected_bf16_threshold", "expected_rtol",
-                "equality_mode")
+
+def native_options(config) -> list[str]:
+    """The plugin options marked ``native_flag`` that were given, as the native flags.
+
+    Output processing's flags and ``--print_statistics`` are the native
+    tool's own: they go to it as they are, and it acts on them itself.
+    """
+    args = []
+    for spec in config.option_specs.values():
+        if spec.owner == CORE or not spec.native:
+            continue
+        value = config.getoption(spec.name)
+        if value is None or value == spec.default or value in ((), [], ""):
+            continue
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            args.append(f"--{spec.name}={str(item).lower() if isinstance(item, bool) else item}")
+    return args
 
 
 def tool_args(config) -> list[str]:
     """iree-benchmark-module flags equivalent to this ireebench run (no filter)."""
-    args = [*session_args(config), *selection_args(config)]
-    if config.getoption("print_statistics"):
-        args.append("--print_statistics=true")
-    if config.getoption("enable_output_processing"):
-        args.append("--enable_output_processing=true")
-        for name in OUTPUT_FLAGS:
-            values = config.getoption(name)
-            if values is None or values == () or values == "":
-                continue
-            for value in values if isinstance(values, (list, tuple)) else [values]:
-                args.append(f"--{name}={value}")
-        args.append(f"--output_max_element_count={config.getoption('output_max_element_count')}")
-    return args + benchmark_flags(config, user_filter=False)
+    return [*session_args(config), *selection_args(config), *native_options(config),
+            *benchmark_flags(config, user_filter=False)]
 
 
 def whole_run_flags(config) -> bool:
     """Does the run ask the native tool for something of the whole run?
 
     A device profiling bundle or device statistics, the allocator statistics
-    printed at exit, output processing: one native process per benchmark
-    would split them (each process overwriting the bundle) or repeat them.
+    printed at exit, output processing (options marked ``whole_run``): one
+    native process per benchmark would split them (each process overwriting
+    the bundle) or repeat them.
     """
-    return bool(config.getoption("print_statistics")
-                or config.getoption("enable_output_processing")
-                or any(flag.startswith(USER_PASS_FLAGS) for flag in config.runtime_flags))
+    whole = any(spec.whole_run and config.getoption(spec.name) not in (None, spec.default)
+                for spec in config.option_specs.values())
+    return whole or any(flag.startswith(USER_PASS_FLAGS) for flag in config.runtime_flags)
 
 
 def run_native(config, hub) -> int:
@@ -84,4 +92,5 @@ def run_native(config, hub) -> int:
 @hookimpl
 def ireebench_backends(config):
     """Provides ``--backend=native``."""
-    return {"native": run_native}
+    return [Backend("native", run_native, {REPETITION_SAMPLES, NATIVE_FLAGS},
+                    "the native iree-benchmark-module measures; its JSON is reported")]

@@ -30,7 +30,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ireebench import hookimpl
+from ireebench import hookimpl, hookspec
 from ireebench.cli.options import command_stdout
 from ireebench.errors import UsageError
 from ireebench.hookcall import call_hook
@@ -105,6 +105,31 @@ def _print_agents_md(ctx, param, value):
         return value
     command_stdout(ctx).write(AGENTS_MD)
     ctx.exit(0)
+
+
+class ReplayCaptureHooks:
+    """Declared through ``ireebench_addhooks``: only this plugin calls it."""
+
+    @staticmethod
+    @hookspec(firstresult=True)
+    def ireebench_replay_capture(config, workloads):
+        """Capture the HAL work of the workloads into a replay file.
+
+        Called once by this plugin after measurement when
+        ``--device_replay_output`` is set. The first non-``None`` result wins;
+        the built-in implementation (a native ``iree-benchmark-module`` pass)
+        runs last.
+
+        :param config: the run's :class:`Config`.
+        :param workloads: the list of :class:`Workload` that were benchmarked.
+        :return: the path of the written capture, or ``None``.
+        """
+
+
+@hookimpl
+def ireebench_addhooks(pluginmanager):
+    """Declares ``ireebench_replay_capture``."""
+    pluginmanager.add_hookspecs(ReplayCaptureHooks)
 
 
 @hookimpl

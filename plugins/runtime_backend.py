@@ -8,7 +8,8 @@ An essential plugin. One run:
    and uploaded once), ``ireebench_discovery_finish``; with
    ``--benchmark_list_tests`` print their names and stop;
 3. report the context;
-4. per workload: ``ireebench_workload_start``, warm-up and calibration,
+4. per workload: ``ireebench_workload_start``,
+   ``ireebench_measure_cold_start`` (its rows come last), warm-up and calibration,
    each repetition through ``ireebench_measure_repetition`` (this plugin's
    implementation, :func:`ireebench.measure.time_repetition`, runs last)
    while ``ireebench_continue_repetitions`` says so (this plugin's rule,
@@ -18,8 +19,9 @@ An essential plugin. One run:
 
 The core (``ireebench.runner``) closes the reports, calls
 ``ireebench_sessionfinish`` and releases the run; this backend registers
-the session's release (and ``--print_statistics``) as a cleanup, so the
-session is still open during ``ireebench_sessionfinish``.
+the session's release as a cleanup, so the session is still open during
+``ireebench_sessionfinish`` (where ``allocator_statistics`` prints
+``--print_statistics``).
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ from __future__ import annotations
 import functools
 
 from ireebench import hookimpl, names
-from ireebench.context import gather, name_field_width
+from ireebench.backend import (
+    ADAPTIVE_REPETITIONS,
+    IN_PROCESS,
+    PLUGIN_KINDS,
+    PROFILING_PASSES,
+    REPETITION_SAMPLES,
+    Backend,
+    machine_context,
+)
 from ireebench.discovery import SKIPPED, discover_workloads
 from ireebench.hookcall import call_hook
 from ireebench.measure import measure_workload, time_repetition
@@ -38,17 +48,16 @@ from ireebench.signature import example_inputs
 @hookimpl
 def ireebench_backends(config):
     """Provides ``--backend=runtime``."""
-    return {"runtime": run_in_process}
+    return [Backend("runtime", run_in_process,
+                    {IN_PROCESS, REPETITION_SAMPLES, ADAPTIVE_REPETITIONS, PLUGIN_KINDS,
+                     PROFILING_PASSES},
+                    "measures in this process with the IREE runtime (the default)")]
 
 
 @hookimpl(trylast=True)
 def ireebench_measure_repetition(config, workload, repetition):
     """Times ``repetition.iterations`` logical iterations of the workload's kind."""
     return time_repetition(workload, repetition)
-
-
-# The header iree_hal_allocator_statistics_fprint writes before the per-heap lines.
-STATISTICS_HEADER = "[[ iree_hal_allocator_t memory statistics ]]"
 
 
 @hookimpl(trylast=True)
@@ -58,21 +67,9 @@ def ireebench_continue_repetitions(config, workload, runs):
 
 
 def _close_session(config, session: Session) -> None:
-    """Prints --print_statistics, then closes.
-
-    Mirrors ``BenchmarkSession::Close`` of iree-benchmark-module: per device,
-    ``Device: <id>``, then ``iree_hal_allocator_statistics_fprint`` (the
-    header line and one line per heap), then an empty line, on stderr.
-    """
-    try:
-        if config.getoption("print_statistics") and session.devices:
-            for device_id, text in session.allocator_statistics():
-                config.stderr.write(f"Device: {device_id}\n{STATISTICS_HEADER}\n{text}\n")
-            config.stderr.flush()
-    finally:
-        if SESSION in config.stash:
-            del config.stash[SESSION]
-        session.close()
+    if SESSION in config.stash:
+        del config.stash[SESSION]
+    session.close()
 
 
 def _release_inputs(workloads) -> None:
@@ -80,14 +77,6 @@ def _release_inputs(workloads) -> None:
     for workload in workloads:
         workload.inputs = None
         workload.last_batch = None
-
-
-def build_context(config, workloads):
-    """The machine context, with the console's name column sized for ``workloads``."""
-    context = gather(None, config.benchmark_context)
-    context.name_field_width = name_field_width(
-        [w.run_name for w in workloads], config.getoption("benchmark_repetitions"))
-    return context
 
 
 def run_in_process(config, hub) -> int:
@@ -114,7 +103,7 @@ def run_in_process(config, hub) -> int:
         if hint:
             config.stderr.write(hint + "\n")
         return 0
-    hub.report_context(build_context(config, workloads))
+    hub.report_context(machine_context(config), [w.run_name for w in workloads])
     exit_code = 0
     for family_index, workload in enumerate(workloads):
         code = _measure_and_report(config, session, hub, workload, family_index)
@@ -154,10 +143,11 @@ def needs_inputs_hint(config) -> str | None:
 def _measure_and_report(config, session, hub, workload, family_index: int) -> int:
     pm = config.pm
     call_hook(pm, "ireebench_workload_start", config=config, session=session, workload=workload)
+    extra = [run for run in call_hook(pm, "ireebench_measure_cold_start", config=config,
+                                      session=session, workload=workload) if run is not None]
     runs = measure_workload(config, session, workload)
-    for run in runs:  # Google Benchmark numbers the benchmarks that run
+    for run in runs + extra:  # Google Benchmark numbers the benchmarks that run
         run.family_index = family_index
-    extra = []
     try:
         call_hook(pm, "ireebench_workload_finish", config=config, session=session,
                   workload=workload, runs=runs)

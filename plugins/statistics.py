@@ -51,12 +51,14 @@ A benchmark stopped by the time budget short of its target gets one
 warning line on stderr. Short repetitions (``--benchmark_min_time=0.05s``)
 let it stop sooner: each repetition is one value of the interval.
 
-Hooks: ``ireebench_addoption``, ``ireebench_configure`` (``trylast``: checks
-the flags, collects the statistics through ``ireebench_statistics``, lists
-the selected ones in ``config.stash[ireebench.stats.EXTRA_STATISTICS]``),
-``ireebench_statistics`` (the built-in ones), ``ireebench_discovery_finish``
-(the names, for the console's column), ``ireebench_report_context`` (that
-column; the confidence and the target in the context),
+Hooks: ``ireebench_addhooks`` (declares ``ireebench_statistics``, which
+only this plugin calls), ``ireebench_addoption``, ``ireebench_configure``
+(``trylast``: checks the flags, collects the statistics through
+``ireebench_statistics``, lists the selected ones in
+``config.stash[ireebench.stats.EXTRA_STATISTICS]``),
+``ireebench_statistics`` (the built-in ones), ``ireebench_report_row_names``
+(the new rows' names, for the console's column),
+``ireebench_report_context`` (the confidence and the target in the context),
 ``ireebench_workload_start`` (the budget's clock),
 ``ireebench_continue_repetitions`` (adaptive stopping),
 ``ireebench_workload_finish`` (the note for too few repetitions).
@@ -68,17 +70,61 @@ import functools
 import math
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ireebench import StashKey, hookimpl
+from ireebench import StashKey, hookimpl, hookspec
+from ireebench.backend import ADAPTIVE_REPETITIONS, REPETITION_SAMPLES, require
 from ireebench.errors import UsageError, flag_error
 from ireebench.hookcall import collect_named
+from ireebench.hookspecs import named_objects
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, Statistic, median
 
 GROUP = "Statistics and adaptive stopping"
 DEFAULT_CONFIDENCE = 0.95
 DEFAULT_MAX_TIME = 10.0
+PLUGIN_NAME = "statistics"  # this plugin's registration name
 PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?|100)")
+
+
+# --- the hook this plugin declares --------------------------------------------
+
+
+class StatisticsHooks:
+    """Declared through ``ireebench_addhooks``: only this plugin calls it."""
+
+    @staticmethod
+    @hookspec
+    @named_objects("statistic")
+    def ireebench_statistics(config):
+        """Return the statistics this plugin provides, selectable by name.
+
+        Called once per run by the built-in ``statistics`` plugin while it
+        configures (its ``ireebench_configure`` runs last), when
+        ``--benchmark_statistics`` or ``--benchmark_min_rel_accuracy`` is
+        given. ``--benchmark_statistics=NAME,...`` selects statistics by these
+        names; each selected one adds an aggregate row ``<run_name>_<name>``
+        per benchmark after Google Benchmark's ``_mean``, ``_median``,
+        ``_stddev`` and ``_cv`` (the shape of Google Benchmark's custom
+        statistics, so compare.py and dashboards read them). The built-in
+        names (``min``, ``max``, ``ci``, ``outliers``, ``precision``; ``pNN``
+        percentiles) come through this hook too. A name defined twice is an
+        error naming both plugins, and so is a name that shadows a built-in
+        percentile (``p99.9``).
+
+        :param config: the run's :class:`Config` (``config.getoption("confidence")``
+            is the confidence level of the built-in interval).
+        :return: a dict of name to an :class:`ireebench.Statistic` (``name``,
+            ``compute(values) -> float | None``, ``unit`` ``"time"`` or
+            ``"percentage"``), or to a list of them (one name selecting several
+            rows, like ``ci``); or a list of ``Statistic`` (named by their
+            ``name``); or ``None``.
+        """
+
+
+@hookimpl
+def ireebench_addhooks(pluginmanager):
+    """Declares ``ireebench_statistics``."""
+    pluginmanager.add_hookspecs(StatisticsHooks)
 
 
 # --- the statistics ---------------------------------------------------------
@@ -239,7 +285,6 @@ class StatisticsState:
     target: float | None = None  # --benchmark_min_rel_accuracy
     max_time: float = DEFAULT_MAX_TIME
     minimum: int = 2  # repetitions before the rule may stop
-    run_names: list[str] = field(default_factory=list)
     started: float = 0.0  # perf_counter at the current workload's start
     noted: bool = False  # the note about too few repetitions was printed
 
@@ -254,7 +299,13 @@ STATE = StashKey[StatisticsState]()
 def _select(config, tokens: list[str], confidence: float) -> list[Statistic]:
     """The statistics named by --benchmark_statistics, in order, each once."""
     text = config.getoption("benchmark_statistics")
-    available = collect_named(config.pm, "ireebench_statistics", "statistic", config=config)
+    owners: dict[str, str] = {}
+    available = collect_named(config.pm, "ireebench_statistics", "statistic", owners=owners,
+                              config=config)
+    for name, owner in owners.items():
+        if PERCENTILE.fullmatch(name) and owner != PLUGIN_NAME:
+            raise UsageError(f"statistic {name!r} of plugin {owner!r} shadows the built-in "
+                             f"percentile pNN of plugin {PLUGIN_NAME!r}; rename it")
     google = {s.name for s in STATISTICS}
     taken = set(google)
     chosen: list[Statistic] = []
@@ -304,12 +355,10 @@ def ireebench_configure(config):
         else DEFAULT_MAX_TIME
     if not tokens and target is None:
         return
-    backend = config.getoption("backend")
-    if backend != "runtime":
-        flag = "benchmark_statistics" if tokens else "benchmark_min_rel_accuracy"
-        raise flag_error(flag, text if tokens else accuracy_text,
-                         f"not supported with --backend={backend} (the native tool "
-                         "measures there)")
+    if tokens:  # computed from each repetition's own time
+        require(config, REPETITION_SAMPLES, "benchmark_statistics", text)
+    if target is not None:  # decided after each repetition
+        require(config, ADAPTIVE_REPETITIONS, "benchmark_min_rel_accuracy", accuracy_text)
     if target is not None and "precision" not in tokens:
         tokens.append("precision")
     statistics = _select(config, tokens, confidence)
@@ -332,27 +381,28 @@ def ireebench_statistics(config):
 # --- reporting and adaptive stopping -------------------------------------------
 
 
-@hookimpl
-def ireebench_discovery_finish(config, workloads):
-    state = config.stash.get(STATE, None)
-    if state is not None:
-        state.run_names = [w.run_name for w in workloads]
-
-
 def _aggregates_expected(config, state) -> bool:
     return state.target is not None or config.getoption("benchmark_repetitions") > 1
 
 
 @hookimpl
+def ireebench_report_row_names(config, run_names):
+    """The aggregate rows this plugin adds (``BM_f/process_time/real_time_p99`` ...)."""
+    state = config.stash.get(STATE, None)
+    if state is None or not _aggregates_expected(config, state):
+        return None
+    # Adaptive stopping measures several repetitions even with
+    # --benchmark_repetitions=1: Google Benchmark's _median rows come then too.
+    suffixes = ["median", *(statistic.name for statistic in state.statistics)]
+    return [f"{name}_{suffix}" for name in run_names for suffix in suffixes]
+
+
+@hookimpl
 def ireebench_report_context(config, context):
-    """Widens the console's name column for the new rows; records the settings."""
+    """Records the settings in the context."""
     state = config.stash.get(STATE, None)
     if state is None:
         return
-    if state.statistics and _aggregates_expected(config, state) and state.run_names:
-        suffix = max(len("median"), *(len(s.name) for s in state.statistics))
-        width = max(len(name) for name in state.run_names) + 1 + suffix
-        context.name_field_width = max(context.name_field_width, width)
     context.extra["statistics"] = [s.name for s in state.statistics]
     context.extra["statistics_confidence"] = state.confidence
     if state.target is not None:

@@ -1,11 +1,10 @@
-"""The command line: ``ireebench [flags]`` and its subcommands.
+"""The command line: ``ireebench [flags]`` and the subcommands plugins register.
 
 * :mod:`.options`: the core's option table and the parser plugins add to;
 * :mod:`.argv`: flag files and the plugin selection, read before parsing;
-* :mod:`.command`: the main command, parsed into a :class:`Config`;
-* :mod:`.replay`: ``ireebench replay FILE.ireereplay``;
-* :mod:`.plugins`: ``ireebench plugins [--json]``;
-* :mod:`.compare`: ``ireebench compare OLD.json NEW.json`` (a run of its own).
+* :mod:`.invocation`: what every command receives (streams, plugin manager);
+* :mod:`.command`: the main command (the benchmark run), parsed into a :class:`Config`;
+* :mod:`.commands`: the subcommands (``ireebench_register_commands``) and how one runs.
 
 :func:`run_cli` is the edge where every error becomes one line on stderr
 and an exit status (1 user error, 3 plugin or internal error, 130 SIGINT,
@@ -34,10 +33,8 @@ from ..results import RunResult
 from ..runner import run_config
 from ..signals import sigterm_raises
 from ..streams import CliStream
-from .command import parse_args
-from .compare import compare_main
-from .plugins import plugins_command
-from .replay import parse_replay_args
+from .command import load_plugins, parse_args
+from .commands import build_command_group, builtin_usage_exit_code, run_subcommand
 
 # Set to see the traceback of an internal error instead of its one line.
 DEBUG_ENV = "IREEBENCH_DEBUG"
@@ -48,26 +45,29 @@ def _run(config) -> RunResult:
     return RunResult(0, []) if config is None else run_config(config)
 
 
-def _replay(argv, stdout, stderr, plugins) -> RunResult:
-    return _run(parse_replay_args(argv, stdout, stderr, plugins))
-
-
-# `ireebench NAME ...`: subcommand name -> main(argv, stdout, stderr, plugins) -> RunResult.
-SUBCOMMANDS = {"replay": _replay, "plugins": plugins_command, "compare": compare_main}
-
-
 def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
     """Parses ``argv`` and runs; returns a :class:`RunResult` (empty after --help).
+
+    The plugins are loaded from the whole command line first (flag files
+    expanded), then asked for their subcommands: ``ireebench NAME ...`` runs
+    the subcommand ``NAME`` if one is registered, anything else is the
+    benchmark run.
 
     :param plugins: plugin objects or modules registered for this run only.
     """
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
-    argv = list(argv)
-    subcommand = SUBCOMMANDS.get(argv[0]) if argv else None
-    if subcommand is not None:
-        return subcommand(argv[1:], stdout, stderr, plugins)
-    return _run(parse_args(argv, stdout, stderr, plugins))
+    try:
+        invocation = load_plugins(list(argv), stdout, stderr, plugins)
+        invocation.commands = build_command_group(invocation.pm)
+    except UsageError as exc:
+        if argv and not str(argv[0]).startswith("-"):  # a subcommand's own usage status
+            exc.exit_code = builtin_usage_exit_code(str(argv[0]))
+        raise
+    argv = invocation.argv
+    if argv and argv[0] in invocation.commands.commands:
+        return run_subcommand(invocation, argv[0], argv[1:])
+    return _run(parse_args(argv, invocation))
 
 
 def run_cli(argv: list[str]) -> int:

@@ -13,21 +13,28 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import importlib.metadata
 
 import click
 import iree.runtime as rt
 
-from ..config import Config
+from ..config import Config, OptionSpec
 from ..errors import PluginError, UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
 from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
-from ..pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
+from ..pluginmanager import (
+    BUILTIN_PLUGINS,
+    ENTRY_POINT_GROUP,
+    PluginSelection,
+    build_plugin_manager,
+)
 from .argv import expand_flagfiles, prescan_plugins
+from .invocation import Invocation
 from .options import (
     CORE,
     IREEBENCH_GROUP,
+    GroupedOption,
     OptionParser,
-    Streams,
     add_core_options,
     command_stdout,
     validate_core_options,
@@ -35,9 +42,7 @@ from .options import (
 
 HELP = ("Benchmark the exported functions of an IREE module (.vmfb), flag-compatible "
         "with iree-benchmark-module.\n\n"
-        "Subcommands: ireebench replay FILE.ireereplay (benchmark a replay capture), "
-        "ireebench compare OLD.json NEW.json (verdicts), ireebench plugins (what is "
-        "loaded); see ireebench SUBCOMMAND --help.")
+        "Plugins add subcommands (listed below); see ireebench SUBCOMMAND --help.")
 
 
 class GroupedCommand(click.Command):
@@ -49,9 +54,10 @@ class GroupedCommand(click.Command):
 
     show_runtime_flags = True  # the "Runtime flags" section of the help
 
-    def __init__(self, *args, pm=None, **kwargs):
+    def __init__(self, *args, pm=None, commands=None, **kwargs):
         super().__init__(*args, **kwargs)
         self.pm = pm
+        self.commands = commands  # the subcommands, listed in the help
 
     def get_help_option(self, ctx):
         option = super().get_help_option(ctx)
@@ -93,6 +99,12 @@ class GroupedCommand(click.Command):
         for title, records in sections.items():
             with formatter.section(title):
                 formatter.write_dl(records)
+        if self.commands is not None and self.commands.commands:
+            with formatter.section("Subcommands"):
+                formatter.write_dl([
+                    (name, f"{command.get_short_help_str(60)} "
+                           f"[plugin: {self.commands.owners[name]}]")
+                    for name, command in sorted(self.commands.commands.items())])
         if not self.show_runtime_flags:
             return
         with formatter.section("Runtime flags"):
@@ -124,8 +136,10 @@ def known_names(pm, hook_name: str, what: str) -> str:
     return ", ".join(names)
 
 
-def build_command(pm, name: str = "ireebench", help: str = HELP) -> GroupedCommand:
-    """The click command: the core's options, then each plugin's."""
+def build_command(pm, name: str = "ireebench", help: str = HELP,
+                  commands=None) -> GroupedCommand:
+    """The click command: the core's options, then each plugin's (``commands``: the
+    subcommands its help lists)."""
     parser = OptionParser()
     add_core_options(parser)
     add_plugin_options(pm, parser)
@@ -137,39 +151,55 @@ def build_command(pm, name: str = "ireebench", help: str = HELP) -> GroupedComma
                           "help_option_names": ["--help", "-h"]},
         add_help_option=True,
         pm=pm,
+        commands=commands,
     )
 
 
-def make_context(command: click.Command, prog: str, argv: list[str], streams: Streams):
+def make_context(command: click.Command, prog: str, argv: list[str], invocation: Invocation):
     """Parses ``argv`` with click: the context, or None after --help; click's
     errors become one-line usage errors."""
     try:
-        return command.make_context(prog, list(argv), obj=streams)
+        return command.make_context(prog, list(argv), obj=invocation)
     except click.exceptions.Exit:
         return None
     except click.ClickException as exc:
         raise UsageError(one_line(exc.format_message())) from None
 
 
-def blocked_builtin_flags(blocked) -> dict[str, str]:
-    """Flag name -> built-in plugin, for the built-ins blocked with ``-p no:``.
+def _options_of(module) -> list:
+    addoption = getattr(module, "ireebench_addoption", None)
+    if addoption is None:
+        return []
+    parser = OptionParser()
+    addoption(parser)
+    return parser.options
 
-    So that using a blocked plugin's flag says why it is unknown.
+
+def blocked_plugin_of_flag(flag_name: str, blocked) -> str | None:
+    """The plugin blocked with ``-p no:`` that owns ``--flag_name``, if any.
+
+    So that using a blocked plugin's flag says why it is unknown. Asked only
+    for a flag nobody knows: a blocked installed plugin is then imported to
+    read its options (never registered; its import failing is ignored).
     """
-    flags: dict[str, str] = {}
     for name in blocked:
         module_name = BUILTIN_PLUGINS.get(name)
-        if module_name is None:
+        try:
+            if module_name is not None:
+                module = importlib.import_module(module_name)
+            else:
+                entry_point = next((ep for ep in importlib.metadata.entry_points(
+                    group=ENTRY_POINT_GROUP) if ep.name == name), None)
+                if entry_point is None:
+                    continue
+                module = entry_point.load()
+            options = _options_of(module)
+        except BaseException:  # noqa: BLE001, S112 - only a better message was at stake
             continue
-        addoption = getattr(importlib.import_module(module_name), "ireebench_addoption", None)
-        if addoption is None:
-            continue
-        parser = OptionParser()
-        addoption(parser)
-        for option in parser.options:
-            for opt in option.opts:
-                flags[opt.lstrip("-")] = name
-    return flags
+        for option in options:
+            if any(opt.lstrip("-") == flag_name for opt in option.opts):
+                return name
+    return None
 
 
 # Flags of the native tools' own loaders, unknown to the Python bindings'
@@ -206,13 +236,12 @@ def print_native_information(runtime_flags: list[str], stdout) -> bool:
 
 def check_runtime_flags(runtime_flags: list[str], blocked=()) -> None:
     """Hands flags ireebench does not own to the IREE runtime; an unknown one is an error."""
-    blocked_flags = blocked_builtin_flags(blocked) if blocked else {}
     for flag in runtime_flags:
         name = _flag_name(flag)
         if name in NATIVE_LOADER_FLAGS:
             continue
-        if name in blocked_flags:
-            owner = blocked_flags[name]
+        owner = blocked_plugin_of_flag(name, blocked) if blocked else None
+        if owner is not None:
             raise UsageError(f"{flag}: unknown flag (it belongs to the plugin {owner!r}, "
                              f"blocked with -p no:{owner})")
         try:
@@ -232,11 +261,11 @@ def split_extra_args(args: list[str]) -> list[str]:
     return runtime_flags
 
 
-def load_plugins(argv: list[str], stderr, plugins=()):
+def load_plugins(argv: list[str], stdout, stderr, plugins=()) -> Invocation:
     """Flag files expanded, then the plugin manager every command builds the same way.
 
-    :return: ``(argv, selection, pm)``; the manager's warnings (``-p no:``
-        naming nothing) are on ``stderr``.
+    :return: the :class:`Invocation` (its ``commands`` not yet built); the
+        manager's warnings (``-p no:`` naming nothing) are on ``stderr``.
     """
     argv = expand_flagfiles(list(argv))
     selection = prescan_plugins(argv)
@@ -244,34 +273,43 @@ def load_plugins(argv: list[str], stderr, plugins=()):
     pm = build_plugin_manager(selection)
     for warning in pm.warnings:
         stderr.write(f"ireebench: warning: {warning}\n")
-    return argv, selection, pm
+    return Invocation(stdout, stderr, pm, argv, selection, tuple(plugins))
 
 
-def parse_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
+def option_specs(command: click.Command) -> dict[str, OptionSpec]:
+    """Option name -> :class:`OptionSpec`, for the run's :class:`Config`."""
+    return {param.name: param.spec() for param in command.params
+            if isinstance(param, GroupedOption)}
+
+
+def parse_args(argv: list[str], invocation: Invocation) -> Config | None:
     """Returns the run's :class:`Config`, or None when --help (or similar) was printed.
 
-    :param plugins: plugin objects or modules to register (the Python API).
+    ``argv`` is the benchmark run's command line (flag files expanded).
     """
-    argv, selection, pm = load_plugins(argv, stderr, plugins)
-    command = build_command(pm)
-    ctx = make_context(command, "ireebench", argv, Streams(stdout, stderr, pm))
+    pm = invocation.pm
+    command = build_command(pm, commands=invocation.commands)
+    ctx = make_context(command, "ireebench", argv, invocation)
     if ctx is None:
         return None
     runtime_flags = split_extra_args(ctx.args)
-    if print_native_information(runtime_flags, stdout):
+    if print_native_information(runtime_flags, invocation.stdout):
         return None
-    config = Config(pm, dict(ctx.params), runtime_flags, list(argv), stdout, stderr)
-    return configure(config, selection)
+    config = Config(pm, dict(ctx.params), runtime_flags, list(argv), invocation.stdout,
+                    invocation.stderr, option_specs(command))
+    return configure(config, invocation.selection)
 
 
 def configure(config: Config, selection: PluginSelection) -> Config:
-    """Checks the core options and runtime flags, then ``ireebench_configure``.
+    """Checks the core options and runtime flags, chooses the backend, then
+    ``ireebench_configure``.
 
     If any of it fails, what a plugin's configure already opened is released.
     """
     try:
         validate_core_options(config)
         check_runtime_flags(config.runtime_flags, selection.blocked)
+        config.backend  # noqa: B018 - chosen now: plugins check its capabilities in configure
         call_hook(config.pm, "ireebench_configure", config=config)
     except BaseException:
         with contextlib.suppress(Exception):  # the first error is the one to report

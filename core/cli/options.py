@@ -13,13 +13,13 @@ option or another plugin's.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import click
 
+from ..config import OptionSpec
 from ..errors import UsageError
 from ..outfiles import check_output_path
 from ..version import version_lines
+from .invocation import Invocation
 
 CORE = "ireebench"  # the owner of the core options
 CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
@@ -27,27 +27,18 @@ BENCHMARK_GROUP = "Measurement and output (Google Benchmark)"
 IREEBENCH_GROUP = "ireebench"
 
 
-@dataclass
-class Streams:
-    """What a command's click context carries (``ctx.obj``): its streams, its plugins."""
-
-    stdout: object
-    stderr: object
-    pm: object = None
-
-
 def command_stdout(ctx: click.Context):
     """The stdout of the run being parsed (for eager options that print and exit)."""
-    streams = ctx.find_object(Streams)
-    return streams.stdout if streams is not None else click.get_text_stream("stdout")
+    invocation = ctx.find_object(Invocation)
+    return invocation.stdout if invocation is not None else click.get_text_stream("stdout")
 
 
 def _print_version(ctx, param, value):
     """Eager --version: versions of ireebench, IREE, Python and third-party plugins."""
     if not value or ctx.resilient_parsing:
         return value
-    streams = ctx.find_object(Streams)
-    command_stdout(ctx).write("\n".join(version_lines(getattr(streams, "pm", None))) + "\n")
+    invocation = ctx.find_object(Invocation)
+    command_stdout(ctx).write("\n".join(version_lines(getattr(invocation, "pm", None))) + "\n")
     ctx.exit(0)
 
 
@@ -73,15 +64,31 @@ class GroupedOption(click.Option):
 
     ``module_run=True``: the option configures a run of a module (its
     outputs, its profiling, its measurement in process); ``ireebench
-    replay`` hides and refuses it.
+    replay`` hides and refuses it. ``native_flag=True``: the native
+    iree-benchmark-module has the same flag, so backends that run the
+    native tool hand it on as it is (:func:`ireebench.backend.forwarded_argv`);
+    ``whole_run=True``: natively it concerns the whole run (allocator
+    statistics at exit, output processing), so such a backend runs every
+    benchmark in one native process when it is given.
     """
 
     def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE,
-                 module_run: bool = False, **kwargs):
+                 module_run: bool = False, native_flag: bool = False, whole_run: bool = False,
+                 **kwargs):
         super().__init__(*args, **kwargs)
         self.group = group
         self.plugin = plugin
         self.module_run = module_run
+        self.native_flag = native_flag
+        self.whole_run = whole_run
+
+    def spec(self) -> OptionSpec:
+        """What the run keeps of this option (:class:`ireebench.config.OptionSpec`)."""
+        native = self.native_flag or (self.plugin == CORE and self.group != IREEBENCH_GROUP)
+        return OptionSpec(self.name, self.plugin, self.group,
+                          tuple(self.opts) + tuple(self.secondary_opts),
+                          not self.is_flag and self.nargs != 0, self.default, native,
+                          self.whole_run)
 
 
 class OptionParser:
@@ -102,7 +109,9 @@ class OptionParser:
         ``type=bool`` (or ``is_flag=True``) gives a native-style boolean flag
         that accepts ``--name``, ``--name=true`` and ``--name=false``.
         ``module_run=True`` marks an option that only makes sense for a run
-        of a module (``ireebench replay`` refuses it).
+        of a module (``ireebench replay`` refuses it); ``native_flag=True``
+        one the native tool has too, ``whole_run=True`` one that natively
+        concerns the whole run (see :class:`GroupedOption`).
         """
         if attrs.pop("is_flag", False) or attrs.get("type") is bool:
             attrs["type"] = BOOL
@@ -150,7 +159,6 @@ def add_core_options(parser: OptionParser) -> None:
         help="Invocations within a batch that run concurrently (async functions).")
     add("--time_unit", "time_unit", default=None, group=g, metavar="ns|us|ms",
         help="Time unit of the results (default ms; us for dispatch benchmarks).")
-    _bool(parser, "print_statistics", "Print allocator statistics per device to stderr at exit.")
 
     b = BENCHMARK_GROUP
     env = lambda name: name.upper()

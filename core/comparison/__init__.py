@@ -3,11 +3,11 @@
 * :mod:`.utest`: the Mann-Whitney U test, the ratio's interval, the geometric mean;
 * :mod:`.inputs`: Google Benchmark JSON files (ireebench's or the native tool's);
 * :mod:`.model`: thresholds, verdicts, :class:`Comparison`;
-* :mod:`.reporter`: the :class:`CompareReporter` interface;
-* :mod:`.run`: the run (reporters from ``ireebench_compare_reporters``).
+* :mod:`.reporter`: the :class:`CompareReporter` interface.
 
-The command line is :mod:`ireebench.cli.compare`; the console, Markdown and
-JSON reporters are the built-in plugin ``compare_reporters``.
+The subcommand, its run and its console, Markdown and JSON reporters are
+the built-in plugin ``compare`` (:mod:`ireebench.plugins.compare`); other
+plugins judge with this same engine.
 """
 
 from .inputs import BenchmarkFile, BenchmarkRows, read_benchmark_file
@@ -30,7 +30,6 @@ from .model import (
     parse_threshold,
 )
 from .reporter import CompareReporter
-from .run import run_compare
 from .utest import RatioInterval, UTestResult, geometric_mean, mann_whitney_u, ratio_interval
 
 __all__ = [
@@ -38,5 +37,5 @@ __all__ = [
     "MIN_REPETITIONS", "NOT_COMPARED", "NO_CHANGE", "SLOWER", "VERDICTS", "BenchmarkComparison",
     "BenchmarkFile", "BenchmarkRows", "CompareOptions", "CompareReporter", "Comparison",
     "RatioInterval", "Threshold", "UTestResult", "compare", "geometric_mean", "mann_whitney_u",
-    "parse_threshold", "ratio_interval", "read_benchmark_file", "run_compare",
+    "parse_threshold", "ratio_interval", "read_benchmark_file",
 ]

@@ -26,9 +26,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from .. import names
-from ..context import gather, name_field_width
+from ..context import gather
 from ..errors import UsageError
 from ..results import Run
+from ..stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates
 from ..workload import FunctionInfo, Workload
 from .flags import ere_escape
 from .gbench_json import context_from_benchmark_json, runs_by_benchmark, split_benchmark_json
@@ -51,6 +52,15 @@ def named_workload(config, function: str, time_unit: str = "") -> Workload:
         time_unit=time_unit,
         selected=bool(config.getoption("function")),
     )
+
+
+def aggregates(config, repetitions: list[Run], gbench: bool = True) -> list[Run]:
+    """Aggregates of one benchmark's repetitions: Google Benchmark's four (unless
+    ``gbench=False``, when the tool reported them), then the run's selected statistics."""
+    extra = list(config.stash.get(EXTRA_STATISTICS, []))
+    if not gbench and not extra:
+        return []
+    return compute_aggregates(repetitions, (list(STATISTICS) if gbench else []) + extra)
 
 
 class NativeRun:
@@ -80,6 +90,7 @@ class NativeRun:
             config.getoption("benchmark_enable_random_interleaving"))
         self.groups: list[list[Run]] = []
         self.trailing_output: list[str] = []
+        self.listed: list[str] = []
 
     def _filter_args(self, pattern: str) -> list[str]:
         return [f"--benchmark_filter={pattern}"] if pattern else []
@@ -104,15 +115,14 @@ class NativeRun:
             pattern = self.user_filter or "."
             config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
             return 0
-        repetitions = config.getoption("benchmark_repetitions")
-        width = name_field_width(listed, repetitions)
+        self.listed = listed
         if self.one_process:
             batches = [(None, self.user_filter)]
         else:
             batches = [(name, f"^{ere_escape(name)}$") for name in listed]
         exit_code = 0
         for index, (name, pattern) in enumerate(batches):
-            code = self._run_one(hub, name, pattern, index, width)
+            code = self._run_one(hub, name, pattern, index)
             exit_code = max(exit_code, code)
         # What the tool printed after its reports (output processing) comes
         # after ours are complete, as the native tool prints it.
@@ -122,7 +132,7 @@ class NativeRun:
             config.stdout.flush()
         return exit_code
 
-    def _run_one(self, hub, name: str | None, pattern: str, index: int, width: int) -> int:
+    def _run_one(self, hub, name: str | None, pattern: str, index: int) -> int:
         config = self.config
         proc = run_tool(self.tool, ["--benchmark_format=json", *self.args,
                                     *self._filter_args(pattern)])
@@ -133,8 +143,9 @@ class NativeRun:
                 raise UsageError(f"{self.what}: {self.tool} failed: "
                                  f"{native_error_line(proc.stderr, proc.returncode)}")
             # It died (a crash, a signal): that benchmark's error row.
-            self._report_context(hub, None, width)
-            error = Run(name=name.split("/", 1)[0], run_name=name, error_occurred=True,
+            self._report_context(hub, None)
+            error = Run(name=name.split("/", 1)[0], run_name=name,
+                        function=names.function_of(name), error_occurred=True,
                         error_message=f"{self.tool} failed: "
                                       f"{native_error_line(proc.stderr, proc.returncode)}",
                         family_index=index, time_unit=config.getoption("time_unit") or "ms",
@@ -142,7 +153,7 @@ class NativeRun:
             self.groups.append([error])
             hub.report([error])
             return 1
-        self._report_context(hub, report, width)
+        self._report_context(hub, report)
         exit_code = 1 if proc.returncode else 0
         unit = config.getoption("time_unit")
         for offset, runs in enumerate(runs_by_benchmark(report, self.batch_size)):
@@ -152,6 +163,9 @@ class NativeRun:
                     run.time_unit = unit
             if any(run.error_occurred for run in runs):
                 exit_code = 1
+            # The statistics the run selected, after the tool's own aggregates.
+            runs = runs + aggregates(config, [r for r in runs if r.run_type == "iteration"],
+                                     gbench=False)
             self.groups.append(runs)
             hub.report(runs)
         if rest:
@@ -161,13 +175,14 @@ class NativeRun:
             config.stderr.flush()
         return exit_code
 
-    def _report_context(self, hub, report: dict | None, width: int) -> None:
+    def _report_context(self, hub, report: dict | None) -> None:
         if hub.context is not None:
             return
         if report is not None:
             context = context_from_benchmark_json(report, self.config.benchmark_context)
         else:  # the tool died before reporting: describe this machine ourselves
             context = gather(str(tool_path(self.tool)), self.config.benchmark_context)
-        context.name_field_width = width
         context.extra.update(self.context_extra)
-        hub.report_context(context)  # the hub calls ireebench_report_context first
+        # The hub sizes the name column from the listed names and the plugins'
+        # rows, then calls ireebench_report_context.
+        hub.report_context(context, self.listed)

@@ -60,9 +60,10 @@ def run_from_benchmark_json(entry: dict, batch_size: int = 1) -> Run:
             # Google Benchmark's JSON does not say which counters are rates;
             # its own rate counters are named *_per_second.
             counters[key] = Counter(float(value), is_rate=key.endswith("_per_second"))
-    return Run(
+    run = Run(
         name=run_name.split("/", 1)[0],
         run_name=run_name,
+        function=function_of(run_name),
         iterations=iterations,
         real_accumulated_time=float(entry.get("real_time", 0.0)) * scale,
         cpu_accumulated_time=float(entry.get("cpu_time", 0.0)) * scale,
@@ -82,6 +83,9 @@ def run_from_benchmark_json(entry: dict, batch_size: int = 1) -> Run:
         error_message=str(entry.get("error_message", "")),
         batch_size=batch_size,
     )
+    if run_type == "iteration" and iterations and not run.error_occurred:
+        run.samples = [run.real_seconds]  # one value per repetition, as in process
+    return run
 
 
 def runs_by_benchmark(report: dict, batch_size: int = 1) -> list[list[Run]]:

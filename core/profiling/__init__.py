@@ -3,14 +3,14 @@
 * :mod:`.rows`: the typed rows of ``iree-profile statistics``;
 * :mod:`.passes`: :class:`ProfilePass`, :class:`ProfileResult` and the
   :class:`ProfilingSink` interface plugins implement;
-* :mod:`.engine`: the per-run engine that runs one pass per workload
-  through the ``ireebench_profiling_pass`` hook and feeds every sink.
 
-The pass itself (the native ``iree-benchmark-module`` writing a HAL
-profiling bundle) is the built-in plugin ``ireebench.plugins.profiling_pass``.
+The passes themselves are the built-in plugin ``profiling_pass``
+(:mod:`ireebench.plugins.profiling_pass`): it declares the hooks
+``ireebench_profiling_sinks`` and ``ireebench_profiling_pass``, runs one pass
+per measured workload (the native ``iree-benchmark-module`` writing a HAL
+profiling bundle) and feeds every sink.
 """
 
-from .engine import ProfilingEngine, engine
 from .passes import ProfilePass, ProfileResult, ProfilingSink, merge_modes, profiling_mode
 from .rows import (
     DISPATCH_FUNCTION,
@@ -24,6 +24,6 @@ from .rows import (
 
 __all__ = [
     "DISPATCH_FUNCTION", "FUNCTION_ROW_TYPES", "HOST_EXECUTION_FUNCTION", "ProfilePass",
-    "ProfileResult", "ProfilingEngine", "ProfilingSink", "StatisticsRow", "StatisticsSummary",
-    "engine", "merge_modes", "parse_statistics", "profiling_mode", "read_statistics",
+    "ProfileResult", "ProfilingSink", "StatisticsRow", "StatisticsSummary",
+    "merge_modes", "parse_statistics", "profiling_mode", "read_statistics",
 ]

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 
+from ..context import name_field_width
 from ..errors import OutputClosed, PluginError, UsageError
 from ..hookcall import call_hook, collect_named, guarded
 from ..outfiles import OutputFile
@@ -115,11 +116,26 @@ class ReportHub:
                 self._file_failed = True
             raise
 
-    def report_context(self, context) -> None:
-        """Lets plugins add to the context (``ireebench_report_context``), then
-        reports it to every reporter (once, before any run)."""
-        call_hook(self.config.pm, "ireebench_report_context", config=self.config,
-                  context=context)
+    def report_context(self, context, run_names=()) -> None:
+        """Reports the context to every reporter (once, before any run).
+
+        ``run_names``: the benchmarks about to run. The console's name
+        column is sized from them and from the rows plugins will add
+        (``ireebench_report_row_names``), as Google Benchmark sizes it from
+        every name before the first row; then plugins add to the context
+        (``ireebench_report_context``).
+        """
+        config = self.config
+        if run_names:
+            names = list(run_names)
+            for rows in call_hook(config.pm, "ireebench_report_row_names", config=config,
+                                  run_names=list(run_names)):
+                names.extend(rows or [])
+            context.name_field_width = max(
+                context.name_field_width,
+                name_field_width(list(run_names), config.getoption("benchmark_repetitions")),
+                *(len(name) for name in names))
+        call_hook(config.pm, "ireebench_report_context", config=config, context=context)
         self.context = context
         failure = None
         with signals_deferred():

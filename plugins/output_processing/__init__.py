@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from ireebench import StashKey, hookimpl
-from ireebench.errors import UsageError
+from ireebench.backend import IN_PROCESS, NATIVE_FLAGS, refusal
+from ireebench.errors import UsageError, flag_error
 from ireebench.inputs import parse_inputs, split_cconv
 from ireebench.outfiles import OutputFile, check_output_path
 
@@ -67,33 +68,33 @@ def ireebench_addoption(parser):
     parser.addoption("--enable_output_processing", "enable_output_processing", type=bool,
                      group=GROUP,
                      help="Keep the outputs of the last measured invocation and print or "
-                          "check them.", module_run=True)
+                          "check them.", module_run=True, native_flag=True, whole_run=True)
     parser.addoption("--output", "output", multiple=True, group=GROUP, metavar="SPEC",
                      help="How to handle an output: empty (ignore), -, @file.npy, +file.npy, "
-                          "@file.bin, +file.bin; one per result.", module_run=True)
+                          "@file.bin, +file.bin; one per result.", module_run=True, native_flag=True)
     parser.addoption("--expected_output", "expected_output", multiple=True, group=GROUP,
                      metavar="VALUE",
                      help="Expected output, in the --input format; (ignored) skips one.",
-                     module_run=True)
+                     module_run=True, native_flag=True)
     parser.addoption("--output_max_element_count", "output_max_element_count", type=int,
                      default=1024, group=GROUP,
-                     help="Print at most this many elements of an output tensor.", module_run=True)
+                     help="Print at most this many elements of an output tensor.", module_run=True, native_flag=True)
     for name in DEFAULT_THRESHOLDS:
         flag = f"expected_{name}_threshold"
         parser.addoption(f"--{flag}", flag, default=COMPARISON_FLAGS[flag], group=GROUP,
                          metavar="ATOL", show_default=True,
                          help=f"Per-element-type absolute tolerance for {name} in "
-                              "approximate mode.", module_run=True)
+                              "approximate mode.", module_run=True, native_flag=True)
     parser.addoption("--expected_rtol", "expected_rtol", default=COMPARISON_FLAGS["expected_rtol"],
                      group=GROUP, metavar="RTOL", show_default=True,
                      help="Relative tolerance shared across float types in approximate mode.",
-                     module_run=True)
+                     module_run=True, native_flag=True)
     parser.addoption("--equality_mode", "equality_mode",
                      default=COMPARISON_FLAGS["equality_mode"], group=GROUP,
                      metavar="approximate|exact", show_default=True,
                      help="approximate: abs(actual - expected) <= atol + rtol * abs(expected) "
                           "per element, NaN equal to NaN; exact: byte equality, tolerances "
-                          "ignored.", module_run=True)
+                          "ignored.", module_run=True, native_flag=True)
 
 
 def _enabled(config) -> bool:
@@ -125,7 +126,11 @@ def ireebench_configure(config):
     if not config.getoption("enable_output_processing"):
         return
     _check_output_specs(config.getoption("output") or ())
-    config.stash[STATE] = OutputState(tolerances=tolerances)
+    backend = config.backend
+    if backend.has(IN_PROCESS):
+        config.stash[STATE] = OutputState(tolerances=tolerances)
+    elif not backend.has(NATIVE_FLAGS):  # nor would the native tool that measures see them
+        raise flag_error("enable_output_processing", "true", refusal(config, IN_PROCESS))
 
 
 @hookimpl

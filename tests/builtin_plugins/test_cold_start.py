@@ -93,5 +93,6 @@ def test_cold_start_of_an_async_batch(compile_mlir, ireebench):
 def test_cold_start_needs_the_in_process_backend(compile_mlir, ireebench):
     line = one_error_line(ireebench(f"--module={compile_mlir('stateful')}", "--backend=native",
                                     "--benchmark_cold_start"))
-    assert line == ("ireebench: error: --benchmark_cold_start=true: not supported with "
-                    "--backend=native (the native tool measures there)")
+    assert line == ("ireebench: error: --benchmark_cold_start=true: needs a backend that "
+                    "measures in this process with the IREE runtime (capability 'in_process'); "
+                    "--backend=native does not have it")

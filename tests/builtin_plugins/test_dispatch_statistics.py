@@ -224,5 +224,7 @@ def test_native_backend_is_rejected(compile_mlir, ireebench):
     """--backend=native measures nothing in-process that a profiling pass could follow."""
     result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL, "--backend=native",
                        "--dispatch_statistics")
-    assert "--dispatch_statistics is not supported with --backend=native" in \
-        one_error_line(result)
+    assert one_error_line(result) == (
+        "ireebench: error: --dispatch_statistics=true: needs a backend that can rerun its "
+        "workloads in an untimed profiling pass (capability 'profiling_passes'); "
+        "--backend=native does not have it")

@@ -280,9 +280,9 @@ def test_statistic_defined_twice_names_both_plugins(ireebench, module):
      "--benchmark_min_rel_accuracy")),
     (["--benchmark_min_rel_accuracy=0.01", "--benchmark_max_time=0"],
      "--benchmark_max_time=0: expected a positive `<float>s` (seconds)"),
-    (["--benchmark_statistics=p90", "--backend=native"],
-     ("--benchmark_statistics=p90: not supported with --backend=native (the native tool "
-     "measures there)")),
+    (["--benchmark_min_rel_accuracy=0.01", "--backend=native"],
+     ("--benchmark_min_rel_accuracy=0.01: needs a backend that decides the repetitions one at "
+      "a time (capability 'adaptive_repetitions'); --backend=native does not have it")),
 ])
 def test_bad_flags_are_one_line(ireebench, module, flags, message):
     line = one_error_line(ireebench(f"--module={module}", LOCAL, *flags))

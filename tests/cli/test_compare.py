@@ -339,7 +339,7 @@ def test_duplicate_compare_reporter_names_both_plugins(reports, ireebench, tmp_p
                       "def ireebench_compare_reporters():\n    return {'json': object}\n")
     assert _usage(ireebench("compare", reports["light"], reports["heavy"],
                             f"--plugin={plugin}")) == \
-        "compare reporter 'json' is defined by two plugins: 'mine' and 'compare_reporters'"
+        "compare reporter 'json' is defined by two plugins: 'mine' and 'compare'"
 
 
 def test_a_wrapper_on_compare_reporters_is_refused(reports, ireebench, tmp_path):

@@ -44,7 +44,7 @@ def test_sink_plugin_receives_rows(compile_mlir, ireebench, tmp_path):
     assert order == [
         ("begin", "first"), ("begin", "second"),
         ("wrap_begin", ""), ("native", ""), ("wrap_end", ""),
-        ("rows", "first"), ("rows", "second"), ("hook_rows", ""),
+        ("rows", "first"), ("rows", "second"),
         ("end", "first"), ("end", "second"),
         ("close", "first"), ("close", "second"),
     ]

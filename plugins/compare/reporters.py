@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 
-from ireebench import hookimpl
 from ireebench.comparison import INCONCLUSIVE, SLOWER, CompareReporter
 from ireebench.results import TIME_UNIT_MULTIPLIER
 from tabulate import tabulate
@@ -155,10 +154,3 @@ class JSONCompareReporter(CompareReporter):
     def report(self, comparison) -> None:
         self.stream.write(json.dumps(comparison.to_dict(), indent=2) + "\n")
         self.stream.flush()
-
-
-@hookimpl
-def ireebench_compare_reporters():
-    """Registers ``console``, ``markdown`` and ``json`` for ``ireebench compare``."""
-    return {"console": ConsoleCompareReporter, "markdown": MarkdownCompareReporter,
-            "json": JSONCompareReporter}

@@ -1,22 +1,22 @@
 """The profiling engine: one pass per measured workload, fed to every sink.
 
-One engine per run, kept in ``config.stash`` (:func:`engine`) and closed by
-the core when the run ends (its sinks' ``close``). The built-in
-``profiling_pass`` plugin asks it to profile each workload from
-``ireebench_workload_finish``; passes run only when at least one sink is
-active, and at most once per workload.
+One engine per run, kept in ``config.stash`` (:func:`engine`) and closed
+when the run ends (its sinks' ``close``). The ``profiling_pass`` plugin
+asks it to profile each workload from ``ireebench_workload_finish``; passes
+run only when at least one sink is active, and at most once per workload.
+Sinks are the one way to receive a pass's rows.
 """
 
 from __future__ import annotations
 
 import contextlib
 
-from ..errors import PluginError, UsageError
-from ..hookcall import call_hook, guarded
-from ..native.tools import private_tempdir
-from ..session import device_uris
-from ..stash import StashKey
-from .passes import ProfilePass, ProfileResult, merge_modes, profiling_mode
+from ireebench.errors import PluginError, UsageError
+from ireebench.hookcall import call_hook, guarded
+from ireebench.native.tools import private_tempdir
+from ireebench.profiling import ProfilePass, ProfileResult, merge_modes, profiling_mode
+from ireebench.session import device_uris
+from ireebench.stash import StashKey
 
 ENGINE = StashKey["ProfilingEngine"]()
 
@@ -86,7 +86,7 @@ class ProfilingEngine:
         return result
 
     def _pass_and_rows(self, workload, runs, profile_pass: ProfilePass) -> ProfileResult:
-        """Runs the pass hook, then hands the rows to the sinks and the rows hook."""
+        """Runs the pass hook, then hands the rows to the sinks."""
         config = self.config
         result = call_hook(config.pm, "ireebench_profiling_pass", config=config,
                            workload=workload, runs=runs, profile_pass=profile_pass)
@@ -95,8 +95,6 @@ class ProfilingEngine:
                                  error="no plugin implements ireebench_profiling_pass")
         if result.ok:
             self._notify("receive_rows", profile_pass, result.rows)
-            call_hook(config.pm, "ireebench_profile_rows", config=config, workload=workload,
-                      rows=result.rows, bundle_path=profile_pass.bundle_path)
         return result
 
     def close(self) -> None:

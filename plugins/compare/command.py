@@ -2,9 +2,8 @@
 
 A run of its own kind: the plugin manager is built as for a benchmark run
 (``--plugin``, ``-p``, entry points, flag files), but the command has its
-own options (below) and calls only the "Compare" hooks
-(``hookspecs.COMPARE_HOOKS``); the run is
-:func:`ireebench.comparison.run_compare`.
+own options (below) and calls only ``ireebench_compare_reporters``, the
+hook this plugin declares; the run is :func:`.run.run_compare`.
 
 Exit status, as diff(1) and cmp(1): 0 no regression, 1 a significant
 regression beyond its threshold, 2 bad input (a usage error: a missing or
@@ -18,16 +17,17 @@ from __future__ import annotations
 
 import math
 
-from ..comparison import COMPARE_OPTIONS, CompareOptions, parse_threshold, run_compare
-from ..comparison.inputs import METRICS
-from ..comparison.model import DEFAULT_ALPHA
-from ..comparison.run import DEFAULT_OUT_FORMAT, DEFAULT_REPORTER
-from ..config import Config
-from ..errors import EXIT_COMPARE_USAGE, UsageError, flag_error
-from ..outfiles import check_output_path
-from ..results import RunResult
-from .command import GroupedCommand, known_names, load_plugins, make_context
-from .options import GroupedOption, Streams
+from ireebench.cli.command import GroupedCommand, known_names, make_context
+from ireebench.cli.options import GroupedOption
+from ireebench.comparison import COMPARE_OPTIONS, CompareOptions, parse_threshold
+from ireebench.comparison.inputs import METRICS
+from ireebench.comparison.model import DEFAULT_ALPHA
+from ireebench.config import Config
+from ireebench.errors import EXIT_COMPARE_USAGE, UsageError, flag_error
+from ireebench.outfiles import check_output_path
+from ireebench.results import RunResult
+
+from .run import DEFAULT_OUT_FORMAT, DEFAULT_REPORTER, run_compare
 
 COMPARE_GROUP = "Comparison"
 PLUGIN_GROUP = "Plugins"
@@ -110,9 +110,9 @@ def compare_options(params: dict) -> CompareOptions:
                           thresholds=thresholds)
 
 
-def parse_compare_args(argv: list[str], stdout, stderr, plugins=()) -> Config | None:
+def parse_compare_args(argv: list[str], invocation) -> Config | None:
     """The :class:`Config` of an ``ireebench compare`` run, or None when --help was printed."""
-    argv, _, pm = load_plugins(argv, stderr, plugins)
+    pm = invocation.pm
     # The two files are the positional arguments (click's leftovers); an
     # unknown option is still an error.
     command = CompareCommand("ireebench compare", params=_options(), help=HELP,
@@ -120,7 +120,7 @@ def parse_compare_args(argv: list[str], stdout, stderr, plugins=()) -> Config | 
                                                "allow_extra_args": True},
                              pm=pm)
     command.options_metavar = "OLD.json NEW.json [OPTIONS]"
-    ctx = make_context(command, "ireebench compare", argv, Streams(stdout, stderr))
+    ctx = make_context(command, "ireebench compare", argv, invocation)
     if ctx is None:
         return None
     options = dict(ctx.params)
@@ -131,15 +131,15 @@ def parse_compare_args(argv: list[str], stdout, stderr, plugins=()) -> Config | 
     options["old"], options["new"] = files
     settings = compare_options(options)
     check_output_path("out", options["out"])
-    config = Config(pm, options, [], list(argv), stdout, stderr)
+    config = Config(pm, options, [], list(argv), invocation.stdout, invocation.stderr)
     config.stash[COMPARE_OPTIONS] = settings
     return config
 
 
-def compare_main(argv: list[str], stdout, stderr, plugins=()) -> RunResult:
+def compare_main(argv: list[str], invocation) -> RunResult:
     """Parses and runs ``ireebench compare``; a usage error exits 2 (see the module doc)."""
     try:
-        config = parse_compare_args(argv, stdout, stderr, plugins)
+        config = parse_compare_args(argv, invocation)
         if config is None:
             return RunResult(0, [])
         return run_compare(config)

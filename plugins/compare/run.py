@@ -9,12 +9,12 @@ before anything is written, so bad input leaves no output and no file.
 
 from __future__ import annotations
 
-from ..errors import UsageError
-from ..hookcall import collect_named, guarded
-from ..outfiles import OutputFile
-from ..results import RunResult
-from .inputs import read_benchmark_file
-from .model import COMPARE_OPTIONS, compare
+from ireebench.comparison.inputs import read_benchmark_file
+from ireebench.comparison.model import COMPARE_OPTIONS, compare
+from ireebench.errors import UsageError
+from ireebench.hookcall import collect_named, guarded
+from ireebench.outfiles import OutputFile
+from ireebench.results import RunResult
 
 DEFAULT_REPORTER = "console"
 DEFAULT_OUT_FORMAT = "json"

@@ -1,0 +1,75 @@
+"""``ireebench compare OLD.json NEW.json``: the subcommand, its hook and its reporters.
+
+A built-in plugin that owns everything of the subcommand:
+
+* :mod:`.command`: its command line (its own options; usage errors exit 2);
+* :mod:`.run`: the run: files read and compared, reporters from
+  ``ireebench_compare_reporters`` (declared here, ``ireebench_addhooks``),
+  the display and the ``--out`` file;
+* :mod:`.reporters`: the ``console``, ``markdown`` and ``json`` reporters.
+
+The statistics, the verdicts and the reading of Google Benchmark JSON are
+the core's mechanism (:mod:`ireebench.comparison`), so other plugins (a
+results store, a report) judge with the same engine.
+"""
+
+from __future__ import annotations
+
+from ireebench import hookimpl, hookspec
+from ireebench.cli.commands import ArgvCommand
+from ireebench.errors import EXIT_COMPARE_USAGE
+from ireebench.hookspecs import named_objects
+
+from .command import HELP, compare_main
+from .reporters import ConsoleCompareReporter, JSONCompareReporter, MarkdownCompareReporter
+
+
+class CompareHooks:
+    """Declared through ``ireebench_addhooks``: only ``ireebench compare`` calls it."""
+
+    @staticmethod
+    @hookspec
+    @named_objects("compare reporter")
+    def ireebench_compare_reporters(config):
+        """Return the comparison reporters this plugin provides.
+
+        Called once per ``ireebench compare`` run (never by a benchmark run),
+        after its command line is parsed and before the two files are read. A
+        name defined twice is an error naming both plugins. ``--reporter NAME``
+        picks the display (stdout, default ``console``), ``--out_format NAME``
+        the format of the ``--out`` file (default ``json``); the built-in
+        ``compare_reporters`` plugin provides ``console``, ``markdown`` and
+        ``json``.
+
+        :param config: the compare run's :class:`Config` (``config.stdout``,
+            ``config.getoption("threshold")``...). A compare run has its own
+            options; the options plugins add with ``ireebench_addoption`` belong
+            to benchmark runs and are not set.
+        :return: a dict of reporter name to factory. A factory is called as
+            ``factory(stream, config)`` and returns an object whose
+            ``report(comparison)`` writes the
+            :class:`ireebench.comparison.Comparison` to ``stream`` (see
+            :class:`ireebench.comparison.CompareReporter`).
+        """
+
+
+@hookimpl
+def ireebench_addhooks(pluginmanager):
+    """Declares ``ireebench_compare_reporters``."""
+    pluginmanager.add_hookspecs(CompareHooks)
+
+
+@hookimpl
+def ireebench_register_commands(cli):
+    """Registers ``ireebench compare``."""
+    cli.add_command(ArgvCommand("compare", compare_main, help=HELP,
+                                short_help="Compare two benchmark reports: verdicts, exit 1 "
+                                           "on a regression.",
+                                usage_exit_code=EXIT_COMPARE_USAGE))
+
+
+@hookimpl
+def ireebench_compare_reporters():
+    """Registers ``console``, ``markdown`` and ``json`` for ``ireebench compare``."""
+    return {"console": ConsoleCompareReporter, "markdown": MarkdownCompareReporter,
+            "json": JSONCompareReporter}
