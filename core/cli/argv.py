@@ -56,12 +56,11 @@ def expand_flagfiles(argv: list[str], _stack: tuple[str, ...] = ()) -> list[str]
     return expanded
 
 
-def prescan_plugins(argv: list[str]) -> PluginSelection:
-    """Finds --plugin, -p NAME and -p no:NAME before the full parse (plugins add options)."""
-    selection = PluginSelection()
+def _plugin_flags(argv: list[str]):
+    """Yields ``(start, end, flag, value)`` for each --plugin / -p in ``argv``."""
     i = 0
     while i < len(argv):
-        arg = argv[i]
+        arg, start = argv[i], i
         value = None
         if arg in ("--plugin", "-p") and i + 1 < len(argv):
             value = argv[i + 1]
@@ -70,10 +69,26 @@ def prescan_plugins(argv: list[str]) -> PluginSelection:
             arg, value = "--plugin", arg.split("=", 1)[1]
         elif arg.startswith("-p") and len(arg) > 2:
             arg, value = "-p", arg[2:].lstrip("=")
-        if value is not None:
-            if arg == "-p" and value.startswith("no:"):
-                selection.blocked.append(value[3:])
-            else:
-                selection.specs.append(value)
         i += 1
+        if value is not None:
+            yield start, i, arg, value
+
+
+def prescan_plugins(argv: list[str]) -> PluginSelection:
+    """Finds --plugin, -p NAME and -p no:NAME before the full parse (plugins add options)."""
+    selection = PluginSelection()
+    for _, _, flag, value in _plugin_flags(argv):
+        if flag == "-p" and value.startswith("no:"):
+            selection.blocked.append(value[3:])
+        else:
+            selection.specs.append(value)
     return selection
+
+
+def without_plugin_flags(argv: list[str]) -> list[str]:
+    """``argv`` without --plugin / -p: for a plugin's subcommand, which never
+    declares them (the plugins were loaded from the whole command line)."""
+    dropped = set()
+    for start, end, _, _ in _plugin_flags(argv):
+        dropped.update(range(start, end))
+    return [arg for index, arg in enumerate(argv) if index not in dropped]

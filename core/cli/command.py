@@ -102,8 +102,8 @@ class GroupedCommand(click.Command):
         if self.commands is not None and self.commands.commands:
             with formatter.section("Subcommands"):
                 formatter.write_dl([
-                    (name, f"{command.get_short_help_str(60)} "
-                           f"[plugin: {self.commands.owners[name]}]")
+                    (name, (f"{command.get_short_help_str(60)} "
+                            f"[plugin: {self.commands.owners[name]}]"))
                     for name, command in sorted(self.commands.commands.items())])
         if not self.show_runtime_flags:
             return

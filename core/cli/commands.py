@@ -9,12 +9,16 @@ knows each one's plugin: a name two plugins register is an error naming
 both, and ``--help`` and ``ireebench plugins`` say whose each one is.
 
 A plugin writes a subcommand with click as usual; its callback gets the
-:class:`~ireebench.cli.invocation.Invocation` with ``@click.pass_obj``. A
+:class:`~ireebench.cli.invocation.Invocation` with ``@click.pass_obj``.
+``--plugin`` and ``-p`` may appear anywhere on the command line (the plugins
+are loaded from all of it) and are taken out of the subcommand's arguments. A
 command that parses its own command line (as the built-ins do: their
 options come from the loaded plugins) is an :class:`ArgvCommand`.
 """
 
 from __future__ import annotations
+
+import contextlib
 
 import click
 
@@ -22,6 +26,7 @@ from ..errors import EXIT_FAILED, PluginError, UsageError, one_line
 from ..hookcall import guarded, implementations
 from ..pluginmanager import PluginSelection, build_plugin_manager
 from ..results import RunResult
+from .argv import without_plugin_flags
 from .command import make_context
 from .invocation import Invocation
 
@@ -97,6 +102,8 @@ def as_run_result(result) -> RunResult:
 
 
 def _invoke(command: click.Command, name: str, args: list[str], invocation: Invocation):
+    if not isinstance(command, ArgvCommand):  # it parses its own, --plugin included
+        args = without_plugin_flags(args)
     ctx = make_context(command, f"ireebench {name}", args, invocation)
     if ctx is None:  # --help
         return None
@@ -114,8 +121,12 @@ def _invoke(command: click.Command, name: str, args: list[str], invocation: Invo
 def run_subcommand(invocation: Invocation, name: str, args: list[str]) -> RunResult:
     """Runs the subcommand ``name``; a failure of its code names its plugin."""
     command = invocation.commands.commands[name]
-    result = guarded(invocation.pm, f"subcommand {name!r}", _invoke, command, name, args,
-                     invocation)
+    # What a command prints with click.echo or print() (its --help too) goes
+    # to the invocation's streams: the Python API's, if it gave some.
+    with contextlib.redirect_stdout(invocation.stdout), \
+            contextlib.redirect_stderr(invocation.stderr):
+        result = guarded(invocation.pm, f"subcommand {name!r}", _invoke, command, name, args,
+                         invocation)
     return as_run_result(result)
 
 

@@ -25,6 +25,7 @@ SQLITE = EXAMPLES / "sqlite_sink" / "ireebench_sqlite.py"
 BRACKET = EXAMPLES / "profiler_bracket" / "ireebench_bracket.py"
 SEEDED = EXAMPLES / "seeded_kind" / "ireebench_seeded.py"
 SLOW_ALERT = EXAMPLES / "slow_alert" / "ireebench_slow_alert.py"
+SUBPROCESS = EXAMPLES / "subprocess_backend" / "ireebench_subprocess.py"
 LOCAL = ["--device=local-sync", "--benchmark_min_time=2x"]
 
 SEEDED_MODULE = """
@@ -77,6 +78,26 @@ def test_slow_alert(compile_mlir, ireebench):
                        "--slow_alert_ms=0.0000001")
     assert result.returncode == 0, result.stderr
     assert "slow_alert: BM_noargs/process_time/real_time took" in result.stderr
+
+
+def test_subprocess_backend_measures_in_a_clean_child(compile_mlir, ireebench, tmp_path,
+                                                     monkeypatch):
+    """The child sees none of the caller's environment but PATH and HOME."""
+    monkeypatch.setenv("IREEBENCH_CANARY", "leaked")
+    seen = tmp_path / "child.env"
+    prefix = f"sh -c 'env > {seen}; exec \"$0\" \"$@\"'"
+    result = ireebench(f"--module={compile_mlir('simple')}", *LOCAL, f"--plugin={SUBPROCESS}",
+                       "--backend=subprocess", "--benchmark_filter=noargs",
+                       f"--subprocess_prefix={prefix}", "--benchmark_format=json")
+    assert result.returncode == 0, result.stderr
+    assert [row["name"] for row in result.json()["benchmarks"]] == [
+        "BM_noargs/process_time/real_time"]
+    names = {line.split("=", 1)[0] for line in seen.read_text().splitlines()}
+    assert "PATH" in names and "IREEBENCH_CANARY" not in names
+    listed = ireebench(f"--module={compile_mlir('simple')}", f"--plugin={SUBPROCESS}",
+                       "--backend=subprocess", "--benchmark_list_tests")
+    assert listed.returncode == 0, listed.stderr
+    assert "BM_noargs/process_time/real_time" in listed.stdout.splitlines()
 
 
 def test_sqlite_sink_rows_read_back(compile_mlir, ireebench, tmp_path):
@@ -156,6 +177,7 @@ def _pip_install(directory, target) -> None:
 def test_an_installed_example_is_listed_used_and_can_be_turned_off(compile_mlir, tmp_path):
     site = tmp_path / "site"
     _pip_install(EXAMPLES / "markdown_reporter", site)
+    _pip_install(EXAMPLES / "slow_alert", site)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ.get("PYTHONPATH",
                                                                                  "")]))
     env.pop("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", None)
@@ -169,12 +191,24 @@ def test_an_installed_example_is_listed_used_and_can_be_turned_off(compile_mlir,
     [entry] = [plugin for plugin in listed if plugin["name"] == "markdown"]
     assert entry["origin"] == "entry point"
     assert (entry["distribution"], entry["version"]) == ("ireebench-markdown", "0.1.0")
-    assert entry["reporters"] == ["markdown"] and entry["hooks"] == ["ireebench_reporters"]
+    assert entry["reporters"] == ["markdown"]
+    assert entry["hooks"] == ["ireebench_register_commands", "ireebench_reporters"]
+    assert entry["commands"] == ["markdown"]  # its subcommand, listed with it
     assert "markdown 0.1.0 (entry point: ireebench-markdown)" in run("--version").stdout
     args = [f"--module={compile_mlir('simple')}", *LOCAL, "--reporter=markdown"]
-    used = run(*args)
+    used = run(*args, f"--benchmark_out={tmp_path / 'run.json'}")
     assert used.returncode == 0, used.stderr
     assert used.stdout.startswith("| benchmark")
+    # The installed package's subcommand: the same table from the saved report.
+    table = run("markdown", tmp_path / "run.json")
+    assert table.returncode == 0, table.stderr
+    assert table.stdout.splitlines()[0] == used.stdout.splitlines()[0]
+    assert "BM_noargs/process_time/real_time" in table.stdout
+    # A blocked installed plugin's flag says which plugin it belongs to.
+    flagged = run(*args, "-p", "no:slow_alert", "--slow_alert_ms=1")
+    assert flagged.stderr.strip() == ("ireebench: error: --slow_alert_ms=1: unknown flag (it "
+                                      "belongs to the plugin 'slow_alert', blocked with "
+                                      "-p no:slow_alert)")
     blocked = run(*args, "-p", "no:markdown")
     assert "--reporter=markdown: unknown reporter" in blocked.stderr
     off = run(*args, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1")

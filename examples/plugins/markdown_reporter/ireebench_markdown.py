@@ -7,9 +7,19 @@ Install it (``pip install examples/plugins/markdown_reporter``: entry point
 ``--plugin examples/plugins/markdown_reporter/ireebench_markdown.py``.
 ``--reporter=markdown`` shows it; ``--benchmark_out=r.md
 --benchmark_out_format=markdown`` writes it to a file.
+
+It also adds a subcommand (``ireebench_register_commands``) that prints a
+report written earlier (``--benchmark_out=run.json``, ireebench's or the
+native tool's) as the same table::
+
+    ireebench markdown run.json
 """
 
-from ireebench import Reporter, hookimpl
+import json
+
+import click
+from ireebench import Reporter, UsageError, hookimpl
+from ireebench.backend import runs_from_benchmark_json
 from tabulate import tabulate
 
 
@@ -41,3 +51,21 @@ class MarkdownReporter(Reporter):
 @hookimpl
 def ireebench_reporters():
     return {"markdown": MarkdownReporter}
+
+
+@hookimpl
+def ireebench_register_commands(cli):
+    @cli.command(name="markdown")
+    @click.argument("report", type=click.Path(dir_okay=False))
+    @click.pass_obj
+    def markdown(invocation, report):
+        """Print a Google Benchmark JSON report as a Markdown table."""
+        try:
+            with open(report, encoding="utf-8") as handle:
+                data = json.load(handle)
+        except (OSError, ValueError) as exc:
+            raise UsageError(f"markdown: {report}: not a readable JSON report ({exc})") from None
+        reporter = MarkdownReporter(invocation.stdout, None)
+        for runs in runs_from_benchmark_json(data):
+            reporter.report_runs(runs)
+        reporter.finalize()
