@@ -56,6 +56,16 @@ def _result(function) -> str:
     return result
 
 
+class _SpecHolders:
+    """Stands in for the plugin manager in a plugin's ireebench_addhooks."""
+
+    def __init__(self):
+        self.holders = []
+
+    def add_hookspecs(self, holder):
+        self.holders.append(holder)
+
+
 def builtin_declared_hooks() -> dict[str, list]:
     """Built-in plugin name -> the hook spec functions its ireebench_addhooks declares."""
     declared = {}
@@ -63,14 +73,10 @@ def builtin_declared_hooks() -> dict[str, list]:
         addhooks = getattr(importlib.import_module(module_name), "ireebench_addhooks", None)
         if addhooks is None:
             continue
-        holders = []
-
-        class Recorder:
-            def add_hookspecs(self, holder):
-                holders.append(holder)
-
-        addhooks(pluginmanager=Recorder())
-        declared[name] = [getattr(holder, attr) for holder in holders for attr in dir(holder)
+        recorder = _SpecHolders()
+        addhooks(pluginmanager=recorder)
+        declared[name] = [getattr(holder, attr) for holder in recorder.holders
+                          for attr in dir(holder)
                           if getattr(getattr(holder, attr), "ireebench_spec", None) is not None]
     return declared
 
