@@ -126,3 +126,33 @@ def test_optional_builtin_can_be_blocked(ireebench, simple):
     assert '"benchmarks"' in result.stdout
     line = one_error_line(ireebench(*simple, "-p", "no:console"))
     assert "--benchmark_format=console: unknown reporter (known: csv, json)" in line
+
+
+def test_a_statistic_shadowing_a_builtin_percentile_names_both(ireebench, tmp_path, simple):
+    plugin = _plugin(tmp_path, "tails", """
+        from ireebench import Statistic, hookimpl
+
+        @hookimpl
+        def ireebench_statistics(config):
+            return {"p99.9": Statistic("p99.9", max)}
+    """)
+    line = one_error_line(ireebench(*simple, f"--plugin={plugin}", "--benchmark_repetitions=3",
+                                    "--benchmark_statistics=p99.9"))
+    assert line == ("ireebench: error: statistic 'p99.9' of plugin 'tails' shadows the built-in "
+                    "percentile pNN of plugin 'statistics'; rename it")
+
+
+def test_a_wrapper_that_loses_the_row_is_named(ireebench, tmp_path, simple):
+    plugin = _plugin(tmp_path, "forgetful", """
+        from ireebench import hookimpl
+
+        @hookimpl(wrapper=True)
+        def ireebench_measure_repetition(config, workload, repetition):
+            yield  # forgot: return (yield)
+    """)
+    result = ireebench(*simple, f"--plugin={plugin}", "--benchmark_format=json")
+    assert result.returncode == 3 and "Traceback" not in result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        "ireebench: plugin error: plugin 'forgetful' failed in ireebench_measure_repetition: "
+        "ValueError: the wrapper of plugin 'forgetful' returned None instead of the row: end it "
+        "with `return (yield)`")
