@@ -522,3 +522,31 @@ def ireebench_sessionfinish(config, session, exitstatus):
         user error or a failed benchmark, 3 after a plugin error, 130/143
         after SIGINT/SIGTERM).
     """
+
+
+# -------------------------------------------------------------------------
+# Reading saved reports: commands that read reports (ireebench compare, and
+# those plugins add) resolve what they are given through this hook.
+# -------------------------------------------------------------------------
+
+
+@hookspec(firstresult=True)
+def ireebench_load_reports(config, reference):
+    """Load the saved reports a reference names, when it is not a file path.
+
+    Called once per reference by every command that reads Google Benchmark
+    JSON reports (``ireebench compare``, and other plugins' commands
+    through :func:`ireebench.comparison.inputs.load_reports`), never by a
+    benchmark run. The first non-``None`` result wins; ``None`` everywhere
+    means the reference is a file path, read as ireebench or the native
+    tool wrote it. A results store answers the references it owns
+    (``stored:latest``, ``stored:RUN_ID``) here; raise
+    :class:`ireebench.UsageError` for one of yours that names nothing.
+
+    :param config: the command's :class:`Config`.
+    :param reference: the text the user gave (a path, ``stored:...``).
+    :return: a list of ``(label, report)`` pairs — ``label`` names the
+        report in messages and tables, ``report`` is a parsed Google
+        Benchmark JSON report (a dict with ``"context"`` and
+        ``"benchmarks"``) — or ``None``.
+    """

@@ -193,6 +193,7 @@ def new_run(workload, repetitions: int, index: int) -> Run:
         name=workload.name,
         run_name=workload.run_name,
         function=workload.function.name,
+        params=dict(workload.params),
         time_unit=workload.time_unit,
         repetitions=repetitions,
         repetition_index=index,

@@ -78,6 +78,9 @@ class Run:
     # The exported function the row measured ("" when a tool reported a row
     # whose function it did not say).
     function: str = ""
+    # The configuration point measured (axis name -> value, {"bs": 4}); empty
+    # outside a sweep.
+    params: dict = field(default_factory=dict)
 
     @property
     def benchmark_name(self) -> str:
@@ -131,6 +134,7 @@ class Run:
             "name": self.benchmark_name,
             "family_name": self.name,
             "function": self.function,
+            "params": dict(self.params),
             "run_name": self.run_name,
             "run_type": self.run_type,
             "family_index": self.family_index,

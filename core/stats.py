@@ -118,6 +118,7 @@ def compute_aggregates(reports: list[Run], statistics: list[Statistic] | None = 
             name=first.name,
             run_name=first.run_name,
             function=first.function,
+            params=dict(first.params),
             run_type="aggregate",
             family_index=first.family_index,
             per_family_instance_index=first.per_family_instance_index,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import names
@@ -82,6 +82,9 @@ class Workload:
     # repetition until ireebench_workload_finish returns (its outputs are
     # the last outputs); None otherwise.
     last_batch: Any = None
+    # The configuration point this workload measures (axis name -> value,
+    # e.g. {"bs": 4}); empty outside a sweep. Every row copies it.
+    params: dict = field(default_factory=dict)
 
     @property
     def run_name(self) -> str:

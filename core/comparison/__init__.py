@@ -10,7 +10,14 @@ the built-in plugin ``compare`` (:mod:`ireebench.plugins.compare`); other
 plugins judge with this same engine.
 """
 
-from .inputs import BenchmarkFile, BenchmarkRows, read_benchmark_file
+from .inputs import (
+    BenchmarkFile,
+    BenchmarkRows,
+    benchmark_file,
+    load_benchmark_file,
+    load_reports,
+    read_benchmark_file,
+)
 from .model import (
     COMPARE_OPTIONS,
     EXIT_NO_REGRESSION,
@@ -37,5 +44,5 @@ __all__ = [
     "MIN_REPETITIONS", "NOT_COMPARED", "NO_CHANGE", "SLOWER", "VERDICTS", "BenchmarkComparison",
     "BenchmarkFile", "BenchmarkRows", "CompareOptions", "CompareReporter", "Comparison",
     "RatioInterval", "Threshold", "UTestResult", "compare", "geometric_mean", "mann_whitney_u",
-    "parse_threshold", "ratio_interval", "read_benchmark_file",
+    "parse_threshold", "ratio_interval", "benchmark_file", "load_benchmark_file", "load_reports", "read_benchmark_file",
 ]

@@ -20,6 +20,7 @@ import stat
 from dataclasses import dataclass, field
 
 from ..errors import UsageError, one_line
+from ..hookcall import call_hook
 from ..results import TIME_UNIT_MULTIPLIER
 
 METRICS = ("real_time", "cpu_time")
@@ -142,11 +143,40 @@ def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows
             _number(path, where, entry, metric) / TIME_UNIT_MULTIPLIER[unit])
 
 
-def read_benchmark_file(path: str) -> BenchmarkFile:
-    """Reads a Google Benchmark JSON report; any problem is one UsageError line."""
-    report = _parse(path, _read_text(path))
+def read_report(path: str) -> dict:
+    """A Google Benchmark JSON report file, parsed; any problem is one UsageError line."""
+    return _parse(path, _read_text(path))
+
+
+def benchmark_file(label: str, report: dict) -> BenchmarkFile:
+    """The benchmarks of a parsed report (``label`` names it in messages)."""
+    if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), list):
+        raise _fail(label, 'not a Google Benchmark JSON report (no "benchmarks" list)')
     benchmarks: dict[str, BenchmarkRows] = {}
     for index, entry in enumerate(report["benchmarks"]):
-        _add_entry(path, index, entry, benchmarks)
+        _add_entry(label, index, entry, benchmarks)
     context = report.get("context")
-    return BenchmarkFile(path, context if isinstance(context, dict) else {}, benchmarks)
+    return BenchmarkFile(label, context if isinstance(context, dict) else {}, benchmarks)
+
+
+def read_benchmark_file(path: str) -> BenchmarkFile:
+    """Reads a Google Benchmark JSON report; any problem is one UsageError line."""
+    return benchmark_file(path, read_report(path))
+
+
+def load_reports(config, reference: str) -> list[tuple[str, dict]]:
+    """The ``(label, report)`` pairs ``reference`` names: what a plugin resolves
+    (``ireebench_load_reports``: a results store's ``stored:...``), else the
+    report file at that path."""
+    loaded = call_hook(config.pm, "ireebench_load_reports", config=config, reference=reference)
+    if loaded is None:
+        return [(reference, read_report(reference))]
+    return list(loaded)
+
+
+def load_benchmark_file(config, reference: str) -> BenchmarkFile:
+    """The one report ``reference`` names, read for a comparison."""
+    loaded = load_reports(config, reference)
+    if len(loaded) != 1:
+        raise _fail(reference, f"names {len(loaded)} reports; a comparison takes one a side")
+    return benchmark_file(*loaded[0])

@@ -9,7 +9,7 @@ before anything is written, so bad input leaves no output and no file.
 
 from __future__ import annotations
 
-from ireebench.comparison.inputs import read_benchmark_file
+from ireebench.comparison.inputs import load_benchmark_file
 from ireebench.comparison.model import COMPARE_OPTIONS, compare
 from ireebench.errors import UsageError
 from ireebench.hookcall import collect_named, guarded
@@ -51,8 +51,8 @@ def run_compare(config) -> RunResult:
         out_path = config.getoption("out")
         out_name = config.getoption("out_format") or DEFAULT_OUT_FORMAT
         out_factory = _factory(factories, "out_format", out_name) if out_path else None
-        old = read_benchmark_file(config.getoption("old"))
-        new = read_benchmark_file(config.getoption("new"))
+        old = load_benchmark_file(config, config.getoption("old"))
+        new = load_benchmark_file(config, config.getoption("new"))
         comparison = compare(old, new, options)
         _report(config, display_name, display, config.stdout, comparison)
         if out_factory is not None:
