@@ -9,9 +9,15 @@ module:
   ``/``, a missing or non-directory parent are one line naming the flag.
 * :class:`OutputFile` is a text stream for a report. A regular file (or a
   new path) is written to a temporary file next to the target and renamed
-  into place only when complete, keeping an existing file's mode; anything
-  else (``/dev/null``, ``/dev/stdout``, a FIFO, a terminal) is written
-  through, as the native tool writes it, never replaced. An I/O error
+  into place only when complete, keeping an existing file's mode; a
+  symbolic link is resolved first, so ``latest.json -> runs/real.json``
+  updates ``runs/real.json`` and the link stays. Anything else
+  (``/dev/null``, a FIFO, a terminal) is written through, as the native
+  tool writes it, never replaced; a path naming one of the process's own
+  descriptors (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``, or a
+  link to one) is written through that descriptor, whatever it is open on
+  (``--benchmark_out=/dev/stdout > results.json`` appends to what the
+  shell opened, as the console does, and never truncates it). An I/O error
   while writing (a full disk) never reaches the reporter writing: the
   stream remembers it and :meth:`OutputFile.close` reports one line and
   leaves the old file as it was.
@@ -23,8 +29,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
@@ -32,40 +40,108 @@ from .errors import UsageError
 # The longest file name most filesystems take (NAME_MAX).
 _NAME_MAX = 255
 _TEMP_SUFFIX = ".tmp"
+# Linux's limit on the links followed while resolving one path (SYMLOOP_MAX).
+_MAX_LINKS = 40
+# The directories listing a process's descriptors, as realpath() spells them.
+_DESCRIPTOR_DIR = re.compile(r"/proc/(\d+)(?:/task/\d+)?/fd")
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where an output path really leads.
+
+    ``kind`` is ``"descriptor"`` (one of this process's descriptors: written
+    through ``fd``), ``"special"`` (a device, FIFO or socket: written
+    through ``path``) or ``"regular"`` (a regular file or a new path:
+    ``path`` is the file itself, every symbolic link resolved, so the
+    atomic rename replaces the file and never a link).
+    """
+
+    kind: str
+    path: Path
+    fd: int | None = None
+
+
+def _own_descriptor(path: str) -> int | None:
+    """The descriptor ``path`` names when it is one of this process's own:
+    ``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``, or a link to one.
+
+    Links are followed one at a time: the last step (``/proc/self/fd/1``)
+    is a "magic" link whose target (``pipe:[123]``, or the file the shell
+    opened) is not a path to rename onto.
+    """
+    current = os.path.abspath(path)
+    for _ in range(_MAX_LINKS):
+        parent, name = os.path.split(current)
+        if name.isascii() and name.isdigit():
+            match = _DESCRIPTOR_DIR.fullmatch(os.path.realpath(parent))
+            if match and int(match.group(1)) == os.getpid():
+                return int(name)
+        try:
+            link = os.readlink(current)
+        except OSError:
+            return None
+        current = os.path.normpath(os.path.join(parent, link))
+    return None
+
+
+def resolve_output(path: str) -> Target:
+    """Where ``path`` leads (see :class:`Target`); OSError for a link loop."""
+    fd = _own_descriptor(path)
+    if fd is not None:
+        return Target("descriptor", Path(path), fd)
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        mode = None  # a new file, or a link to one
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        return Target("special", Path(path))
+    return Target("regular", Path(os.path.realpath(path)))
 
 
 def check_output_path(flag: str, path: str) -> None:
     """Raises a one-line :class:`UsageError` for a path that cannot be written.
 
     A special file that exists (``/dev/null``, a FIFO) is fine: it is
-    written through.
+    written through; so is an open descriptor of the process
+    (``/dev/stdout``). A link is judged by the file it leads to.
     """
     if not path:
         return
     if path.endswith(("/", os.sep)):
         raise UsageError(f"--{flag}={path}: not a file")
-    target = Path(path)
-    if target.is_dir():
+    try:
+        target = resolve_output(path)
+    except OSError as exc:  # a link loop
+        raise UsageError(f"--{flag}={path}: cannot write: {exc.strerror or exc}") from None
+    if target.kind == "descriptor":
+        try:
+            os.fstat(target.fd)
+        except OSError as exc:
+            raise UsageError(f"--{flag}={path}: cannot write: {exc.strerror}") from None
+        return
+    if target.kind == "special":
+        if not os.access(path, os.W_OK):
+            raise UsageError(f"--{flag}={path}: cannot write: Permission denied")
+        return
+    real = target.path
+    if real.is_dir():
         raise UsageError(f"--{flag}={path}: is a directory")
-    parent = target.parent
+    parent = real.parent
     if not parent.is_dir():
         reason = "is not a directory" if parent.exists() else "does not exist"
         raise UsageError(f"--{flag}={path}: directory {parent} {reason}")
-    if target.exists() and not target.is_file():
-        if not os.access(target, os.W_OK):
-            raise UsageError(f"--{flag}={path}: cannot write: Permission denied")
-        return
     if not os.access(parent, os.W_OK):
         raise UsageError(f"--{flag}={path}: cannot write in {parent}: Permission denied")
 
 
 def is_special_file(path) -> bool:
-    """True for an existing path that is not a regular file (device, FIFO, socket)."""
+    """True for a path written through, never replaced: an existing path that
+    is not a regular file (device, FIFO, socket), or a descriptor of the process."""
     try:
-        mode = os.stat(path).st_mode
+        return resolve_output(str(path)).kind != "regular"
     except OSError:
         return False
-    return not stat.S_ISREG(mode) and not stat.S_ISDIR(mode)
 
 
 def umask() -> int:
@@ -141,16 +217,23 @@ class OutputFile:
         self.path = Path(path)
         self.flag = flag
         self._temporary: str | None = None
+        self._real_path: Path | None = None
         text = {} if binary else {"encoding": "utf-8", "errors": "surrogateescape",
                                   "newline": ""}
         mode = "wb" if binary else "w"
         try:
-            if is_special_file(self.path):
+            target = resolve_output(path)
+            if target.kind == "descriptor":
+                # A copy of the descriptor: shares its offset with everything
+                # else writing there (the console), truncates nothing.
+                handle = os.fdopen(os.dup(target.fd), mode, **text)
+            elif target.kind == "special":
                 handle = open(self.path, mode, **text)  # noqa: SIM115 - closed by close()
             else:
-                fd, self._temporary = _temporary_next_to(self.path)
+                self._real_path = target.path
+                fd, self._temporary = _temporary_next_to(target.path)
                 with contextlib.suppress(OSError):
-                    os.fchmod(fd, _mode_for(self.path))
+                    os.fchmod(fd, _mode_for(target.path))
                 handle = os.fdopen(fd, mode, **text)
         except OSError as exc:
             raise self._error(exc) from None
@@ -172,7 +255,7 @@ class OutputFile:
                     os.fsync(self._handle.fileno())
                 self._handle.close()
                 if self._temporary is not None:
-                    os.replace(self._temporary, self.path)
+                    os.replace(self._temporary, self._real_path)
                     self._temporary = None
             except OSError as exc:
                 error = exc
@@ -204,26 +287,41 @@ def copy_to(source, target, flag: str) -> None:
 
 
 @contextlib.contextmanager
-def written_by_tool(target):
+def written_by_tool(target, flag: str = "output"):
     """A path for a native tool to write ``target`` through.
 
-    For a regular file (or a new path): a temporary path next to it,
-    renamed onto ``target`` when the block completes and removed when it
-    raises (also on an interrupt), so ``target`` is either complete or
-    untouched. A special file (``/dev/null``, a FIFO) is given as it is.
+    For a regular file (or a new path, or a link to one: the file it leads
+    to): a temporary path next to it, renamed onto ``target`` when the block
+    completes and removed when it raises (also on an interrupt), so
+    ``target`` is either complete or untouched. A special file
+    (``/dev/null``, a FIFO) is given as it is. One of this process's
+    descriptors (``/dev/stdout``), which would be the tool's own, gets a
+    private temporary file copied into the descriptor when the block
+    completes.
     """
-    target = Path(target)
-    if is_special_file(target):
-        yield target
+    resolved = resolve_output(str(target))
+    if resolved.kind == "special":
+        yield Path(target)
         return
-    fd, temporary = _temporary_next_to(target)
+    if resolved.kind == "descriptor":
+        fd, temporary = tempfile.mkstemp(suffix=_TEMP_SUFFIX)
+        os.close(fd)
+        try:
+            yield Path(temporary)
+            copy_to(temporary, target, flag)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+        return
+    real = resolved.path
+    fd, temporary = _temporary_next_to(real)
     os.close(fd)
     try:
         # The tool keeps the file's mode (mkstemp's 0600): give it the
         # permissions the target has, or a plain open() would give.
-        os.chmod(temporary, _mode_for(target))
+        os.chmod(temporary, _mode_for(real))
         yield Path(temporary)
-        os.replace(temporary, target)
+        os.replace(temporary, real)
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)

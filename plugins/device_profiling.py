@@ -133,7 +133,7 @@ def ireebench_measurements_finish(config, workloads):
     args = [*session_args(config), *selection_args(config, workloads),
             *benchmark_flags(config, user_filter=False), "--benchmark_format=json"]
     if state.output:
-        with written_by_tool(state.output) as temporary:
+        with written_by_tool(state.output, OUTPUT) as temporary:
             proc = _run_pass(state, _with_output(args, temporary))
     else:
         proc = _run_pass(state, args)

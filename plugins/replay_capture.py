@@ -250,7 +250,7 @@ def ireebench_measurements_finish(config, workloads):
 def ireebench_replay_capture(config, workloads):
     """Captures the benchmarked workloads with a native iree-benchmark-module pass."""
     output = config.getoption("device_replay_output")
-    with written_by_tool(output) as temporary:
+    with written_by_tool(output, "device_replay_output") as temporary:
         proc = run_tool(BENCHMARK_TOOL, capture_args(config, workloads, str(temporary)))
         report, _ = split_benchmark_json(proc.stdout)
         # A benchmark that failed still leaves a complete capture (the native

@@ -17,7 +17,7 @@ import sys
 import threading
 
 import pytest
-from conftest import ireebench_lines
+from conftest import ireebench_lines, one_error_line
 
 LOCAL = ["--device=local-sync", "--benchmark_min_time=2x"]
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
@@ -95,6 +95,92 @@ def test_benchmark_out_to_dev_stdout_is_not_replaced(simple, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert '"benchmarks": [' in proc.stdout and "name,iterations" in proc.stdout
     assert not os.path.isfile("/dev/stdout") or os.path.islink("/dev/stdout")
+
+
+def _report_text_in(text: str) -> bool:
+    """Every part of the JSON report is in ``text`` (the console's rows may sit
+    between its records: both write the one descriptor, nothing overwritten)."""
+    return ('"context": {' in text and '"benchmarks": [' in text
+            and text.count('"run_name": "BM_noargs/process_time/real_time"') == 1
+            and text.count('"run_name": "BM_entry_wrapper/process_time/real_time"') == 1
+            and text.rstrip().endswith("}"))
+
+
+def test_a_link_to_stdout_writes_through_a_pipe(ireebench, simple, tmp_path):
+    """``--benchmark_out=/dev/stdout`` with stdout a pipe, through a link of our own."""
+    link = tmp_path / "stdout"
+    link.symlink_to("/proc/self/fd/1")
+    result = ireebench(simple, *LOCAL, f"--benchmark_out={link}", "--benchmark_out_format=json")
+    assert result.returncode == 0, result.stderr
+    assert _report_text_in(result.stdout) and "BM_noargs/process_time/real_time " in result.stdout
+    assert link.is_symlink() and os.readlink(link) == "/proc/self/fd/1"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["stdout"]
+
+
+@pytest.mark.parametrize("spelling", ["link", "/proc/self/fd/1"])
+def test_stdout_redirected_to_a_file_is_written_through(simple, tmp_path, spelling):
+    """``--benchmark_out=/dev/stdout > results.json``: the report lands in the file
+    the shell opened (appended to the console's lines, never truncating them),
+    and neither the link nor the file is replaced."""
+    (tmp_path / "link").symlink_to("/proc/self/fd/1")
+    out = str(tmp_path / "link") if spelling == "link" else spelling
+    results = tmp_path / "results.json"
+    env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1")
+    with open(results, "wb") as stdout:
+        proc = subprocess.run([sys.executable, "-m", "ireebench", simple, *LOCAL,
+                               f"--benchmark_out={out}", "--benchmark_out_format=json"],
+                              stdout=stdout, stderr=subprocess.PIPE, text=True, env=env,
+                              timeout=120, check=False)
+        inode = os.fstat(stdout.fileno()).st_ino
+    assert proc.returncode == 0, proc.stderr
+    text = results.read_text()
+    assert _report_text_in(text), text
+    assert "BM_noargs/process_time/real_time " in text  # the console's row is kept
+    assert results.stat().st_ino == inode and (tmp_path / "link").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link", "results.json"]
+
+
+def test_a_link_to_a_regular_file_updates_the_file_and_keeps_the_link(ireebench, simple,
+                                                                        tmp_path):
+    """``latest.json -> runs/real.json``: runs/real.json is rewritten (atomically),
+    latest.json stays a link; a link to a file not yet there creates it."""
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    (runs / "real.json").write_text("previous")
+    (tmp_path / "latest.json").symlink_to("runs/real.json")
+    result = ireebench(simple, *LOCAL, f"--benchmark_out={tmp_path / 'latest.json'}")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "latest.json").is_symlink()
+    assert json.loads((runs / "real.json").read_text())["benchmarks"]
+    (tmp_path / "next.json").symlink_to(runs / "next.json")
+    result = ireebench(simple, *LOCAL, f"--benchmark_out={tmp_path / 'next.json'}")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "next.json").is_symlink()
+    assert json.loads((runs / "next.json").read_text())["benchmarks"]
+    assert sorted(p.name for p in runs.iterdir()) == ["next.json", "real.json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["latest.json", "next.json", "runs"]
+
+
+def test_a_link_to_a_fifo_is_written_through(ireebench, simple, tmp_path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    (tmp_path / "link").symlink_to(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
+    reader.start()
+    result = ireebench(simple, *LOCAL, f"--benchmark_out={tmp_path / 'link'}")
+    reader.join(timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(received[0])["benchmarks"]
+    assert (tmp_path / "link").is_symlink() and stat.S_ISFIFO(os.stat(fifo).st_mode)
+
+
+def test_a_link_loop_is_one_line(ireebench, simple, tmp_path):
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    line = one_error_line(ireebench(simple, *LOCAL, f"--benchmark_out={tmp_path / 'a'}"))
+    assert line == (f"ireebench: error: --benchmark_out={tmp_path / 'a'}: cannot write: "
+                    "Too many levels of symbolic links")
 
 
 def test_output_and_profile_output_keep_the_atomic_rename(ireebench, compile_mlir, tmp_path):

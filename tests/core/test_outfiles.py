@@ -96,3 +96,33 @@ def test_written_by_tool_renames_on_success_only(tmp_path):
         temporary.write_bytes(b"partial")
         raise RuntimeError
     assert target.read_bytes() == b"data" and _others(tmp_path, "capture.bin") == []
+
+
+def test_written_by_tool_through_a_link_renames_onto_the_file(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "latest.bin").symlink_to("runs/real.bin")
+    with written_by_tool(tmp_path / "latest.bin") as temporary:
+        assert temporary.parent == tmp_path / "runs"
+        temporary.write_bytes(b"data")
+    assert (tmp_path / "latest.bin").is_symlink()
+    assert (tmp_path / "runs" / "real.bin").read_bytes() == b"data"
+    assert _others(tmp_path / "runs", "real.bin") == []
+
+
+def test_own_descriptor_paths_are_written_through_the_descriptor(tmp_path):
+    """/proc/self/fd/N (what /dev/stdout leads to), for a tool's file and a report."""
+    read_end, write_end = os.pipe()
+    try:
+        with written_by_tool(f"/proc/self/fd/{write_end}") as temporary:
+            assert not str(temporary).startswith("/proc/")
+            temporary.write_bytes(b"captured")
+        (tmp_path / "fd").symlink_to(f"/proc/self/fd/{write_end}")
+        handle = OutputFile(str(tmp_path / "fd"))
+        handle.stream.write("+report")
+        handle.close()
+        os.fstat(write_end)  # the descriptor itself stays open
+        assert os.read(read_end, 100) == b"captured+report"
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+    assert _others(tmp_path, "fd") == []
