@@ -32,7 +32,7 @@ from ..errors import (
 from ..results import RunResult
 from ..runner import run_config
 from ..signals import sigterm_raises
-from ..streams import CliStream
+from ..streams import CliStream, open_standard_streams, prints_to_stderr
 from .command import load_plugins, parse_args
 from .commands import build_command_group, builtin_usage_exit_code, run_subcommand
 
@@ -57,21 +57,25 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
     """
     stdout = stdout if stdout is not None else sys.stdout
     stderr = stderr if stderr is not None else sys.stderr
-    try:
-        invocation = load_plugins(list(argv), stdout, stderr, plugins)
-        invocation.commands = build_command_group(invocation.pm)
-    except UsageError as exc:
-        if argv and not str(argv[0]).startswith("-"):  # a subcommand's own usage status
-            exc.exit_code = builtin_usage_exit_code(str(argv[0]))
-        raise
-    argv = invocation.argv
-    if argv and argv[0] in invocation.commands.commands:
-        return run_subcommand(invocation, argv[0], argv[1:])
-    return _run(parse_args(argv, invocation))
+    # The report owns the process's stdout: a plugin's print() goes to stderr
+    # (a plain subcommand's click.echo goes back to stdout: its output).
+    with prints_to_stderr(stdout, stderr):
+        try:
+            invocation = load_plugins(list(argv), stdout, stderr, plugins)
+            invocation.commands = build_command_group(invocation.pm)
+        except UsageError as exc:
+            if argv and not str(argv[0]).startswith("-"):  # a subcommand's own usage status
+                exc.exit_code = builtin_usage_exit_code(str(argv[0]))
+            raise
+        argv = invocation.argv
+        if argv and argv[0] in invocation.commands.commands:
+            return run_subcommand(invocation, argv[0], argv[1:])
+        return _run(parse_args(argv, invocation))
 
 
 def run_cli(argv: list[str]) -> int:
     """Runs the CLI and returns the exit code; never raises for user or plugin errors."""
+    open_standard_streams()  # ">&-": /dev/null, before any file takes the descriptor
     stdout, stderr = CliStream(sys.stdout), CliStream(sys.stderr)
     with sigterm_raises():
         try:

@@ -121,10 +121,13 @@ def _invoke(command: click.Command, name: str, args: list[str], invocation: Invo
 def run_subcommand(invocation: Invocation, name: str, args: list[str]) -> RunResult:
     """Runs the subcommand ``name``; a failure of its code names its plugin."""
     command = invocation.commands.commands[name]
-    # What a command prints with click.echo or print() (its --help too) goes
-    # to the invocation's streams: the Python API's, if it gave some.
-    with contextlib.redirect_stdout(invocation.stdout), \
-            contextlib.redirect_stderr(invocation.stderr):
+    # What a plain command prints with click.echo or print() (its --help too)
+    # is its output: to the invocation's streams, the Python API's if it gave
+    # some. An ArgvCommand writes its report to invocation.stdout itself, and
+    # print() in the plugins it runs stays off that report (execute).
+    output = (contextlib.nullcontext() if isinstance(command, ArgvCommand)
+              else contextlib.redirect_stdout(invocation.stdout))
+    with output, contextlib.redirect_stderr(invocation.stderr):
         result = guarded(invocation.pm, f"subcommand {name!r}", _invoke, command, name, args,
                          invocation)
     return as_run_result(result)
