@@ -49,9 +49,10 @@ def plugin_of_exception(pm: pluggy.PluginManager, exc: BaseException) -> str | N
 def _passes_through(exc: BaseException) -> bool:
     """A deliberate outcome, not a plugin's failure: a usage error, an error
     already attributed, an interrupt, SystemExit (``sys.exit()`` in a plugin
-    ends the run with its status); any other BaseException is a failure."""
+    ends the run with its status); any other BaseException is a failure,
+    GeneratorExit too (it only escapes a call when plugin code raised it)."""
     return isinstance(exc, (UsageError, PluginError, KeyboardInterrupt, SystemExit,
-                            GeneratorExit, Terminated, OutputClosed))
+                            Terminated, OutputClosed))
 
 
 def guarded(pm: pluggy.PluginManager, where: str, function, *args, **kwargs):

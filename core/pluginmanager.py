@@ -48,7 +48,7 @@ from pathlib import Path
 import pluggy
 
 from . import hookspecs
-from .errors import PluginError, UsageError, one_line
+from .errors import PluginError, Terminated, UsageError, one_line
 
 ENTRY_POINT_GROUP = "ireebench"
 DISABLE_AUTOLOAD_ENV = "IREEBENCH_DISABLE_PLUGIN_AUTOLOAD"
@@ -279,7 +279,18 @@ def plugin_spec_name(spec: str) -> str:
 
 
 def _import_failure(spec: str, exc: BaseException) -> UsageError:
-    return UsageError(f"--plugin={spec}: failed to import: {type(exc).__name__}: {one_line(exc)}")
+    return UsageError(f"--plugin={spec}: failed to import: {_exception_line(exc)}")
+
+
+def _exception_line(exc: BaseException) -> str:
+    detail = one_line(exc)
+    return f"{type(exc).__name__}: {detail}" if detail else type(exc).__name__
+
+
+def _import_must_fail_quietly(exc: BaseException) -> bool:
+    """Whatever a plugin's import raises is its failure (a BaseException of
+    its own, GeneratorExit, SystemExit too), except Ctrl-C and SIGTERM."""
+    return not isinstance(exc, (KeyboardInterrupt, Terminated))
 
 
 def import_plugin_spec(spec: str):
@@ -296,8 +307,10 @@ def import_plugin_spec(spec: str):
         sys.modules[module_name] = module
         try:
             module_spec.loader.exec_module(module)
-        except Exception as exc:
+        except BaseException as exc:
             sys.modules.pop(module_name, None)
+            if not _import_must_fail_quietly(exc):
+                raise
             raise _import_failure(spec, exc) from exc
         return module
     try:
@@ -306,7 +319,9 @@ def import_plugin_spec(spec: str):
         if exc.name and spec.startswith(exc.name):
             raise UsageError(f"--plugin={spec}: no module named {spec!r}") from exc
         raise _import_failure(spec, exc) from exc
-    except Exception as exc:
+    except BaseException as exc:
+        if not _import_must_fail_quietly(exc):
+            raise
         raise _import_failure(spec, exc) from exc
 
 
@@ -326,6 +341,19 @@ def _entry_points():
     if os.environ.get(DISABLE_AUTOLOAD_ENV):
         return []
     return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+
+
+def _entry_point_failure(entry_point, details: dict, exc: BaseException) -> UsageError:
+    """The one line of an installed plugin that does not import: what it is,
+    where it comes from, and how to run without it."""
+    where = f"entry point {entry_point.name} = {entry_point.value}"
+    if details.get("distribution"):
+        version = f" {details['version']}" if details.get("version") else ""
+        where += f", installed by {details['distribution']}{version}"
+    return UsageError(
+        f"installed plugin {entry_point.name!r} ({where}) failed to import: "
+        f"{_exception_line(exc)}; skip it with -p no:{entry_point.name}, or every installed "
+        f"plugin with {DISABLE_AUTOLOAD_ENV}=1")
 
 
 def _check_blocked(selection: PluginSelection) -> None:
@@ -366,11 +394,10 @@ def build_plugin_manager(selection: PluginSelection | None = None,
                    "version": getattr(distribution, "version", "") or ""}
         try:
             module = entry_point.load()
-        except Exception as exc:
-            raise UsageError(
-                f"plugin {entry_point.name!r} (entry point {entry_point.value}) "
-                f"failed to import: {type(exc).__name__}: {one_line(exc)}"
-            ) from exc
+        except BaseException as exc:
+            if not _import_must_fail_quietly(exc):
+                raise
+            raise _entry_point_failure(entry_point, details, exc) from exc
         if pm.is_registered(module):
             continue  # the same module under two entry point names
         pm.register_plugin(module, entry_point.name, "entry point", **details)

@@ -95,7 +95,9 @@ def run_cli(argv: list[str]) -> int:
         except Terminated:
             print("ireebench: terminated", file=sys.stderr)
             return EXIT_TERMINATED
-        except Exception as exc:
+        except SystemExit:
+            raise  # sys.exit() in a plugin: its status, as Python gives it
+        except BaseException as exc:  # any other: one line, never a traceback
             if os.environ.get(DEBUG_ENV):
                 raise
             print(f"ireebench: internal error: {type(exc).__name__}: {one_line(exc)} "

@@ -3,7 +3,8 @@
 import os
 import textwrap
 
-from conftest import one_error_line, plugin_error_line
+import pytest
+from conftest import ireebench_lines, one_error_line, plugin_error_line
 
 
 def _plugin(tmp_path, name, body):
@@ -135,7 +136,8 @@ def test_a_failed_configure_still_releases_the_run(compile_mlir, ireebench, tmp_
     result = ireebench(f"--module={compile_mlir('simple')}", f"--plugin={plugin}",
                        "--benchmark_statistics=min", "--confidence=2")
     assert "--confidence=2" in result.stderr and result.returncode == 1
-    [line] = [line for line in result.stdout.splitlines() if line.startswith("CLEANUP")]
+    # print() in a plugin goes to stderr while the report is on stdout.
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("CLEANUP")]
     scratch = line.split(" ", 1)[1]
     assert scratch and not os.path.exists(scratch)
 
@@ -170,3 +172,74 @@ def test_help_survives_a_reporter_plugin_that_needs_a_run(ireebench, tmp_path):
     result = ireebench("--help", f"--plugin={plugin}")
     assert result.returncode == 0, result.stderr
     assert "--reporter" in result.stdout
+
+
+ODD_AT_IMPORT = """
+class Odd(BaseException):
+    '''Not an Exception: a plugin's own BaseException.'''
+
+raise Odd("odd at import")
+"""
+
+
+def _installed(tmp_path, name, source, distribution="odd-dist"):
+    """An installed distribution (dist-info on PYTHONPATH) with an `ireebench` entry point."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / f"{name}_module.py").write_text(textwrap.dedent(source))
+    info = site / f"{distribution.replace('-', '_')}-0.3.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\n"
+                                   "Version: 0.3\n")
+    (info / "entry_points.txt").write_text(f"[ireebench]\n{name} = {name}_module\n")
+    return site
+
+
+@pytest.mark.parametrize("source", [ODD_AT_IMPORT, "raise GeneratorExit('closed')\n",
+                                    "import sys\nsys.exit(4)\n"])
+def test_a_plugin_file_raising_any_base_exception_at_import_is_one_line(ireebench, tmp_path,
+                                                                         source):
+    plugin = _plugin(tmp_path, "odd", source)
+    line = one_error_line(ireebench(f"--plugin={plugin}", "--module=x.vmfb"))
+    assert line.startswith(f"ireebench: error: --plugin={plugin}: failed to import: ")
+    assert any(name in line for name in ("Odd: odd at import", "GeneratorExit: closed",
+                                         "SystemExit: 4")), line
+
+
+@pytest.mark.parametrize("command", [["--help"], ["plugins"], ["--module=x.vmfb"],
+                                     ["compare", "a.json", "b.json"]])
+def test_a_broken_installed_plugin_names_its_distribution_and_the_way_out(
+        ireebench, tmp_path, monkeypatch, command):
+    site = _installed(tmp_path, "odd", ODD_AT_IMPORT)
+    monkeypatch.setenv("PYTHONPATH", f"{site}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", "")
+    line = one_error_line(ireebench(*command))
+    assert line == ("ireebench: error: installed plugin 'odd' (entry point odd = odd_module, "
+                    "installed by odd-dist 0.3) failed to import: Odd: odd at import; skip it "
+                    "with -p no:odd, or every installed plugin with "
+                    "IREEBENCH_DISABLE_PLUGIN_AUTOLOAD=1")
+    # Both ways out work.
+    assert ireebench(*command[:1], "-p", "no:odd", *command[1:]).returncode in (0, 1, 2)
+    if command[0] in ("--help", "plugins"):
+        assert ireebench(*command, "-p", "no:odd").returncode == 0
+        monkeypatch.setenv("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", "1")
+        assert ireebench(*command).returncode == 0
+
+
+def test_generator_exit_raised_in_a_hook_is_a_plugin_error(compile_mlir, ireebench, tmp_path):
+    plugin = _plugin(tmp_path, "closer", """
+        from ireebench import hookimpl
+
+        @hookimpl
+        def ireebench_benchmark_result(config, run):
+            raise GeneratorExit("closed early")
+    """)
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                       "--benchmark_min_time=1x", f"--plugin={plugin}", f"--benchmark_out={out}")
+    [line] = ireebench_lines(result)
+    assert result.returncode == 3 and line == ("ireebench: plugin error: plugin 'closer' failed in "
+                    "ireebench_benchmark_result: GeneratorExit: closed early")
+    import json
+
+    assert json.loads(out.read_text())["benchmarks"] == []  # valid, closed by the core
