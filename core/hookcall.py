@@ -6,6 +6,7 @@ Every call ireebench makes into plugin code goes through one of these:
 * :func:`collect_named`: the hooks that return named objects (backends,
   reporters, invocation kinds), called one plugin at a time so a name
   defined twice is an error naming both plugins;
+  (:func:`named_objects` checks what one plugin returned);
 * :func:`guarded`: plugin code outside the hook machinery (a reporter's
   method, a factory, a sink).
 
@@ -46,7 +47,7 @@ def plugin_of_exception(pm: pluggy.PluginManager, exc: BaseException) -> str | N
     return found
 
 
-def _passes_through(exc: BaseException) -> bool:
+def passes_through(exc: BaseException) -> bool:
     """A deliberate outcome, not a plugin's failure: a usage error, an error
     already attributed, an interrupt, SystemExit (``sys.exit()`` in a plugin
     ends the run with its status); any other BaseException is a failure,
@@ -61,9 +62,22 @@ def guarded(pm: pluggy.PluginManager, where: str, function, *args, **kwargs):
     try:
         return function(*args, **kwargs)
     except BaseException as exc:
-        if _passes_through(exc):
+        if passes_through(exc):
             raise
         raise PluginError(where, plugin_of_exception(pm, exc), exc) from exc
+
+
+def guarded_for(pm: pluggy.PluginManager, where: str, plugin_name: str | None, function,
+                *args):
+    """:func:`guarded` for code a known plugin provided (a factory it returned):
+    blamed on the plugin of the innermost plugin frame, else on ``plugin_name``
+    (a factory that is not callable has no frame of its own)."""
+    try:
+        return function(*args)
+    except BaseException as exc:
+        if passes_through(exc):
+            raise
+        raise PluginError(where, plugin_of_exception(pm, exc) or plugin_name, exc) from exc
 
 
 def call_hook(pm: pluggy.PluginManager, hook_name: str, **kwargs):
@@ -71,7 +85,7 @@ def call_hook(pm: pluggy.PluginManager, hook_name: str, **kwargs):
     try:
         return getattr(pm.hook, hook_name)(**kwargs)
     except BaseException as exc:
-        if _passes_through(exc):
+        if passes_through(exc):
             raise
         raise PluginError(hook_name, plugin_of_exception(pm, exc), exc) from exc
 
@@ -95,7 +109,7 @@ def _call_one(hook_name: str, impl, **kwargs):
     try:
         return impl.function(**arguments)
     except BaseException as exc:
-        if _passes_through(exc):
+        if passes_through(exc):
             raise
         raise PluginError(hook_name, impl.plugin_name, exc) from exc
 
@@ -111,10 +125,9 @@ def collect_named(pm: pluggy.PluginManager, hook_name: str, what: str, owners=No
     owners = {} if owners is None else owners
     for plugin_name, call in implementations(pm, hook_name):
         result = call(**kwargs)
-        if not result:
+        if result is None or (isinstance(result, (dict, list, tuple)) and not result):
             continue
-        if not isinstance(result, dict):
-            result = {item.name: item for item in result}
+        result = named_objects(hook_name, plugin_name, result)
         for key, value in result.items():
             if key in merged:
                 raise UsageError(
@@ -124,3 +137,29 @@ def collect_named(pm: pluggy.PluginManager, hook_name: str, what: str, owners=No
             merged[key] = value
             owners[key] = plugin_name
     return merged
+
+
+def named_objects(hook_name: str, plugin_name: str, result) -> dict:
+    """A named-object hook's result as a dict; anything else is the plugin's bug."""
+    if isinstance(result, dict):
+        bad = next((key for key in result if not isinstance(key, str)), None)
+        if bad is None:
+            return result
+        problem = f"a dict whose key {described(bad)} is not a name"
+    elif isinstance(result, (list, tuple)):
+        bad = next((item for item in result if not isinstance(getattr(item, "name", None), str)),
+                   None)
+        if bad is None:
+            return {item.name: item for item in result}
+        problem = f"a list holding {described(bad)}, which has no .name"
+    else:
+        problem = described(result)
+    raise PluginError(hook_name, plugin_name, TypeError(
+        f"returned {problem}; expected a dict of name -> object, or a list of objects "
+        "with a .name"))
+
+
+def described(value) -> str:
+    """``str 'console'``: a value's type and a short repr, for a line that blames."""
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"

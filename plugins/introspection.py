@@ -23,7 +23,7 @@ from ireebench.cli.command import GroupedCommand, add_plugin_options, make_conte
 from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import OptionParser
 from ireebench.errors import PluginError, UsageError, one_line
-from ireebench.hookcall import implementations
+from ireebench.hookcall import implementations, named_objects
 from ireebench.hookspecs import named_objects_of
 from ireebench.pluginmanager import ESSENTIAL_PLUGINS
 from ireebench.results import RunResult
@@ -50,12 +50,10 @@ def named_object_hooks(pm) -> dict[str, str]:
     return hooks
 
 
-def _items(result) -> list[tuple[str, object]]:
-    if not result:
+def _items(hook_name: str, plugin_name: str, result) -> list[tuple[str, object]]:
+    if result is None or (isinstance(result, (dict, list, tuple)) and not result):
         return []
-    if isinstance(result, dict):
-        return list(result.items())
-    return [(getattr(item, "name", type(item).__name__), item) for item in result]
+    return list(named_objects(hook_name, plugin_name, result).items())
 
 
 def _capabilities(name: str, provided) -> list[str]:
@@ -78,7 +76,7 @@ def describe_plugins(pm, commands=None) -> list[dict]:
         for plugin_name, call in implementations(pm, hook_name, registration_order=True):
             mine = provided.setdefault(plugin_name, {})
             try:
-                items = _items(call(config=None))
+                items = _items(hook_name, plugin_name, call(config=None))
             except (UsageError, PluginError) as exc:  # needs a run: say so, do not fail
                 mine[key] = [f"(unavailable outside a run: {one_line(exc)})"]
                 continue

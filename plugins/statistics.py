@@ -61,21 +61,26 @@ only this plugin calls), ``ireebench_addoption``, ``ireebench_configure``
 ``ireebench_report_context`` (the confidence and the target in the context),
 ``ireebench_workload_start`` (the budget's clock),
 ``ireebench_continue_repetitions`` (adaptive stopping),
-``ireebench_workload_finish`` (the note for too few repetitions).
+``ireebench_workload_finish`` (the note for too few repetitions; a
+statistic's failure, kept while the core computed the benchmark's
+aggregates, ends the run there once the rows are reported),
+``ireebench_sessionfinish`` (the same for backends without
+``workload_finish``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import numbers
 import re
 import time
 from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl, hookspec
 from ireebench.backend import ADAPTIVE_REPETITIONS, REPETITION_SAMPLES, require
-from ireebench.errors import UsageError, flag_error
-from ireebench.hookcall import collect_named
+from ireebench.errors import PluginError, UsageError, flag_error
+from ireebench.hookcall import collect_named, described, passes_through
 from ireebench.hookspecs import named_objects
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, Statistic, median
 
@@ -287,6 +292,9 @@ class StatisticsState:
     minimum: int = 2  # repetitions before the rule may stop
     started: float = 0.0  # perf_counter at the current workload's start
     noted: bool = False  # the note about too few repetitions was printed
+    # A statistic that raised or returned something else than a number: the
+    # run ends with it once the benchmark's rows are reported.
+    failure: PluginError | None = None
 
     @property
     def needs_interval(self) -> bool:
@@ -296,8 +304,44 @@ class StatisticsState:
 STATE = StashKey[StatisticsState]()
 
 
-def _select(config, tokens: list[str], confidence: float) -> list[Statistic]:
-    """The statistics named by --benchmark_statistics, in order, each once."""
+def _blamed(statistic: Statistic, owner: str, state: StatisticsState) -> Statistic:
+    """``statistic`` whose failures are its plugin's, never the backend's.
+
+    An exception, or a value that is not a number or None (a string, a
+    list), is kept in ``state.failure`` naming ``owner`` (the row is left
+    out); the core computes the benchmark's other aggregates, the benchmark
+    is reported, and the run ends with that one line
+    (``ireebench_workload_finish``, or ``ireebench_sessionfinish`` for a
+    backend without it).
+    """
+    where = f"statistic {statistic.name!r}"
+
+    def compute(values):
+        try:
+            value = statistic.compute(values)
+        except BaseException as exc:
+            if passes_through(exc):
+                raise
+            state.failure = state.failure or PluginError(where, owner, exc)
+            return None
+        if value is None or (isinstance(value, numbers.Real) and not isinstance(value, bool)):
+            return value
+        state.failure = state.failure or PluginError(where, owner, TypeError(
+            f"returned {described(value)}, not a number or None"))
+        return None
+
+    return Statistic(statistic.name, compute, statistic.unit)
+
+
+def _raise_failure(state: StatisticsState | None) -> None:
+    if state is not None and state.failure is not None:
+        failure, state.failure = state.failure, None
+        raise failure
+
+
+def _select(config, tokens: list[str], confidence: float) -> list[tuple[Statistic, str]]:
+    """The statistics named by --benchmark_statistics, in order, each once, with
+    the plugin providing each."""
     text = config.getoption("benchmark_statistics")
     owners: dict[str, str] = {}
     available = collect_named(config.pm, "ireebench_statistics", "statistic", owners=owners,
@@ -308,11 +352,12 @@ def _select(config, tokens: list[str], confidence: float) -> list[Statistic]:
                              f"percentile pNN of plugin {PLUGIN_NAME!r}; rename it")
     google = {s.name for s in STATISTICS}
     taken = set(google)
-    chosen: list[Statistic] = []
+    chosen: list[tuple[Statistic, str]] = []
     for token in tokens:
         if token in google:
             raise flag_error("benchmark_statistics", text,
                              f"'{token}' is always reported (with 2+ repetitions)")
+        owner = owners.get(token, PLUGIN_NAME)
         if token in available:
             found = available[token]
             group = list(found) if isinstance(found, (list, tuple)) else [found]
@@ -331,7 +376,7 @@ def _select(config, tokens: list[str], confidence: float) -> list[Statistic]:
                                  f"'{statistic.unit}' (time or percentage)")
             if statistic.name not in taken:
                 taken.add(statistic.name)
-                chosen.append(statistic)
+                chosen.append((statistic, owner))
     return chosen
 
 
@@ -361,11 +406,12 @@ def ireebench_configure(config):
         require(config, ADAPTIVE_REPETITIONS, "benchmark_min_rel_accuracy", accuracy_text)
     if target is not None and "precision" not in tokens:
         tokens.append("precision")
-    statistics = _select(config, tokens, confidence)
-    state = StatisticsState(confidence, statistics, target, max_time)
+    state = StatisticsState(confidence, [], target, max_time)
+    state.statistics = [_blamed(statistic, owner, state)
+                        for statistic, owner in _select(config, tokens, confidence)]
     state.minimum = max(2, minimum_repetitions(confidence))
     config.stash[STATE] = state
-    config.stash[EXTRA_STATISTICS] = list(statistics)
+    config.stash[EXTRA_STATISTICS] = list(state.statistics)
 
 
 @hookimpl
@@ -441,8 +487,10 @@ def ireebench_continue_repetitions(config, workload, runs):
 
 @hookimpl
 def ireebench_workload_finish(config, workload, runs):
-    """One note per run when the interval rows are missing for too few repetitions."""
+    """A statistic's failure ends the run (the benchmark is reported first);
+    one note per run when the interval rows are missing for too few repetitions."""
     state = config.stash.get(STATE, None)
+    _raise_failure(state)
     if state is None or state.noted or not state.needs_interval:
         return
     measured = [r for r in runs if r.run_type == "iteration" and not r.error_occurred]
@@ -452,3 +500,10 @@ def ireebench_workload_finish(config, workload, runs):
             f"ireebench: note: the {state.confidence:g} confidence interval of the median "
             f"needs {state.minimum}+ repetitions; {workload.run_name} has {len(measured)}: "
             "no _ci_lower/_ci_upper/_precision rows\n")
+
+
+@hookimpl
+def ireebench_sessionfinish(config):
+    """A statistic's failure on a backend without ``workload_finish`` (the
+    native tool's rows): every benchmark was reported; the run ends with it."""
+    _raise_failure(config.stash.get(STATE, None))

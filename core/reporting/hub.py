@@ -23,7 +23,7 @@ import copy
 
 from ..context import name_field_width
 from ..errors import OutputClosed, PluginError, UsageError
-from ..hookcall import call_hook, collect_named, guarded
+from ..hookcall import call_hook, collect_named, guarded, guarded_for
 from ..outfiles import OutputFile
 from ..results import Run
 from ..signals import signals_deferred
@@ -33,14 +33,35 @@ from .reporter import Reporter
 _REPORTER_FAILURES = (UsageError, PluginError, OutputClosed)
 
 
-def reporter_factories(config) -> dict:
-    """Reporter name -> factory, from every plugin (a name defined twice is an error)."""
-    return collect_named(config.pm, "ireebench_reporters", "reporter", config=config)
+# What the hub calls on every reporter.
+_REPORTER_METHODS = ("report_context", "report_runs", "finalize")
+
+
+def reporter_factories(config, owners: dict | None = None) -> dict:
+    """Reporter name -> factory, from every plugin (a name defined twice is an
+    error); ``owners`` receives name -> plugin."""
+    return collect_named(config.pm, "ireebench_reporters", "reporter", owners=owners,
+                         config=config)
+
+
+def _make_reporter(config, name: str, factory, owner: str | None, *streams) -> Reporter:
+    """Calls a reporter factory; what it makes must have every method the hub
+    calls, or the plugin that provided it is named now, not at the first row."""
+    where = f"reporter factory {name!r}"
+    reporter = guarded_for(config.pm, where, owner, factory, *streams)
+    missing = [method for method in _REPORTER_METHODS
+               if not callable(getattr(reporter, method, None))]
+    if missing:
+        raise PluginError(where, owner, TypeError(
+            f"made a {type(reporter).__name__} without {', '.join(missing)}; subclass "
+            "ireebench.Reporter"))
+    return reporter
 
 
 def build_hub(config) -> ReportHub:
     """Creates the display reporter (the run's stdout) and the --benchmark_out reporter."""
-    factories = reporter_factories(config)
+    owners: dict[str, str] = {}
+    factories = reporter_factories(config, owners)
     display_name = config.getoption("reporter") or config.getoption("benchmark_format")
     flag = "reporter" if config.getoption("reporter") else "benchmark_format"
     if display_name not in factories:
@@ -54,15 +75,16 @@ def build_hub(config) -> ReportHub:
             f"--benchmark_out_format={out_format}: unknown reporter "
             f"(known: {', '.join(sorted(factories))})"
         )
-    display = guarded(config.pm, f"reporter factory {display_name!r}",
-                      factories[display_name], config.stdout, config, config.stderr)
+    display = _make_reporter(config, display_name, factories[display_name],
+                             owners.get(display_name), config.stdout, config, config.stderr)
     file_reporter = handle = None
     if out_path:
         handle = OutputFile(out_path, "benchmark_out")
         try:
             # The file's context lines go to the file too, as Google Benchmark's do.
-            file_reporter = guarded(config.pm, f"reporter factory {out_format!r}",
-                                    factories[out_format], handle.stream, config, handle.stream)
+            file_reporter = _make_reporter(config, out_format, factories[out_format],
+                                           owners.get(out_format), handle.stream, config,
+                                           handle.stream)
         except BaseException:
             handle.discard()
             raise

@@ -1,5 +1,6 @@
 """Plugin code called outside pluggy's hook calls still fails cleanly."""
 
+import json
 import os
 import textwrap
 
@@ -243,3 +244,91 @@ def test_generator_exit_raised_in_a_hook_is_a_plugin_error(compile_mlir, ireeben
     import json
 
     assert json.loads(out.read_text())["benchmarks"] == []  # valid, closed by the core
+
+
+# --- blame: a plugin's bad return value is its own failure ---------------------
+
+STRING_STATISTIC = """
+from ireebench import Statistic, hookimpl
+
+@hookimpl
+def ireebench_statistics(config):
+    return {"word": Statistic("word", lambda values: "abc", unit="time"),
+            "boom": Statistic("boom", lambda values: 1 / 0, unit="time")}
+"""
+
+
+@pytest.mark.parametrize("backend", ["runtime", "native"])
+@pytest.mark.parametrize("statistic, error", [
+    ("word", "TypeError: returned str 'abc', not a number or None"),
+    ("boom", "ZeroDivisionError: division by zero"),
+])
+def test_a_failing_statistic_is_its_plugins_and_keeps_the_rows(compile_mlir, ireebench,
+                                                                tmp_path, backend, statistic,
+                                                                error):
+    plugin = _plugin(tmp_path, "wordy", STRING_STATISTIC)
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
+                       "--benchmark_min_time=2x", "--benchmark_repetitions=2",
+                       f"--backend={backend}", f"--plugin={plugin}",
+                       f"--benchmark_statistics=min,{statistic}", f"--benchmark_out={out}")
+    assert result.returncode == 3, result.stderr
+    assert ireebench_lines(result) == [
+        f"ireebench: plugin error: plugin 'wordy' failed in statistic '{statistic}': {error}"]
+    names = [row["name"] for row in json.loads(out.read_text())["benchmarks"]]
+    first = "BM_noargs/process_time/real_time"
+    assert names[:7] == [first, first] + [f"{first}_{suffix}" for suffix in
+                                           ("mean", "median", "stddev", "cv", "min")]
+    if backend == "native":  # no per-benchmark hook there: every benchmark is reported
+        assert len(names) == 14
+
+
+@pytest.mark.parametrize("hook, returned, shown", [
+    ("ireebench_reporters", "'console'", "str 'console'"),
+    ("ireebench_invocation_kinds", "5", "int 5"),
+    ("ireebench_backends", "[object()]", "a list holding object <object object at"),
+])
+def test_a_named_object_hook_returning_garbage_is_its_plugins(compile_mlir, ireebench,
+                                                              tmp_path, hook, returned, shown):
+    plugin = _plugin(tmp_path, "garbage", f"""
+        from ireebench import hookimpl
+
+        @hookimpl
+        def {hook}():
+            return {returned}
+    """)
+    line = plugin_error_line(ireebench(f"--module={compile_mlir('simple')}",
+                                       "--device=local-sync", "--benchmark_min_time=1x",
+                                       f"--plugin={plugin}"))
+    assert line.startswith(f"ireebench: plugin error: plugin 'garbage' failed in {hook}: "
+                           f"TypeError: returned {shown}"), line
+    assert "runtime_backend" not in line and "internal error" not in line
+    listing = ireebench("plugins", f"--plugin={plugin}")  # still lists, and says why
+    assert listing.returncode == 0, listing.stderr
+    assert "(unavailable outside a run: plugin 'garbage' failed in" in listing.stdout
+
+
+@pytest.mark.parametrize("flag", ["--reporter=half", "--benchmark_out_format=half"])
+def test_an_incomplete_reporter_is_its_plugins(compile_mlir, ireebench, tmp_path, flag):
+    plugin = _plugin(tmp_path, "halfdone", """
+        from ireebench import hookimpl
+
+        class Half:
+            def __init__(self, stream, config, err_stream):
+                self.stream = stream
+
+            def report_context(self, context):
+                return True
+
+        @hookimpl
+        def ireebench_reporters():
+            return {"half": Half}
+    """)
+    out = tmp_path / "out.json"
+    line = plugin_error_line(ireebench(f"--module={compile_mlir('simple')}",
+                                       "--device=local-sync", "--benchmark_min_time=1x",
+                                       f"--plugin={plugin}", flag, f"--benchmark_out={out}"))
+    assert line == ("ireebench: plugin error: plugin 'halfdone' failed in reporter factory "
+                    "'half': TypeError: made a Half without report_runs, finalize; subclass "
+                    "ireebench.Reporter")
+    assert not out.exists() and sorted(p.name for p in tmp_path.iterdir()) == ["halfdone.py"]
