@@ -12,19 +12,21 @@ Implements ``ireebench_resolve_module``: a ``--module`` value ending in
 
 plus every ``--compile_flag`` (which may also choose the target itself:
 ``--compile_flag=--iree-hal-target-device=...`` replaces ours). The .vmfb
-is cached in ``$XDG_CACHE_HOME/ireebench`` (``~/.cache/ireebench``) under a
-key made of the source's bytes, the compiler's version and the flags, so
-the second run of the same file does not compile, and a changed file, flag
-or compiler does. A compilation prints one line on stderr; a cache hit
-prints nothing.
+is cached (``plugins/mlir_modules/cache.py``: ``$XDG_CACHE_HOME/ireebench``
+or ``~/.cache/ireebench``, used only when nobody else can write it) under a
+key of everything the output depends on (``plugins/mlir_modules/key.py``:
+the source's bytes, the flags, the ``iree-compile`` that runs, the host CPU
+where the flags say ``host``), so the second run of the same file does not
+compile, and a changed file, flag, compiler or machine does. A compilation
+prints one line on stderr; a cache hit prints nothing; a cache that cannot
+be trusted, or an entry that is not what was written, is one warning line
+naming it, and the module is compiled again.
 """
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import importlib
-import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -33,8 +35,10 @@ from ireebench.errors import UsageError, one_line
 from ireebench.session import device_uris, driver_of
 from ireebench.version import compiler_version
 
+from .cache import Untrusted, cache_location, open_cache
+from .key import cache_key, compiler_identity, machine
+
 GROUP = "Compiling MLIR (--module=x.mlir)"
-CACHE_ENV = "XDG_CACHE_HOME"
 TARGET_FLAG = "--iree-hal-target-device"
 CPU_FLAGS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-backends=llvm-cpu",
              "--iree-llvmcpu-target-cpu=host"]
@@ -51,12 +55,6 @@ def ireebench_addoption(parser):
                           "(e.g. --compile_flag=--iree-opt-level=O3).", module_run=True)
 
 
-def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/ireebench``, or ``~/.cache/ireebench``."""
-    base = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "ireebench"
-
-
 def compile_flags(config, spec: str) -> list[str]:
     """The flags ``spec`` is compiled with: the device's target, then --compile_flag."""
     extra = list(config.getoption("compile_flag") or [])
@@ -70,14 +68,6 @@ def compile_flags(config, spec: str) -> list[str]:
     raise UsageError(f"--module={spec}: no compile target known for --device="
                      f"{device_uris(config)[0]}; give one with "
                      f"--compile_flag={TARGET_FLAG}=...")
-
-
-def cache_key(source: bytes, version: str, flags: list[str]) -> str:
-    digest = hashlib.sha256()
-    for part in (source, version.encode(), "\0".join(flags).encode()):
-        digest.update(len(part).to_bytes(8, "little"))
-        digest.update(part)
-    return digest.hexdigest()[:24]
 
 
 def _compiler_tools():
@@ -98,6 +88,24 @@ def _first_error(exc: BaseException) -> str:
     return one_line((errors or lines or [type(exc).__name__])[0])
 
 
+def _compiler(spec: str, version: str) -> str:
+    """The identity of the compiler that runs (the tools iree-base-compiler finds)."""
+    binaries = importlib.import_module("iree.compiler.tools.binaries")
+    try:
+        compile_tool = binaries.find_tool("iree-compile")
+    except ValueError as exc:
+        raise UsageError(f"--module={spec}: {_first_error(exc)}") from None
+    try:
+        lld_tool = binaries.find_tool("iree-lld")
+    except ValueError:
+        lld_tool = None
+    return compiler_identity(compile_tool, lld_tool, version)
+
+
+def _warn(config, spec: str, line: str) -> None:
+    config.stderr.write(f"ireebench: warning: --module={spec}: {line}\n")
+
+
 def compile_mlir(config, spec: str) -> Path:
     """The cached .vmfb of ``spec``, compiling it on a cache miss."""
     tools = _compiler_tools()
@@ -110,37 +118,33 @@ def compile_mlir(config, spec: str) -> Path:
         source = Path(spec).read_bytes()
     except OSError as exc:
         raise UsageError(f"--module={spec}: cannot read: {exc.strerror}") from None
-    directory = cache_dir()
-    target = directory / f"{Path(spec).stem}-{cache_key(source, version, flags)}.vmfb"
-    if target.is_file() and target.stat().st_size > 0:
-        return target
+    key = cache_key(source, flags, _compiler(spec, version), machine(flags))
+    stem = Path(spec).stem
+    location = cache_location()
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"--module={spec}: cannot create the cache {directory}: "
-                         f"{exc.strerror}") from None
+        cache = open_cache(location)
+    except Untrusted as exc:
+        cache = None
+        _warn(config, spec, f"compile cache {location} not used: {exc} (nobody but you, "
+                            "and root above it, may write there); compiling for this run only")
+    if cache is not None:
+        found = cache.lookup(stem, key, functools.partial(_warn, config, spec))
+        if found is not None:
+            return found
     start = time.monotonic()
     try:
         binary = tools.compile_str(source, extra_args=flags, input_type="auto")
     except Exception as exc:  # noqa: BLE001 - the compiler's error, in one line
         raise UsageError(f"--module={spec}: iree-compile failed: {_first_error(exc)}") from None
-    # Written whole, then renamed: concurrent runs never read half a module,
-    # and a full disk leaves nothing behind.
-    try:
-        fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    except OSError as exc:
-        raise UsageError(f"--module={spec}: cannot write the cache {directory}: "
-                         f"{exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(binary)
-        os.replace(temporary, target)
-    except OSError as exc:
-        raise UsageError(f"--module={spec}: cannot write the cache {directory}: "
-                         f"{exc.strerror}") from None
-    finally:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
+    if cache is None:
+        target = config.scratch_dir() / f"compiled-{key}.vmfb"
+        target.write_bytes(binary)
+    else:
+        try:
+            target = cache.store(stem, key, binary)
+        except OSError as exc:
+            raise UsageError(f"--module={spec}: cannot write the cache {cache.directory}: "
+                             f"{exc.strerror}") from None
     config.stderr.write(f"ireebench: compiled {spec} in {time.monotonic() - start:.1f} s "
                         f"({' '.join(flags)}) -> {target}\n")
     return target
