@@ -25,14 +25,13 @@ from __future__ import annotations
 import math
 import os
 import re
+import statistics
 from dataclasses import dataclass, field
-
-import numpy as np
 
 from ..errors import UsageError, flag_error
 from ..stash import StashKey
 from .inputs import METRICS, BenchmarkFile, BenchmarkRows
-from .utest import choose_method, geometric_mean, mann_whitney_u, rank_average, ratio_interval
+from .utest import choose_method, geometric_mean, mann_whitney_u, ratio_interval
 
 # Fewer repetitions a side than this and no verdict can be "significant"
 # (Google Benchmark's compare.py recommends 9 for its U test too).
@@ -115,7 +114,7 @@ class CompareOptions:
 COMPARE_OPTIONS = StashKey[CompareOptions]()
 
 
-@dataclass
+@dataclass(slots=True)
 class BenchmarkComparison:
     """One benchmark in both files. Times in seconds per iteration."""
 
@@ -126,6 +125,7 @@ class BenchmarkComparison:
     old: float | None = None  # median
     new: float | None = None
     change: float | None = None  # Hodges-Lehmann ratio - 1
+    ratio: float | None = None  # the ratio itself (1 + change loses a tiny one)
     low: float | None = None  # interval of the change (None: unbounded)
     high: float | None = None
     pvalue: float | None = None
@@ -229,10 +229,10 @@ def compare_benchmark(name: str, old_rows: BenchmarkRows, new_rows: BenchmarkRow
     if min(old + new) <= 0:
         result.notes.append("a time is not positive")
         return result
-    result.old, result.new = float(np.median(old)), float(np.median(new))
-    ties = rank_average(np.concatenate((old, new)))[1]
-    result.method = choose_method(len(old), len(new), bool(np.any(ties > 1)))
+    result.old, result.new = statistics.median(old), statistics.median(new)
+    result.method = choose_method(len(old), len(new), len(set(old + new)) < len(old) + len(new))
     interval = ratio_interval(old, new, options.confidence, result.method)
+    result.ratio = interval.ratio
     result.change = interval.ratio - 1.0
     if interval.low is not None:
         result.low, result.high = interval.low - 1.0, interval.high - 1.0
@@ -294,7 +294,7 @@ def compare(old: BenchmarkFile, new: BenchmarkFile, options: CompareOptions) -> 
         only_new=[name for name in new.benchmarks if name not in old.benchmarks],
         notes=_context_notes(old, new),
     )
-    ratios = [1.0 + b.change for b in comparison.benchmarks if b.change is not None]
+    ratios = [b.ratio for b in comparison.benchmarks if b.ratio is not None]
     if ratios:
         comparison.geomean_change = geometric_mean(ratios) - 1.0
         comparison.geomean_count = len(ratios)

@@ -6,17 +6,60 @@
   request comment or a CI job summary;
 * ``json``: :meth:`ireebench.comparison.Comparison.to_dict`, times in
   seconds per iteration (the default of ``--out``).
+
+Text from the files (benchmark names, paths, error messages) reaches a
+terminal or a pull request: control characters and bidirectional overrides
+are written as escapes (``\\x1b``, ``\\u202e``), so a name can neither
+colour, move the cursor nor reorder a line (:func:`printable`). The tables
+are laid out as tabulate's ``simple`` and ``github`` formats lay them out,
+in one pass over the rows (tabulate infers a type for every cell: a report of
+200,000 benchmarks spent most of its reporting time there).
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from ireebench.comparison import INCONCLUSIVE, SLOWER, CompareReporter
 from ireebench.results import TIME_UNIT_MULTIPLIER
-from tabulate import tabulate
 
 HEADERS = ["Benchmark", "Old", "New", "Change", "CI", "p-value", "Reps", "Verdict"]
+# C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and
+# isolates (the "Trojan Source" characters).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                          "\u2066-\u2069]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100
+                                else f"\\u{ord(char):04x}")
+
+
+def printable(text) -> str:
+    """``text`` with control and bidi characters escaped (one line, no terminal codes)."""
+    return _UNPRINTABLE.sub(_escape, str(text))
+
+
+def layout(headers: list[str], rows: list[list[str]], style: str) -> str:
+    """A table of strings as tabulate lays out ``simple`` or ``github``
+    (``disable_numparse``): left-aligned, each column as wide as its widest
+    cell or its header and 2; cells stripped of surrounding whitespace."""
+    rows = [[cell.strip() for cell in row] for row in rows]
+    widths = [len(header) + 2 for header in headers]
+    for index, column in enumerate(zip(*rows)):
+        widths[index] = max(widths[index], *map(len, column))
+    if style == "github":
+        def line(cells):
+            return "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+        rule = "|" + "|".join("-" * (w + 2) for w in widths) + "|"
+    else:
+        def line(cells):
+            return "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+        rule = "  ".join("-" * w for w in widths)
+    return "\n".join([line(headers), rule, *map(line, rows)])
 
 
 def format_time(seconds: float | None, unit: str) -> str:
@@ -58,7 +101,8 @@ def format_verdict(benchmark) -> str:
 def table_rows(comparison) -> list[list[str]]:
     rows = []
     for b in comparison.benchmarks:
-        rows.append([b.name, format_time(b.old, b.time_unit), format_time(b.new, b.time_unit),
+        rows.append([printable(b.name), format_time(b.old, b.time_unit),
+                     format_time(b.new, b.time_unit),
                      format_change(b.change), format_interval(b), format_pvalue(b.pvalue),
                      f"{b.n_old} vs {b.n_new}", format_verdict(b)])
     return rows
@@ -116,32 +160,39 @@ class ConsoleCompareReporter(CompareReporter):
     """A plain table, as Google Benchmark's compare.py prints one."""
 
     def report(self, comparison) -> None:
-        table = tabulate(table_rows(comparison), headers=headers(comparison),
-                         tablefmt="simple", disable_numparse=True)
-        text = [f"Comparing {comparison.old_path} (old) with {comparison.new_path} (new)",
-                describe(comparison), "", table, ""]
-        text += summary_lines(comparison)
+        table = layout(headers(comparison), table_rows(comparison), "simple")
+        title = (f"Comparing {printable(comparison.old_path)} (old) with "
+                 f"{printable(comparison.new_path)} (new)")
+        text = [title, describe(comparison), "", table, ""]
+        text += map(printable, summary_lines(comparison))
         self.stream.write("\n".join(text) + "\n")
         self.stream.flush()
 
 
 def _cell(text: str) -> str:
-    return str(text).replace("|", "\\|")
+    return printable(text).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """A Markdown code span that holds ``text``, backticks included."""
+    text = _cell(text)
+    fence = "`" * (max(map(len, re.findall("`+", text)), default=0) + 1)
+    padding = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{padding}{text}{padding}{fence}"
 
 
 class MarkdownCompareReporter(CompareReporter):
     """A GitHub-flavoured Markdown table and a bullet list."""
 
     def report(self, comparison) -> None:
-        rows = [[f"`{_cell(row[0])}`", *map(_cell, row[1:])] for row in table_rows(comparison)]
+        rows = [[_code(row[0]), *map(_cell, row[1:])] for row in table_rows(comparison)]
         if comparison.regressions:
             for row, benchmark in zip(rows, comparison.benchmarks):
                 if benchmark.regression:
                     row[-1] = f"**{row[-1]}**"
-        table = tabulate(rows, headers=headers(comparison), tablefmt="github",
-                         disable_numparse=True)
-        title = (f"**ireebench compare**: `{_cell(comparison.old_path)}` (old) → "
-                 f"`{_cell(comparison.new_path)}` (new)")
+        table = layout(headers(comparison), rows, "github")
+        title = (f"**ireebench compare**: {_code(comparison.old_path)} (old) → "
+                 f"{_code(comparison.new_path)} (new)")
         text = [title, "", f"_{describe(comparison)}_", "", table, ""]
         text += [f"- {_cell(line)}" for line in summary_lines(comparison)]
         self.stream.write("\n".join(text) + "\n")

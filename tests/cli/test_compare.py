@@ -364,3 +364,109 @@ def test_python_api_returns_the_comparison(reports, capfd):
         ireebench.run(["compare", str(reports["light"]), "--threshold=5"])
     assert error.value.exit_code == 2
     assert capfd.readouterr() == ("", "")
+
+
+# --- extreme values, hostile names, large reports ------------------------------
+
+
+def _report_file(path, rows_by_name, unit="s"):
+    """A Google Benchmark JSON report: name -> the repetitions' real (= cpu) times."""
+    rows = [{"name": name, "run_name": name, "run_type": "iteration", "iterations": 1,
+             "repetitions": len(times), "repetition_index": index, "real_time": value,
+             "cpu_time": value, "time_unit": unit}
+            for name, times in rows_by_name.items() for index, value in enumerate(times)]
+    path.write_text(json.dumps({"context": {}, "benchmarks": rows}))
+    return path
+
+
+@pytest.mark.parametrize("value, unit, shown", [
+    (1e308, "s", "real_time 1e+308 s"), (5e-324, "s", "real_time 4.94066e-324 s"),
+    (1e300, "ms", "real_time 1e+300 ms"), (["ns"], None, "unknown time_unit ['ns']"),
+])
+def test_values_no_benchmark_takes_are_bad_input(ireebench, tmp_path, value, unit, shown):
+    good = _report_file(tmp_path / "good.json", {"BM_x": [1.0 + i / 100 for i in range(9)]})
+    if unit is None:  # a time_unit that is a list
+        bad = _report_file(tmp_path / "bad.json", {"BM_x": [1.0] * 9})
+        report = json.loads(bad.read_text())
+        report["benchmarks"][3]["time_unit"] = value
+        bad.write_text(json.dumps(report))
+    else:
+        bad = _report_file(tmp_path / "bad.json", {"BM_x": [value] * 9}, unit)
+    for old, new in ((good, bad), (bad, good)):
+        result = ireebench("compare", old, new)
+        assert result.returncode == 2, result.stderr
+        line = one_error_line(result)
+        row = 4 if unit is None else 1
+        assert line.startswith(f"ireebench: error: compare: {bad}: benchmark #{row} (BM_x): "
+                               f"{shown}"), line
+
+
+def test_the_extremes_of_the_range_compare_without_a_warning(ireebench, tmp_path):
+    """1e-24 s against 1e24 s: a ratio of 1e48, no numpy RuntimeWarning line."""
+    tiny = _report_file(tmp_path / "tiny.json", {"BM_x": [1e-24 * (1 + i / 100)
+                                                          for i in range(9)]})
+    huge = _report_file(tmp_path / "huge.json", {"BM_x": [1e24 * (1 - i / 100)
+                                                          for i in range(9)]})
+    for old, new in ((tiny, huge), (huge, tiny)):
+        result = ireebench("compare", old, new, "--reporter=json")
+        assert result.returncode in (0, 1), result.stderr
+        assert result.stderr == ""  # no warning of any kind
+        [benchmark] = _json(result)["benchmarks"]
+        assert benchmark["verdict"] in ("slower", "faster")
+
+
+HOSTILE = "BM_\x1b[31mred\x1b[0m\x07\x08\r\u202egnp.exe|`x`\ttab"
+
+
+@pytest.mark.parametrize("reporter", ["console", "markdown"])
+def test_control_characters_in_names_are_escaped(ireebench, tmp_path, reporter):
+    times = [1.0 + i / 100 for i in range(9)]
+    old = _report_file(tmp_path / "old.json", {HOSTILE: times})
+    new = _report_file(tmp_path / "new\x1b[2J.json", {HOSTILE: [2 * t for t in times]})
+    result = ireebench("compare", old, new, f"--reporter={reporter}")
+    assert result.returncode == 1, result.stderr
+    escaped = "BM_\\x1b[31mred\\x1b[0m\\x07\\x08\\r\\u202egnp.exe"
+    assert escaped in result.stdout and "new\\x1b[2J.json" in result.stdout
+    for char in "\x1b\x07\x08\r\u202e\t":
+        assert char not in result.stdout, repr(char)
+    if reporter == "markdown":  # the name in a code span that holds its backticks
+        assert f"``{escaped}\\|`x`\\ttab``" in result.stdout
+    as_json = ireebench("compare", old, new, "--reporter=json")
+    assert _json(as_json)["benchmarks"][0]["name"] == HOSTILE  # JSON keeps the name exactly
+
+
+@pytest.mark.parametrize("style", ["simple", "github"])
+def test_the_table_is_laid_out_as_tabulate_lays_it_out(style):
+    """The reporters' one-pass layout gives tabulate's output for any table of strings."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+    from ireebench.plugins.compare.reporters import layout
+    from tabulate import tabulate
+
+    cell = st.text(alphabet=st.characters(codec="ascii", exclude_categories=["Cc"]),
+                   max_size=12)
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.integers(1, 8).flatmap(lambda width: st.tuples(
+        st.lists(cell.filter(lambda text: text == text.lstrip()), min_size=width,
+                 max_size=width),
+        st.lists(st.lists(cell, min_size=width, max_size=width), max_size=5))))
+    def check(table):
+        headers, rows = table
+        assert layout(headers, rows, style) == tabulate(rows, headers=headers, tablefmt=style,
+                                                        disable_numparse=True)
+
+    check()
+
+
+def test_a_report_of_many_benchmarks(ireebench, tmp_path):
+    """5,000 benchmarks of 9 repetitions a side compare (the reading, the test
+    and the tables are linear; timing is not asserted: docs/compare.md has it)."""
+    names = [f"BM_f{index}/process_time/real_time" for index in range(5000)]
+    old = _report_file(tmp_path / "old.json",
+                       {name: [1.0 + (i * 7 % 9) / 100 for i in range(9)] for name in names})
+    new = _report_file(tmp_path / "new.json",
+                       {name: [1.5 + (i * 5 % 9) / 100 for i in range(9)] for name in names})
+    result = ireebench("compare", old, new, "--reporter=markdown", timeout=600)
+    assert result.returncode == 1, result.stderr
+    assert result.stdout.count("REGRESSION") == 5000

@@ -107,6 +107,13 @@ def test_text_after_the_report_is_ignored(tmp_path):
      "benchmark #1 (BM_a): real_time is not a finite number ('x')"),
     ('{"benchmarks": [{"name": "BM_a", "real_time": 1, "cpu_time": 1, "time_unit": "h"}]}',
      "benchmark #1 (BM_a): unknown time_unit 'h'"),
+    ('{"benchmarks": [{"name": "BM_a", "real_time": 1, "cpu_time": 1, "time_unit": ["ns"]}]}',
+     "benchmark #1 (BM_a): unknown time_unit ['ns'] (one of ns, us, ms, s)"),
+    ('{"benchmarks": [{"name": "BM_a", "real_time": 1e308, "cpu_time": 1, "time_unit": "s"}]}',
+     ("benchmark #1 (BM_a): real_time 1e+308 s is not a time a benchmark takes (between "
+     "1e-24 s and 1e+24 s per iteration)")),
+    ('{"benchmarks": [{"name": "BM_a", "real_time": 1, "cpu_time": 5e-324, "time_unit": "s"}]}',
+     "benchmark #1 (BM_a): cpu_time 4.94066e-324 s is not a time a benchmark takes"),
     ("[" * 100000, "not JSON"),
 ])
 def test_bad_files_are_one_line(tmp_path, content, message):
