@@ -21,6 +21,7 @@ ireebench's ``--reporter``, ``--plugin`` and ``-p``, and runtime flags
 
 from __future__ import annotations
 
+import functools
 import os
 import stat
 from pathlib import Path
@@ -154,7 +155,8 @@ def run_replay(config, hub) -> int:
         config, REPLAY_TOOL, replay_tool_args(config, path), what=f"replay: {path}",
         user_filter=config.getoption("benchmark_filter"),
         context_extra={"iree_replay_file": str(Path(path).resolve()),
-                       "iree_replay_sha256": file_sha256(path),
+                       # Hashed once the tool has accepted the capture (lazy).
+                       "iree_replay_sha256": functools.partial(file_sha256, path),
                        "iree_replay_scope": config.getoption("replay_scope") or ""})
     return native.run(hub)
 

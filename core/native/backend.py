@@ -72,7 +72,11 @@ class NativeRun:
         ``user_filter``) and without output flags.
     :param what: how errors name this run (``--backend=native``, ``replay: FILE``).
     :param batch_size: logical iterations per batch, recorded on the runs.
-    :param context_extra: entries added to the report context.
+    :param context_extra: entries added to the report context; a callable
+        value is called when the context is reported, after the tool accepted
+        its input and measured the first benchmark (the sha256 of a replay
+        capture of gigabytes: a file the tool refuses is never read for it,
+        and no hashing runs while a benchmark is measured).
     """
 
     def __init__(self, config, tool: str, args: list[str], *, what: str, user_filter: str = "",
@@ -182,7 +186,8 @@ class NativeRun:
             context = context_from_benchmark_json(report, self.config.benchmark_context)
         else:  # the tool died before reporting: describe this machine ourselves
             context = gather(str(tool_path(self.tool)), self.config.benchmark_context)
-        context.extra.update(self.context_extra)
+        context.extra.update({key: value() if callable(value) else value
+                              for key, value in self.context_extra.items()})
         # The hub sizes the name column from the listed names and the plugins'
         # rows, then calls ireebench_report_context.
         hub.report_context(context, self.listed)

@@ -8,8 +8,12 @@ records around the timed work, iree-run-replay must replay the file, and
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -132,7 +136,7 @@ def test_replay_reporters_aggregates_and_time_unit(ireebench, modules, tmp_path)
     context = result.json()["context"]
     assert context["context_hook_calls"] == 1  # called by the hub, once
     assert context["iree_replay_file"] == str(capture.resolve())
-    assert len(context["iree_replay_sha256"]) == 64
+    assert context["iree_replay_sha256"] == hashlib.sha256(capture.read_bytes()).hexdigest()
     streamed = (tmp_path / "streamed.txt").read_text().splitlines()
     assert streamed == [r["name"] for r in rows]
     csv = ireebench("replay", capture, "--device=local-sync", "--benchmark_min_time=1x",
@@ -312,3 +316,28 @@ def test_replay_scope_that_does_not_exist(ireebench, modules, tmp_path):
                        "--benchmark_min_time=1x", f"--benchmark_out={out}")
     assert "nosuch" in one_error_line(result)
     assert not out.exists()  # nothing was reported: no half-written file
+
+
+def test_a_capture_the_tool_refuses_is_never_hashed(tmp_path):
+    """A 1 GiB file (sparse) whose header is not a capture's: the native tool's
+    one line comes back without ireebench reading the file (its sha256 is
+    taken only once the tool accepted the capture). ireebench's own reads are
+    counted by /proc/self/io at its exit."""
+    capture = tmp_path / "huge.ireereplay"
+    with open(capture, "wb") as handle:
+        handle.truncate(1 << 30)
+    code = ("import atexit, runpy, sys\n"
+            "def report():\n"
+            "    with open('/proc/self/io') as io:\n"
+            "        sys.stderr.write('READ ' + io.readline().split()[1] + '\\n')\n"
+            "atexit.register(report)\n"
+            f"sys.argv = ['ireebench', 'replay', {str(capture)!r}, '--device=local-sync']\n"
+            "runpy.run_module('ireebench', run_name='__main__', alter_sys=True)\n")
+    env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=300, check=False)
+    *lines, read = proc.stderr.splitlines()
+    assert proc.returncode == 1 and len(lines) == 1, proc.stderr
+    assert lines[0].startswith(f"ireebench: error: replay: {capture}: iree-benchmark-replay "
+                               "failed: ") and "replay file magic" in lines[0], lines[0]
+    assert int(read.split()[1]) < (1 << 28)  # a quarter of the file, at most: not hashed
