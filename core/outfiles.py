@@ -92,8 +92,8 @@ def resolve_output(path: str) -> Target:
         return Target("descriptor", Path(path), fd)
     try:
         mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        mode = None  # a new file, or a link to one
+    except (FileNotFoundError, NotADirectoryError):
+        mode = None  # a new file, a link to one, or one under a file (judged by its parent)
     if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
         return Target("special", Path(path))
     return Target("regular", Path(os.path.realpath(path)))

@@ -446,7 +446,7 @@ def test_the_table_is_laid_out_as_tabulate_lays_it_out(style):
     cell = st.text(alphabet=st.characters(codec="ascii", exclude_categories=["Cc"]),
                    max_size=12)
 
-    @settings(max_examples=200, deadline=None)
+    @settings(max_examples=100, deadline=None)
     @given(st.integers(1, 8).flatmap(lambda width: st.tuples(
         st.lists(cell.filter(lambda text: text == text.lstrip()), min_size=width,
                  max_size=width),
