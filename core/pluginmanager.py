@@ -76,6 +76,8 @@ BUILTIN_PLUGINS = {
     "statistics": "ireebench.plugins.statistics",
     "cold_start": "ireebench.plugins.cold_start",
     "environment": "ireebench.plugins.environment",
+    "allocator": "ireebench.plugins.allocator",
+    "modality": "ireebench.plugins.modality",
     "allocator_statistics": "ireebench.plugins.allocator_statistics",
 }
 

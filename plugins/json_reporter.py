@@ -5,7 +5,11 @@ Benchmark v1.9 as iree-benchmark-module prints it: doubles in
 ``std::scientific`` with 16 fractional digits, integers plain, the context
 keys in Google Benchmark's order followed by the ``--benchmark_context``
 entries (sorted by key, like its std::map) and then ireebench's provenance
-(``context.extra``), which consumers such as compare.py ignore.
+(``context.extra``), which consumers such as compare.py ignore. What plugins
+found out while measuring (``context.findings``, e.g. multimodal
+repetitions) is known only after the context block was written: it
+follows ``"benchmarks"`` as a top-level ``"findings"`` object, only when
+there is one (so a plain run's report stays Google Benchmark's).
 
 The report streams: the context and the opening of ``"benchmarks"`` are
 written first, each benchmark's rows as they finish, and the closing
@@ -153,8 +157,10 @@ class JSONReporter(Reporter):
         super().__init__(stream, config, err_stream)
         self._first_report = True
         self._opened = False
+        self._context = None
 
     def report_context(self, context) -> bool:
+        self._context = context
         members = ",\n".join("    " + line for line in context_lines(context))
         self._write('{\n  "context": {\n' + members + '\n  },\n  "benchmarks": [\n')
         self._opened = True
@@ -176,7 +182,9 @@ class JSONReporter(Reporter):
     def finalize(self) -> None:
         if self._opened:
             self._opened = False
-            self._write("\n  ]\n}\n")
+            findings = getattr(self._context, "findings", None)
+            tail = f",\n  {kv('findings', findings)}" if findings else ""
+            self._write(f"\n  ]{tail}\n}}\n")
 
     def _write(self, text: str) -> None:
         self.stream.write(text)

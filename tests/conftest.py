@@ -140,15 +140,17 @@ def _env() -> dict:
 
 @pytest.fixture(scope="session")
 def ireebench():
-    """ireebench(*args, input=None, timeout=300) runs the CLI in a subprocess."""
+    """ireebench(*args, input=None, timeout=300, cwd=None, env=None) runs the CLI in a
+    subprocess (``env``: variables added to the suite's environment)."""
 
-    def run(*args, input: bytes | None = None, timeout: float = 300, cwd=None) -> CliResult:
+    def run(*args, input: bytes | None = None, timeout: float = 300, cwd=None,
+            env: dict | None = None) -> CliResult:
         proc = subprocess.run(
             [sys.executable, "-m", "ireebench", *map(str, args)],
             input=input,
             capture_output=True,
             timeout=timeout,
-            env=_env(),
+            env={**_env(), **(env or {})},
             cwd=cwd,
             check=False,  # the exit code is part of what tests check
         )

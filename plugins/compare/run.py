@@ -5,6 +5,11 @@ time, so a name defined twice names both plugins); the display goes to
 the run's stdout, ``--out`` to a file written atomically
 (:class:`~ireebench.outfiles.OutputFile`). Both files are read and compared
 before anything is written, so bad input leaves no output and no file.
+Reports measured under different allocator settings (``malloc_trim`` and
+``malloc_parameters`` in their contexts, see the ``allocator`` plugin; a
+report that does not record it, such as the native tool's, counts as its
+own setting) get one warning line on stderr and the same note in the
+comparison, which every reporter shows.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from ireebench.comparison.model import COMPARE_OPTIONS, compare
 from ireebench.errors import UsageError
 from ireebench.hookcall import collect_named, guarded
 from ireebench.outfiles import OutputFile
+from ireebench.plugins.allocator import describe_setting, setting_of
 from ireebench.results import RunResult
 
 DEFAULT_REPORTER = "console"
@@ -39,6 +45,25 @@ def _report(config, name: str, factory, stream, comparison) -> None:
             comparison)
 
 
+def allocator_note(old, new) -> str | None:
+    """The note for two reports measured under different allocator settings
+    (``--malloc_trim``: the heap regime alone can change a time twofold)."""
+    settings = [setting_of(report.context) for report in (old, new)]
+    if settings[0] == settings[1]:
+        return None
+    return (f"old and new were measured with different allocator settings (old: "
+            f"{describe_setting(settings[0])}, new: {describe_setting(settings[1])}): "
+            "the heap regime alone can change the times; see --malloc_trim in docs/usage.md")
+
+
+def _warn_settings(config, old, new, comparison) -> None:
+    """One warning line on stderr, and a note every reporter shows."""
+    note = allocator_note(old, new)
+    if note is not None:
+        comparison.notes.append(note)
+        config.stderr.write(f"ireebench: warning: compare: {note}\n")
+
+
 def run_compare(config) -> RunResult:
     """Compares ``config.getoption("old")`` with ``"new"``; the exit code is 1 when a
     significant regression beyond its threshold exists, else 0. The run's
@@ -54,6 +79,7 @@ def run_compare(config) -> RunResult:
         old = load_benchmark_file(config, config.getoption("old"))
         new = load_benchmark_file(config, config.getoption("new"))
         comparison = compare(old, new, options)
+        _warn_settings(config, old, new, comparison)
         _report(config, display_name, display, config.stdout, comparison)
         if out_factory is not None:
             handle = OutputFile(out_path, "out")
