@@ -7,8 +7,15 @@ Compiles five workloads — a trivial function, a ~1 ms MLP
 (``--batch_size=8 --batch_concurrency=2``), and a dispatch benchmark wrapper
 of the MLP (``--iree-hal-dump-executable-benchmarks-to``, as
 tests/conftest.py's ``dispatch_module``) — plus the MLP with
-``--dispatch_statistics``. Then, alternating the two tools round after
-round (so machine drift hits both alike), it measures for each tool:
+``--dispatch_statistics``. Each tool runs in both heap regimes, so that
+each ratio compares like with like (see ``--malloc_trim`` in
+docs/usage.md): **native** (iree-benchmark-module as it is: glibc trims
+the freed heap, every iteration faults it back in) against **ireebench
+on** (``--malloc_trim=on``, the same regime in process), and **native***
+(the native tool with ``MALLOC_TRIM_THRESHOLD_=1000000000
+MALLOC_TOP_PAD_=16777216``: trimming off) against **ireebench**
+(its default, ``--malloc_trim=off``). Alternating the tools round after
+round (so machine drift hits all alike), it measures for each:
 
 - **time**: the median reported ``real_time`` of the repetitions;
 - **wall**: the whole process, start to exit (startup, calibration, repetitions);
@@ -58,10 +65,12 @@ ASYNC = "--iree-execution-model=async-external"
 BEGIN, END = "<!-- compare_native: begin -->", "<!-- compare_native: end -->"
 
 # glibc returns freed heap memory to the OS and grows it back on the next
-# allocation; in the native tool's small process that can happen every
-# iteration for programs with large transient buffers and inflate its times.
-# --no_trim adds a "native*" run with a raised trim threshold to show it.
+# allocation; in the native tool's small process that happens every
+# iteration for programs with large transient buffers. "native*" runs it
+# with trimming off, the regime of ireebench's default --malloc_trim=off.
 NO_TRIM = {"MALLOC_TRIM_THRESHOLD_": "1000000000", "MALLOC_TOP_PAD_": "16777216"}
+# Each ratio: (name, ireebench's tool, the native tool in the same regime).
+RATIOS = [("ratio on", "ireebench on", "native"), ("ratio off", "ireebench", "native*")]
 
 
 def compile_source(source: str, output: Path, *flags: str) -> Path:
@@ -156,13 +165,14 @@ class Samples:
         self.startup.append(startup.wall)
 
 
-def write_section(begin: str, end: str, section: str) -> None:
-    """Replaces the text between the ``begin`` and ``end`` markers of docs/performance.md."""
-    text = PERFORMANCE_MD.read_text()
+def write_section(begin: str, end: str, section: str, path: Path = PERFORMANCE_MD) -> None:
+    """Replaces the text between the ``begin`` and ``end`` markers of ``path``
+    (docs/performance.md)."""
+    text = path.read_text()
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
-    PERFORMANCE_MD.write_text(head + begin + "\n" + section + "\n" + end + tail)
-    print(f"wrote {PERFORMANCE_MD}", file=sys.stderr)
+    path.write_text(head + begin + "\n" + section + "\n" + end + tail)
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def med(values: list[float]) -> float:
@@ -212,7 +222,6 @@ def main() -> int:
     parser.add_argument("--device", default="local-sync")
     parser.add_argument("--min_time", default="0.2s")
     parser.add_argument("--repetitions", type=int, default=5)
-    parser.add_argument("--no_trim", action="store_true", help="also run native* (see NO_TRIM)")
     parser.add_argument("--write", action="store_true", help=f"write {PERFORMANCE_MD}")
     args = parser.parse_args()
 
@@ -220,9 +229,8 @@ def main() -> int:
 
     native = str(Path(benchmark_exe()).resolve())
     ours = [sys.executable, "-m", "ireebench"]
-    tools = [("native", [native], None), ("ireebench", ours, None)]
-    if args.no_trim:
-        tools.insert(1, ("native*", [native], NO_TRIM))
+    tools = [("native", [native], None), ("ireebench on", [*ours, "--malloc_trim=on"], None),
+             ("native*", [native], NO_TRIM), ("ireebench", ours, None)]
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ireebench-bench-") as scratch_dir:
@@ -258,8 +266,7 @@ def main() -> int:
     load_after = os.getloadavg()
 
     names = [tool for tool, _, _ in tools]
-    ratios = ["ratio"] + (["ratio*"] if "native*" in names else [])
-    header = ["workload", "unit", *[f"time {n}" for n in names], *ratios,
+    header = ["workload", "unit", *[f"time {n}" for n in names], *[r for r, _, _ in RATIOS],
               *[f"wall {n} (s)" for n in names], *[f"peak RSS {n} (MiB)" for n in names],
               *[f"startup {n} (s)" for n in names], *[f"CV {n}" for n in names]]
     rows = []
@@ -267,7 +274,7 @@ def main() -> int:
         got = {n: samples[(workload.name, n)] for n in names}
         t = {n: med(s.time) for n, s in got.items()}
         rows.append([workload.name, got["native"].unit, *[f"{t[n]:.4g}" for n in names],
-                     *[f"{t['ireebench'] / t[n]:.2f}" for n in ("native", "native*") if n in t],
+                     *[f"{t[a] / t[b]:.2f}" for _, a, b in RATIOS],
                      *[f"{med(got[n].wall):.2f}" for n in names],
                      *[f"{med(got[n].rss):.0f}" for n in names],
                      *[f"{med(got[n].startup):.3f}" for n in names],
@@ -282,9 +289,11 @@ def main() -> int:
     section = "\n".join([
         f"Run on {started:%Y-%m-%d %H:%M %Z}: {machine()}.",
         (f"Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after. Settings: "
-        f"{settings}. Ratio: ireebench's time / the native tool's"
-        + ("; native* and ratio*: the native tool with glibc's heap trimming off "
-           f"({' '.join(f'{k}={v}' for k, v in NO_TRIM.items())})." if args.no_trim else ".")),
+        f"{settings}. native: the native tool as it is (glibc's heap trimming on); ireebench "
+        "on: `--malloc_trim=on`; native*: the native tool with trimming off "
+        f"({' '.join(f'{k}={v}' for k, v in NO_TRIM.items())}); ireebench: its default "
+        "(`--malloc_trim=off`). ratio on: ireebench on / native; ratio off: ireebench / "
+        "native* (each in the same regime)."),
         "", *table, "", ("Resident memory of ireebench's pieces (peak RSS of `python -c`, "
         "median of 3):"), "", *memory])
     print(section)

@@ -104,8 +104,9 @@ UNIMODAL = {
     "gamma": lambda rng, n: 1.0 + 0.1 * rng.gamma(2.0, 1.0, n),
 }
 # The highest false-positive rate docs/statistics.md states per repetition count
-# (the measured rates, 4000 samples each, are at most 5.7 %, 1.4 % and 0.03 %).
-STATED = {5: 0.06, 10: 0.015, 20: 0.002}
+# (benchmarks/modality_rates.py measures at most 6.5 %, 1.1 % and 0.35 % over
+# its distributions; these are the test's, with other seeds).
+STATED = {5: 0.07, 10: 0.012, 20: 0.004}
 
 
 @pytest.mark.parametrize("n", sorted(STATED))

@@ -364,3 +364,33 @@ def test_python_api_returns_the_comparison(reports, capfd):
         ireebench.run(["compare", str(reports["light"]), "--threshold=5"])
     assert error.value.exit_code == 2
     assert capfd.readouterr() == ("", "")
+
+
+def test_different_allocator_settings_are_one_warning(reports, ireebench, tmp_path):
+    """Reports measured under different --malloc_trim settings (or one that does
+    not record it, as the native tool's) get one warning line and a note."""
+    data = json.loads(reports["light"].read_text())
+    assert data["context"]["malloc_trim"] == "off"
+    on = tmp_path / "on.json"
+    on.write_text(json.dumps({**data, "context": {
+        **data["context"], "malloc_trim": "on",
+        "malloc_parameters": {"M_TRIM_THRESHOLD": 0, "M_TOP_PAD": 0,
+                              "M_MMAP_THRESHOLD": 131072}}}))
+    unrecorded = tmp_path / "unrecorded.json"
+    unrecorded.write_text(json.dumps({**data, "context": {
+        key: value for key, value in data["context"].items()
+        if key not in ("malloc_trim", "malloc_parameters")}}))
+    expected = {
+        on: "old: malloc_trim=off, new: malloc_trim=on",
+        unrecorded: "old: malloc_trim=off, new: not recorded",
+    }
+    for new, settings in expected.items():
+        result = ireebench("compare", reports["light"], new, "--reporter=json")
+        assert result.returncode == 0, result.stderr
+        note = (f"old and new were measured with different allocator settings ({settings}): "
+                "the heap regime alone can change the times; see --malloc_trim in "
+                "docs/usage.md")
+        assert result.stderr.splitlines() == [f"ireebench: warning: compare: {note}"]
+        assert note in _json(result)["notes"]
+    same = ireebench("compare", reports["light"], reports["heavy"])
+    assert "allocator" not in same.stderr + same.stdout
