@@ -11,7 +11,9 @@ that measure the same regime run side by side):
 2. the native tool with ``MALLOC_TRIM_THRESHOLD_=1000000000
    MALLOC_TOP_PAD_=16777216`` (trimming off), then ireebench's default
    (``--malloc_trim=off``);
-3. ireebench ``--malloc_trim=glibc`` (glibc's own thresholds, untouched: what
+3. the native tool with IREE's caching allocator (``--device_allocator=caching``:
+   freed buffers kept for reuse, the way a long-running deployment keeps them);
+4. ireebench ``--malloc_trim=glibc`` (glibc's own thresholds, untouched: what
    ireebench did before the flag).
 
 Each run is ``--device=local-sync --benchmark_repetitions=10
@@ -51,6 +53,7 @@ class Variant:
     label: str
     ireebench_flags: list[str] | None  # None: the native tool
     env: dict = field(default_factory=dict)
+    native_flags: list[str] = field(default_factory=list)
     runs: list[list[tuple[float, float]]] = field(default_factory=list)  # (real, cpu) ms
 
 
@@ -61,6 +64,8 @@ def variants() -> list[Variant]:
         Variant("native tool, `MALLOC_TRIM_THRESHOLD_=1000000000 MALLOC_TOP_PAD_=16777216`",
                 None, NO_TRIM),
         Variant("ireebench, default (`--malloc_trim=off`)", []),
+        Variant("native tool, `--device_allocator=caching`", None,
+                native_flags=["--device_allocator=caching"]),
         Variant("ireebench `--malloc_trim=glibc` (before the flag)", ["--malloc_trim=glibc"]),
     ]
 
@@ -99,7 +104,8 @@ def main() -> int:
                  f"--benchmark_repetitions={args.repetitions}"]
         for round_index in range(args.rounds):
             for variant in runs:
-                command = ([native, *flags] if variant.ireebench_flags is None
+                command = ([native, *flags, *variant.native_flags]
+                           if variant.ireebench_flags is None
                            else [*ours, *flags, *variant.ireebench_flags])
                 report = json.loads(run_process(command, variant.env).stdout)
                 variant.runs.append([(row["real_time"], row["cpu_time"])
@@ -119,7 +125,8 @@ def main() -> int:
         rows.append(f"| {variant.label} | " + " | ".join(cell(r) for r in reals)
                     + f" | {spreads} | {cvs} | {min(shares):.2f}–{max(shares):.2f} |")
     pairs = [("trimming on: ireebench `on` / native", runs[1], runs[0]),
-             ("trimming off: ireebench default / native with the variables", runs[3], runs[2])]
+             ("trimming off: ireebench default / native with the variables", runs[3], runs[2]),
+             ("ireebench default / native with the caching allocator", runs[3], runs[4])]
     ratio_rows = ["| pair | " + " | ".join(f"round {i + 1}" for i in range(args.rounds))
                   + " | median |", "| --- |" + " --- |" * (args.rounds + 1)]
     for label, ours_variant, theirs in pairs:

@@ -176,7 +176,7 @@ def ireebench_addoption(parser):
              "regimes (allocator, CPU clock, another process). Default true.")
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # the statistics plugin, which declares it, may be blocked
 def ireebench_statistics(config):
     """``modes``: the fraction of repetitions outside the largest group."""
     return {"modes": Statistic("modes", outside_main_group, "percentage")}

@@ -40,11 +40,12 @@ HOST = "--iree-llvmcpu-target-cpu=host"
 NAME = "BM_mlp/process_time/real_time"
 ON_CPU = 0.9  # CPU time / real time of every repetition: the process had the CPU
 WARNING = re.compile(rf"ireebench: warning: {re.escape(NAME)}: repetitions form 2 groups"
-                     r"( in CPU time)?: 5 near [\d.]+ ms, 5 near [\d.]+ ms \(separate regimes")
+                     r"( in CPU time)?: 6 near [\d.]+ ms, 6 near [\d.]+ ms \(separate regimes")
 # A fixed iteration count: every repetition does the same work however busy
 # the machine is (and a repetition after a trimming one faults only in its
 # first iteration); the warm-up keeps first touches out of the repetitions.
-FLIPPING = ["--device=local-sync", "--benchmark_repetitions=10", "--benchmark_min_time=20x",
+FLIPPING = ["--multimodal_warnings=true", "--device=local-sync", "--benchmark_repetitions=12",
+            "--benchmark_min_time=20x",
             "--benchmark_min_warmup_time=0.02", "--plugin=allocator_flip",
             "--plugin=page_faults"]
 
@@ -169,20 +170,21 @@ def test_flipping_repetitions_are_reported(flipping):
     sizes_found = [group["repetitions"] for group in finding["groups"]]
     rows = [row for row in report["benchmarks"] if row["run_type"] == "iteration"]
     on_cpu = min(row["cpu_time"] / row["real_time"] for row in rows)
-    assert finding["time_unit"] == "ms" and sum(sizes_found) == 10
+    assert finding["time_unit"] == "ms" and sum(sizes_found) == 12
     if finding["metric"] == "cpu_time" or on_cpu >= ON_CPU:
         assert WARNING.match(lines[0]), lines
-        assert sizes_found == [5, 5]
+        assert sizes_found == [6, 6]
         low, high = (group["median"] for group in finding["groups"])
         assert high > 1.3 * low
     [modes] = [row for row in report["benchmarks"] if row.get("aggregate_name") == "modes"]
     assert modes["aggregate_unit"] == "percentage"
-    assert modes["cpu_time"] == pytest.approx(0.5)  # 5 of 10 outside the largest group
+    assert modes["cpu_time"] == pytest.approx(0.5)  # 6 of 12 outside the largest group
 
 
 def test_the_check_can_be_turned_off(mlp_128k, ireebench):
-    result = ireebench(f"--module={mlp_128k}", *FLIPPING, "--benchmark_format=json",
-                       "--multimodal_warnings=false")
+    result = ireebench(f"--module={mlp_128k}", *FLIPPING[1:], "--benchmark_format=json",
+                       "--multimodal_warnings=false",
+                       env={"IREEBENCH_MULTIMODAL_WARNINGS": "true"})
     assert result.returncode == 0, result.stderr
     assert ireebench_lines(result) == []
     assert "findings" not in result.json()
@@ -198,15 +200,17 @@ def test_a_plain_report_has_no_findings(mlp_128k, ireebench):
 # --- the rows of a native tool --------------------------------------------------
 
 
-def test_native_rows_are_checked(mlp_128k):
+def test_native_rows_are_checked(mlp_128k, monkeypatch):
     """Repetitions of the native tool in each regime (its default, and trimming
     off through the MALLOC_* variables), reported by a backend that measures
-    elsewhere, as --backend=native does (runs_from_benchmark_json)."""
+    elsewhere, as --backend=native does (runs_from_benchmark_json). The check
+    is on by default (the suite turns it off in its environment)."""
+    monkeypatch.delenv("IREEBENCH_MULTIMODAL_WARNINGS")
     reports = []
     for env in ({}, {"MALLOC_TRIM_THRESHOLD_": "1000000000", "MALLOC_TOP_PAD_": "16777216"}):
         proc = subprocess.run(
             [benchmark_exe(), f"--module={mlp_128k}", "--device=local-sync",
-             "--benchmark_repetitions=5", "--benchmark_min_time=20x",
+             "--benchmark_repetitions=8", "--benchmark_min_time=20x",
              "--benchmark_min_warmup_time=0.02",
              "--benchmark_format=json"], capture_output=True, text=True, timeout=300,
             env={**os.environ, **env}, check=True)
@@ -231,10 +235,13 @@ def test_native_rows_are_checked(mlp_128k):
                             "--benchmark_statistics=modes"], stderr=stderr,
                            plugins=[MixedBackend()])
     assert result.exit_code == 0, stderr.getvalue()
-    [finding] = result.context.findings["multimodal_repetitions"].values()
-    assert sum(group["repetitions"] for group in finding["groups"]) == 10
+    times = [(row.real_time, row.cpu_time) for row in result.runs if row.run_type == "iteration"]
+    findings = result.context.findings.get("multimodal_repetitions", {})
+    assert len(findings) == 1, times  # (real, CPU) ms of each repetition
+    [finding] = findings.values()
+    assert sum(group["repetitions"] for group in finding["groups"]) == 16
     if finding["metric"] == "cpu_time":  # see test_flipping_repetitions_are_reported
-        assert [group["repetitions"] for group in finding["groups"]] == [5, 5]
+        assert [group["repetitions"] for group in finding["groups"]] == [8, 8]
     assert f"ireebench: warning: {NAME}: repetitions form " in stderr.getvalue()
     modes = result.by_name(f"{NAME}_modes")
     assert modes.cpu_time == pytest.approx(0.5)
