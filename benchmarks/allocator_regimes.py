@@ -55,6 +55,7 @@ class Variant:
     env: dict = field(default_factory=dict)
     native_flags: list[str] = field(default_factory=list)
     runs: list[list[tuple[float, float]]] = field(default_factory=list)  # (real, cpu) ms
+    faults: list[float] = field(default_factory=list)  # per measured iteration, per run
 
 
 def variants() -> list[Variant]:
@@ -107,33 +108,46 @@ def main() -> int:
                 command = ([native, *flags, *variant.native_flags]
                            if variant.ireebench_flags is None
                            else [*ours, *flags, *variant.ireebench_flags])
-                report = json.loads(run_process(command, variant.env).stdout)
-                variant.runs.append([(row["real_time"], row["cpu_time"])
-                                     for row in report["benchmarks"]
-                                     if row["run_type"] == "iteration"])
+                process = run_process(command, variant.env)
+                rows = [row for row in json.loads(process.stdout)["benchmarks"]
+                        if row["run_type"] == "iteration"]
+                variant.runs.append([(row["real_time"], row["cpu_time"]) for row in rows])
+                variant.faults.append(process.minor_faults / sum(r["iterations"] for r in rows))
             print(f"round {round_index + 1}/{args.rounds} done", file=sys.stderr)
     load_after = os.getloadavg()
 
-    header = ["tool", *[f"run {i + 1}: repetitions (ms)" for i in range(args.rounds)],
-              "max/min per run", "cv per run", "CPU share"]
-    rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    def table(index: int) -> list[str]:
+        header = ["tool", *[f"run {i + 1} (ms)" for i in range(args.rounds)],
+                  "max/min per run", "cv per run"]
+        rows = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+        for variant in runs:
+            times = [[pair[index] for pair in run] for run in variant.runs]
+            spreads = ", ".join(f"{max(t) / min(t):.2f}" for t in times)
+            cvs = ", ".join(f"{100 * statistics.stdev(t) / statistics.mean(t):.1f} %"
+                            for t in times)
+            rows.append(f"| {variant.label} | " + " | ".join(cell(t) for t in times)
+                        + f" | {spreads} | {cvs} |")
+        return rows
+
+    regime = ["| tool | page faults per iteration (per run) | CPU share |", "| --- | --- | --- |"]
     for variant in runs:
-        reals = [[real for real, _ in run] for run in variant.runs]
         shares = [cpu / real for run in variant.runs for real, cpu in run]
-        spreads = ", ".join(f"{max(r) / min(r):.2f}" for r in reals)
-        cvs = ", ".join(f"{100 * statistics.stdev(r) / statistics.mean(r):.1f} %" for r in reals)
-        rows.append(f"| {variant.label} | " + " | ".join(cell(r) for r in reals)
-                    + f" | {spreads} | {cvs} | {min(shares):.2f}–{max(shares):.2f} |")
+        regime.append(f"| {variant.label} | " + ", ".join(f"{f:.0f}" for f in variant.faults)
+                      + f" | {min(shares):.2f}–{max(shares):.2f} |")
     pairs = [("trimming on: ireebench `on` / native", runs[1], runs[0]),
              ("trimming off: ireebench default / native with the variables", runs[3], runs[2]),
              ("ireebench default / native with the caching allocator", runs[3], runs[4])]
     ratio_rows = ["| pair | " + " | ".join(f"round {i + 1}" for i in range(args.rounds))
-                  + " | median |", "| --- |" + " --- |" * (args.rounds + 1)]
+                  + " | median | median of the CPU-time ratios |",
+                  "| --- |" + " --- |" * (args.rounds + 2)]
     for label, ours_variant, theirs in pairs:
         ratios = [statistics.median(r for r, _ in a) / statistics.median(r for r, _ in b)
                   for a, b in zip(ours_variant.runs, theirs.runs)]
+        cpu = [statistics.median(c for _, c in a) / statistics.median(c for _, c in b)
+               for a, b in zip(ours_variant.runs, theirs.runs)]
         ratio_rows.append(f"| {label} | " + " | ".join(f"{r:.2f}" for r in ratios)
-                          + f" | {statistics.median(ratios):.2f} |")
+                          + f" | {statistics.median(ratios):.2f} | "
+                          f"{statistics.median(cpu):.2f} |")
     section = "\n".join([
         (f"Measured on {started:%Y-%m-%d %H:%M %Z}: {machine()}; load average "
         f"{load_before[0]:.2f} before, {load_after[0]:.2f} after. "
@@ -142,8 +156,15 @@ def main() -> int:
         f"--benchmark_repetitions={args.repetitions} --benchmark_min_time={args.min_time}`, "
         f"{args.rounds} rounds, the tools alternating; \"2 of 10 at ...\" is a second group "
         "of repetitions as the multimodality check finds it; CPU share is CPU time / real "
-        "time of the repetitions (under 1 where other processes took the CPU)."),
-        "", *rows, "", "Ratio of the median repetitions, pair by pair (same regime):", "",
+        "time of the repetitions (under 1 where other processes took the CPU: then the "
+        "real times measure the load as much as the tools)."),
+        "", "Real time of the repetitions (what both tools report):", "", *table(0), "",
+        ("CPU time of the same repetitions (page faults are the kernel's time, counted here; "
+        "other processes taking the CPU are not):"), "", *table(1), "",
+        ("The regime of each run, counted rather than timed: minor page faults of the whole "
+        "process (startup and calibration included) per measured iteration; and the CPU "
+        "share:"), "", *regime, "",
+        "Ratio of the median repetitions (real time), pair by pair (same regime):", "",
         *ratio_rows])
     print(section)
     if args.write:

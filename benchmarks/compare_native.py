@@ -24,7 +24,9 @@ round (so machine drift hits all alike), it measures for each:
   counts), taken by a small middleman process (see ``MIDDLEMAN``);
 - **startup**: the whole process with ``--benchmark_list_tests`` (load the
   runtime and the module, list the benchmarks, exit);
-- **CV**: the ``_cv`` aggregate (stddev / mean of the repetitions).
+- **CV**: the ``_cv`` aggregate (stddev / mean of the repetitions);
+- **CPU ratio**: the ratios of the median ``cpu_time`` of the repetitions
+  (less sensitive to other processes than the wall-clock times).
 
 Each number is the median over the rounds. It prints a table and, with
 ``--write``, puts it with the machine it ran on into docs/performance.md
@@ -107,6 +109,7 @@ class Process:
     stdout: str
     wall: float  # seconds
     peak_rss_mib: float
+    minor_faults: int = 0  # the process's and its waited children's (wait4's ru_minflt)
 
 
 # Peak RSS needs care: a child's ru_maxrss starts at the resident size of the
@@ -123,7 +126,7 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(sys.argv[1], "w") as report:
-    report.write(f"{usage.ru_maxrss} {wall}")
+    report.write(f"{usage.ru_maxrss} {wall} {usage.ru_minflt}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -139,13 +142,14 @@ def run_process(command: list[str], env: dict | None = None) -> Process:
         if proc.returncode != 0:
             raise RuntimeError(f"{command}: exit {proc.returncode}: "
                                f"{proc.stderr.decode(errors='replace')[-2000:]}")
-        maxrss_kib, wall = report.read_text().split()
-        return Process(proc.stdout.decode(), float(wall), int(maxrss_kib) / 1024.0)
+        maxrss_kib, wall, faults = report.read_text().split()
+        return Process(proc.stdout.decode(), float(wall), int(maxrss_kib) / 1024.0, int(faults))
 
 
 @dataclass
 class Samples:
     time: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # median cpu_time of the repetitions
     wall: list[float] = field(default_factory=list)
     rss: list[float] = field(default_factory=list)
     startup: list[float] = field(default_factory=list)
@@ -159,6 +163,8 @@ class Samples:
         cvs = [b["real_time"] for b in rows if b.get("aggregate_name") == "cv"]
         self.unit = rows[0]["time_unit"]
         self.time.append(statistics.median(reps))
+        self.cpu.append(statistics.median(b["cpu_time"] for b in rows
+                                          if b["run_type"] == "iteration"))
         self.cv.extend(cvs[:1])
         self.wall.append(run.wall)
         self.rss.append(run.peak_rss_mib)
@@ -267,14 +273,17 @@ def main() -> int:
 
     names = [tool for tool, _, _ in tools]
     header = ["workload", "unit", *[f"time {n}" for n in names], *[r for r, _, _ in RATIOS],
+              *[f"CPU {r}" for r, _, _ in RATIOS],
               *[f"wall {n} (s)" for n in names], *[f"peak RSS {n} (MiB)" for n in names],
               *[f"startup {n} (s)" for n in names], *[f"CV {n}" for n in names]]
     rows = []
     for workload in workloads:
         got = {n: samples[(workload.name, n)] for n in names}
         t = {n: med(s.time) for n, s in got.items()}
+        c = {n: med(s.cpu) for n, s in got.items()}
         rows.append([workload.name, got["native"].unit, *[f"{t[n]:.4g}" for n in names],
                      *[f"{t[a] / t[b]:.2f}" for _, a, b in RATIOS],
+                     *[f"{c[a] / c[b]:.2f}" for _, a, b in RATIOS],
                      *[f"{med(got[n].wall):.2f}" for n in names],
                      *[f"{med(got[n].rss):.0f}" for n in names],
                      *[f"{med(got[n].startup):.3f}" for n in names],
@@ -293,7 +302,8 @@ def main() -> int:
         "on: `--malloc_trim=on`; native*: the native tool with trimming off "
         f"({' '.join(f'{k}={v}' for k, v in NO_TRIM.items())}); ireebench: its default "
         "(`--malloc_trim=off`). ratio on: ireebench on / native; ratio off: ireebench / "
-        "native* (each in the same regime)."),
+        "native* (each in the same regime); CPU ratio: the same of the median CPU time of "
+        "the repetitions, which other processes taking the CPU do not inflate."),
         "", *table, "", ("Resident memory of ireebench's pieces (peak RSS of `python -c`, "
         "median of 3):"), "", *memory])
     print(section)

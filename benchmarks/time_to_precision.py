@@ -53,9 +53,10 @@ class Result:
     precision: list[float] = field(default_factory=list)
     width: list[float] = field(default_factory=list)  # ci_upper - ci_lower, time unit
     median: list[float] = field(default_factory=list)  # the _median row, time unit
+    faults: list[float] = field(default_factory=list)  # minor page faults per iteration
     unit: str = ""
 
-    def add(self, wall: float, report: dict) -> None:
+    def add(self, wall: float, report: dict, faults: int = 0) -> None:
         aggs = {b["aggregate_name"]: b for b in report["benchmarks"]
                 if b["run_type"] == "aggregate"}
         self.wall.append(wall)
@@ -63,6 +64,11 @@ class Result:
         self.precision.append(aggs["precision"]["real_time"])
         self.width.append(aggs["ci_upper"]["real_time"] - aggs["ci_lower"]["real_time"])
         self.median.append(aggs["median"]["real_time"])
+        # The whole process's faults (startup included) per measured iteration:
+        # which heap regime the run measured, counted rather than timed.
+        iterations = sum(b["iterations"] for b in report["benchmarks"]
+                         if b["run_type"] == "iteration")
+        self.faults.append(faults / iterations if iterations else float("nan"))
         self.unit = aggs["median"]["time_unit"]
 
 
@@ -96,17 +102,17 @@ def main() -> int:
         for round_index in range(args.rounds):
             fixed = run_process([*base, "--benchmark_repetitions=10"])
             report = json.loads(fixed.stdout)
-            variants["fixed 10 x 0.5 s"].add(fixed.wall, report)
+            variants["fixed 10 x 0.5 s"].add(fixed.wall, report, fixed.minor_faults)
             target = variants["fixed 10 x 0.5 s"].precision[-1]
             for name, min_time in (("adaptive, 0.5 s repetitions", "0.5s"),
                                    ("adaptive, 0.05 s repetitions", "0.05s")):
                 run = run_process([*base, f"--benchmark_min_rel_accuracy={target!r}",
                                    f"--benchmark_max_time={MAX_TIME}",
                                    f"--benchmark_min_time={min_time}"])
-                variants[name].add(run.wall, json.loads(run.stdout))
+                variants[name].add(run.wall, json.loads(run.stdout), run.minor_faults)
             for name, flags in others.items():
                 run = run_process([*base, "--benchmark_repetitions=10", *flags])
-                variants[name].add(run.wall, json.loads(run.stdout))
+                variants[name].add(run.wall, json.loads(run.stdout), run.minor_faults)
             print(f"round {round_index + 1}/{args.rounds}: target +-{100 * target:.2f} %, "
                   + ", ".join(f"{name}: {r.wall[-1]:.2f} s, {r.repetitions[-1]} reps, "
                               f"+-{100 * r.precision[-1]:.2f} %"
@@ -114,14 +120,15 @@ def main() -> int:
     load_after = os.getloadavg()
 
     fixed = variants["fixed 10 x 0.5 s"]
-    rows = [(f"| run | median ({fixed.unit}) | wall (s) | wall / fixed | repetitions | "
-             f"achieved precision (±) | interval width ({fixed.unit}) | reached the fixed "
-             "run's precision |"),
-            "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [(f"| run | median ({fixed.unit}) | page faults / iteration | wall (s) | "
+             f"wall / fixed | repetitions | achieved precision (±) | interval width "
+             f"({fixed.unit}) | reached the fixed run's precision |"),
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, result in variants.items():
         ratios = [w / f for w, f in zip(result.wall, fixed.wall)]
         reached = sum(p <= t * (1 + 1e-9) for p, t in zip(result.precision, fixed.precision))
-        rows.append(f"| {name} | {med(result.median):.4g} | {med(result.wall):.2f} | "
+        rows.append(f"| {name} | {med(result.median):.4g} | {med(result.faults):.0f} | "
+                    f"{med(result.wall):.2f} | "
                     f"{med(ratios):.2f} | "
                     f"{med(result.repetitions):g} | {100 * med(result.precision):.2f} % | "
                     f"{med(result.width):.4f} | {reached} of {len(result.wall)} rounds |")
@@ -139,7 +146,9 @@ def main() -> int:
         "(`--benchmark_min_rel_accuracy`) is the precision the fixed run of its round "
         f"achieved (`--benchmark_max_time={MAX_TIME}`); the last three rows are the fixed "
         "run measured by the native tool (`--backend=native`) in each heap regime and by "
-        "ireebench under glibc's own thresholds (`--malloc_trim=glibc`). Medians over the "
+        "ireebench under glibc's own thresholds (`--malloc_trim=glibc`); page faults / "
+        "iteration: the whole process's minor faults (startup included) per measured "
+        "iteration, the heap regime counted rather than timed. Medians over the "
         "rounds; \"wall / fixed\" is the median of the per-round ratios."),
         "", *rows, "", "Per round (wall, repetitions, achieved precision):", "", *per_round])
     print(section)
