@@ -13,7 +13,9 @@ that measure the same regime run side by side):
    (``--malloc_trim=off``);
 3. the native tool with IREE's caching allocator (``--device_allocator=caching``:
    freed buffers kept for reuse, the way a long-running deployment keeps them);
-4. ireebench ``--malloc_trim=glibc`` (glibc's own thresholds, untouched: what
+4. the native tool as in 1., naming the function (``--function=mlp``, which
+   changes nothing but what sits on its heap);
+5. ireebench ``--malloc_trim=glibc`` (glibc's own thresholds, untouched: what
    ireebench did before the flag).
 
 Each run is ``--device=local-sync --benchmark_repetitions=10
@@ -60,13 +62,15 @@ class Variant:
 
 def variants() -> list[Variant]:
     return [
-        Variant("native tool, default (trimming on)", None),
+        Variant("native tool, default (glibc's defaults)", None),
         Variant("ireebench `--malloc_trim=on`", ["--malloc_trim=on"]),
         Variant("native tool, `MALLOC_TRIM_THRESHOLD_=1000000000 MALLOC_TOP_PAD_=16777216`",
                 None, NO_TRIM),
         Variant("ireebench, default (`--malloc_trim=off`)", []),
         Variant("native tool, `--device_allocator=caching`", None,
                 native_flags=["--device_allocator=caching"]),
+        Variant("native tool, default, with `--function=mlp`", None,
+                native_flags=["--function=mlp"]),
         Variant("ireebench `--malloc_trim=glibc` (before the flag)", ["--malloc_trim=glibc"]),
     ]
 
@@ -134,7 +138,7 @@ def main() -> int:
         shares = [cpu / real for run in variant.runs for real, cpu in run]
         regime.append(f"| {variant.label} | " + ", ".join(f"{f:.0f}" for f in variant.faults)
                       + f" | {min(shares):.2f}–{max(shares):.2f} |")
-    pairs = [("trimming on: ireebench `on` / native", runs[1], runs[0]),
+    pairs = [("trimming on: ireebench `on` / native, default", runs[1], runs[0]),
              ("trimming off: ireebench default / native with the variables", runs[3], runs[2]),
              ("ireebench default / native with the caching allocator", runs[3], runs[4])]
     ratio_rows = ["| pair | " + " | ".join(f"round {i + 1}" for i in range(args.rounds))

@@ -7,15 +7,19 @@ Compiles five workloads — a trivial function, a ~1 ms MLP
 (``--batch_size=8 --batch_concurrency=2``), and a dispatch benchmark wrapper
 of the MLP (``--iree-hal-dump-executable-benchmarks-to``, as
 tests/conftest.py's ``dispatch_module``) — plus the MLP with
-``--dispatch_statistics``. Each tool runs in both heap regimes, so that
-each ratio compares like with like (see ``--malloc_trim`` in
-docs/usage.md): **native** (iree-benchmark-module as it is: glibc trims
-the freed heap, every iteration faults it back in) against **ireebench
-on** (``--malloc_trim=on``, the same regime in process), and **native***
-(the native tool with ``MALLOC_TRIM_THRESHOLD_=1000000000
-MALLOC_TOP_PAD_=16777216``: trimming off) against **ireebench**
-(its default, ``--malloc_trim=off``). Alternating the tools round after
-round (so machine drift hits all alike), it measures for each:
+``--dispatch_statistics``. Each tool runs in both heap regimes, set the
+same way in both, so that each ratio compares like with like (see
+``--malloc_trim`` in docs/usage.md): **native on** (iree-benchmark-module
+with the ``MALLOC_*`` variables of ``--malloc_trim=on``: freed memory
+returned at once, every iteration faulting its buffers back in) against
+**ireebench on** (``--malloc_trim=on``), and **native off** (the native
+tool with ``MALLOC_TRIM_THRESHOLD_=1000000000 MALLOC_TOP_PAD_=16777216``)
+against **ireebench** (its default, ``--malloc_trim=off``); plus
+**native**, the native tool as it is (glibc's defaults, whose regime
+depends on the heap's layout: for some command lines every iteration
+faults, for others none), against ireebench's default: the numbers a user
+switching tools compares. Alternating the tools round after round (so
+machine drift hits all alike), it measures for each:
 
 - **time**: the median reported ``real_time`` of the repetitions;
 - **wall**: the whole process, start to exit (startup, calibration, repetitions);
@@ -23,7 +27,8 @@ round (so machine drift hits all alike), it measures for each:
   children too: the native profiling pass of ``--dispatch_statistics``
   counts), taken by a small middleman process (see ``MIDDLEMAN``);
 - **startup**: the whole process with ``--benchmark_list_tests`` (load the
-  runtime and the module, list the benchmarks, exit);
+  runtime and the module, list the benchmarks, exit); wall, peak RSS and
+  startup of native and ireebench only;
 - **CV**: the ``_cv`` aggregate (stddev / mean of the repetitions);
 - **CPU ratio**: the ratios of the median ``cpu_time`` of the repetitions
   (less sensitive to other processes than the wall-clock times).
@@ -52,6 +57,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ireebench.plugins.allocator import tool_variables
+
 ROOT = Path(__file__).resolve().parent.parent
 PERFORMANCE_MD = ROOT / "docs" / "performance.md"
 TRIVIAL = """
@@ -67,12 +74,18 @@ ASYNC = "--iree-execution-model=async-external"
 BEGIN, END = "<!-- compare_native: begin -->", "<!-- compare_native: end -->"
 
 # glibc returns freed heap memory to the OS and grows it back on the next
-# allocation; in the native tool's small process that happens every
-# iteration for programs with large transient buffers. "native*" runs it
-# with trimming off, the regime of ireebench's default --malloc_trim=off.
+# allocation; in the native tool's small process that can happen every
+# iteration for programs with large transient buffers. "native off" runs it
+# with trimming off (the usual recipe), the regime of ireebench's default
+# --malloc_trim=off; "native on" with the variables of --malloc_trim=on.
 NO_TRIM = {"MALLOC_TRIM_THRESHOLD_": "1000000000", "MALLOC_TOP_PAD_": "16777216"}
-# Each ratio: (name, ireebench's tool, the native tool in the same regime).
-RATIOS = [("ratio on", "ireebench on", "native"), ("ratio off", "ireebench", "native*")]
+TRIM = tool_variables("on")
+# Each ratio: (name, ireebench's tool, the native tool it is compared with).
+RATIOS = [("ratio on", "ireebench on", "native on"), ("ratio off", "ireebench", "native off"),
+          ("ratio as they are", "ireebench", "native")]
+# The tools whose wall time, peak RSS and startup are reported (those barely
+# depend on the heap regime).
+AS_THEY_ARE = ("native", "ireebench")
 
 
 def compile_source(source: str, output: Path, *flags: str) -> Path:
@@ -156,7 +169,7 @@ class Samples:
     cv: list[float] = field(default_factory=list)
     unit: str = ""
 
-    def add(self, run: Process, startup: Process) -> None:
+    def add(self, run: Process, startup: Process | None) -> None:
         report = json.loads(run.stdout)
         rows = [b for b in report["benchmarks"] if "/process_time/real_time" in b["run_name"]]
         reps = [b["real_time"] for b in rows if b["run_type"] == "iteration"]
@@ -168,7 +181,8 @@ class Samples:
         self.cv.extend(cvs[:1])
         self.wall.append(run.wall)
         self.rss.append(run.peak_rss_mib)
-        self.startup.append(startup.wall)
+        if startup is not None:
+            self.startup.append(startup.wall)
 
 
 def write_section(begin: str, end: str, section: str, path: Path = PERFORMANCE_MD) -> None:
@@ -235,8 +249,9 @@ def main() -> int:
 
     native = str(Path(benchmark_exe()).resolve())
     ours = [sys.executable, "-m", "ireebench"]
-    tools = [("native", [native], None), ("ireebench on", [*ours, "--malloc_trim=on"], None),
-             ("native*", [native], NO_TRIM), ("ireebench", ours, None)]
+    tools = [("native", [native], None), ("native on", [native], TRIM),
+             ("ireebench on", [*ours, "--malloc_trim=on"], None),
+             ("native off", [native], NO_TRIM), ("ireebench", ours, None)]
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ireebench-bench-") as scratch_dir:
@@ -264,7 +279,8 @@ def main() -> int:
                            f"--benchmark_min_time={args.min_time}",
                            f"--benchmark_repetitions={args.repetitions}"]
                 for tool, command, env in tools:
-                    startup = run_process(command + flags[:2] + ["--benchmark_list_tests"], env)
+                    startup = (run_process(command + flags[:2] + ["--benchmark_list_tests"], env)
+                               if tool in AS_THEY_ARE else None)
                     run = run_process(command + measure, env)
                     samples[(workload.name, tool)].add(run, startup)
             print(f"round {round_index + 1}/{args.rounds} done", file=sys.stderr)
@@ -274,8 +290,9 @@ def main() -> int:
     names = [tool for tool, _, _ in tools]
     header = ["workload", "unit", *[f"time {n}" for n in names], *[r for r, _, _ in RATIOS],
               *[f"CPU {r}" for r, _, _ in RATIOS],
-              *[f"wall {n} (s)" for n in names], *[f"peak RSS {n} (MiB)" for n in names],
-              *[f"startup {n} (s)" for n in names], *[f"CV {n}" for n in names]]
+              *[f"wall {n} (s)" for n in AS_THEY_ARE],
+              *[f"peak RSS {n} (MiB)" for n in AS_THEY_ARE],
+              *[f"startup {n} (s)" for n in AS_THEY_ARE], *[f"CV {n}" for n in names]]
     rows = []
     for workload in workloads:
         got = {n: samples[(workload.name, n)] for n in names}
@@ -284,9 +301,9 @@ def main() -> int:
         rows.append([workload.name, got["native"].unit, *[f"{t[n]:.4g}" for n in names],
                      *[f"{t[a] / t[b]:.2f}" for _, a, b in RATIOS],
                      *[f"{c[a] / c[b]:.2f}" for _, a, b in RATIOS],
-                     *[f"{med(got[n].wall):.2f}" for n in names],
-                     *[f"{med(got[n].rss):.0f}" for n in names],
-                     *[f"{med(got[n].startup):.3f}" for n in names],
+                     *[f"{med(got[n].wall):.2f}" for n in AS_THEY_ARE],
+                     *[f"{med(got[n].rss):.0f}" for n in AS_THEY_ARE],
+                     *[f"{med(got[n].startup):.3f}" for n in AS_THEY_ARE],
                      *[f"{100 * med(got[n].cv):.1f} %" for n in names]])
     table = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     table += ["| " + " | ".join(row) + " |" for row in rows]
@@ -298,11 +315,13 @@ def main() -> int:
     section = "\n".join([
         f"Run on {started:%Y-%m-%d %H:%M %Z}: {machine()}.",
         (f"Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after. Settings: "
-        f"{settings}. native: the native tool as it is (glibc's heap trimming on); ireebench "
-        "on: `--malloc_trim=on`; native*: the native tool with trimming off "
-        f"({' '.join(f'{k}={v}' for k, v in NO_TRIM.items())}); ireebench: its default "
-        "(`--malloc_trim=off`). ratio on: ireebench on / native; ratio off: ireebench / "
-        "native* (each in the same regime); CPU ratio: the same of the median CPU time of "
+        f"{settings}. native: the native tool as it is (glibc's defaults); native on: with "
+        f"{' '.join(f'{k}={v}' for k, v in TRIM.items())} (`--malloc_trim=on`'s "
+        "parameters); ireebench on: `--malloc_trim=on`; native off: the native tool with "
+        f"trimming off ({' '.join(f'{k}={v}' for k, v in NO_TRIM.items())}); ireebench: "
+        "its default (`--malloc_trim=off`). ratio on: ireebench on / native on; ratio off: "
+        "ireebench / native off (each in the same regime); ratio as they are: ireebench / "
+        "native, each with its defaults; CPU ratio: the same of the median CPU time of "
         "the repetitions, which other processes taking the CPU do not inflate."),
         "", *table, "", ("Resident memory of ireebench's pieces (peak RSS of `python -c`, "
         "median of 3):"), "", *memory])

@@ -11,12 +11,13 @@ interval of the median is reported:
    run of the same round achieved, with the same 0.5 s repetitions;
 3. **adaptive, short repetitions**: the same target with
    ``--benchmark_min_time=0.05s``;
-4. the same fixed 10 x 0.5 s measured by the native tool in each of its
-   regimes (``--backend=native``, whose rows carry each repetition, so the
-   same statistics are computed from them): as it is (glibc's heap trimming
-   on) and with trimming off (``--backend=native --malloc_trim=off``: the
-   ``MALLOC_*`` variables); and by ireebench with ``--malloc_trim=glibc``
-   (glibc's own thresholds, what ireebench measured before the flag).
+4. the same fixed 10 x 0.5 s measured by the native tool in each regime
+   (``--backend=native``, whose rows carry each repetition, so the same
+   statistics are computed from them; ``--malloc_trim=on`` and ``off`` hand
+   it the ``MALLOC_*`` variables), and as it is (glibc's defaults, whose
+   regime depends on the heap's layout); and by ireebench with
+   ``--malloc_trim=glibc`` (glibc's own thresholds, what ireebench measured
+   before the flag).
 
 The rounds alternate them so machine drift hits them alike. It prints,
 per variant, the whole-process wall time, the repetitions, the achieved
@@ -87,10 +88,12 @@ def main() -> int:
     variants = {"fixed 10 x 0.5 s": Result(), "adaptive, 0.5 s repetitions": Result(),
                 "adaptive, 0.05 s repetitions": Result()}
     # The fixed run measured otherwise: flags added to the fixed run's.
-    others = {"native tool, fixed 10 x 0.5 s (trimming on)": ["--backend=native"],
-              "native tool, fixed 10 x 0.5 s (trimming off)": ["--backend=native",
-                                                                "--malloc_trim=off"],
-              "ireebench --malloc_trim=glibc, fixed 10 x 0.5 s": ["--malloc_trim=glibc"]}
+    others = {"native tool `--malloc_trim=on`, fixed 10 x 0.5 s": ["--backend=native",
+                                                                   "--malloc_trim=on"],
+              "native tool `--malloc_trim=off`, fixed 10 x 0.5 s": ["--backend=native",
+                                                                    "--malloc_trim=off"],
+              "native tool as it is, fixed 10 x 0.5 s": ["--backend=native"],
+              "ireebench `--malloc_trim=glibc`, fixed 10 x 0.5 s": ["--malloc_trim=glibc"]}
     variants.update({name: Result() for name in others})
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()
@@ -144,9 +147,10 @@ def main() -> int:
         f"`--device={args.device}`, the MLP of `benchmarks/mlp.mlir`, {args.rounds} rounds "
         "alternating the runs; each adaptive run's target "
         "(`--benchmark_min_rel_accuracy`) is the precision the fixed run of its round "
-        f"achieved (`--benchmark_max_time={MAX_TIME}`); the last three rows are the fixed "
-        "run measured by the native tool (`--backend=native`) in each heap regime and by "
-        "ireebench under glibc's own thresholds (`--malloc_trim=glibc`); page faults / "
+        f"achieved (`--benchmark_max_time={MAX_TIME}`); the last four rows are the fixed "
+        "run measured by the native tool (`--backend=native`) in each heap regime and as "
+        "it is, and by ireebench under glibc's own thresholds (`--malloc_trim=glibc`); "
+        "page faults / "
         "iteration: the whole process's minor faults (startup included) per measured "
         "iteration, the heap regime counted rather than timed. Medians over the "
         "rounds; \"wall / fixed\" is the median of the per-round ratios."),
