@@ -67,7 +67,12 @@ class Sample:
 
 @dataclass
 class Repetition:
-    """One repetition of a workload, as ``ireebench_measure_repetition`` gets it."""
+    """One repetition of a workload, as ``ireebench_measure_repetition`` gets it.
+
+    ``batch`` is the prepared :class:`ireebench.Batch` object (of a kind with
+    ``reusable_batch``; None otherwise), not a count: ``iterations`` is the
+    count, in logical iterations (a multiple of the workload's batch size).
+    """
 
     index: int  # 0-based
     # How many the workload runs: --benchmark_repetitions. A stopping rule
