@@ -197,6 +197,8 @@ def forwarded_argv(config, keep=()) -> list[str]:
             skip_value = False
             continue
         flag, has_value = arg.partition("=")[0], "=" in arg
+        if flag.startswith("-p") and not flag.startswith("--") and len(flag) > 2:
+            flag, has_value = "-p", True  # -pNAME, as the plugin pre-scan reads it
         spec = by_flag.get(flag)
         if spec is None or spec.native or spec.name in keep:
             result.append(arg)
