@@ -37,6 +37,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+import iree.runtime as rt
+
 from .errors import INVALID_ARGUMENT, NOT_FOUND, UsageError, one_line, runtime_status
 from .hookcall import call_hook
 from .stash import StashKey
@@ -351,8 +353,6 @@ def open_vm_module(instance, image: ModuleImage):
     bindings' own ``VmModule.mmap`` opens the file for writing, which a
     read-only mount refuses).
     """
-    import iree.runtime as rt
-
     if image.data is not None:
         buffer = image.data
     else:
