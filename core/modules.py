@@ -307,13 +307,18 @@ def _take(config, index: int, spec: str, mode: str) -> ModuleImage:
         return ModuleImage(spec, name, None, str(destination), digest)
 
 
-def module_images(config) -> list[ModuleImage]:
-    """The run's :class:`ModuleImage` of each --module (taken on first use, once per run)."""
+def module_images(config, as_files: bool = False) -> list[ModuleImage]:
+    """The run's :class:`ModuleImage` of each --module (taken on first use, once per run).
+
+    ``as_files``: taken for native passes only (a backend that runs the
+    native tool), as files whatever ``--module_mode`` says, so that a large
+    module is not also held in memory; the native tool is handed the mode.
+    """
     images = config.stash.get(MODULE_IMAGES, None)
     if images is not None:
         return images
     mode = loader_mode(config, "module_mode", MODULE_MODES)
-    images = [_take(config, index, spec, mode)
+    images = [_take(config, index, spec, "mmap" if as_files else mode)
               for index, spec in enumerate(check_module_specs(config))]
     config.stash[MODULE_IMAGES] = images
     return images
@@ -330,7 +335,7 @@ def module_files(config) -> list[str]:
     if files is not None:
         return files
     files = []
-    for index, image in enumerate(module_images(config)):
+    for index, image in enumerate(module_images(config, as_files=True)):
         if image.path is None:
             destination = _module_directory(config, index, image.spec) / image.name
             try:

@@ -266,11 +266,17 @@ def check_runtime_flags(config, blocked=()) -> None:
     A flag the runtime does not know either is passed over with one warning
     line (the native tool ignores it), or refused with ``--strict_flags``;
     a flag of a plugin blocked with ``-p no:NAME`` is refused, naming it.
+    A flag passed over is not handed to the native passes either: the native
+    tools know no flag the bindings and ireebench do not (but the loader
+    flags), and some of them (iree-benchmark-replay) take a flag left
+    unparsed for a positional argument.
     """
     strict = bool(config.options.get("strict_flags"))
+    kept = []
     for flag in config.runtime_flags:
         name = _flag_name(flag)
         if name in NATIVE_LOADER_FLAGS:
+            kept.append(flag)
             continue
         owner = blocked_plugin_of_flag(name, blocked) if blocked else None
         if owner is not None:
@@ -278,6 +284,7 @@ def check_runtime_flags(config, blocked=()) -> None:
                              f"blocked with -p no:{owner})")
         try:
             rt.flags.parse_flags(flag)
+            kept.append(flag)
         except ValueError as exc:
             close = _close_match(name, known_flag_names(config))
             hint = f"did you mean --{close}?" if close else ""
@@ -288,6 +295,7 @@ def check_runtime_flags(config, blocked=()) -> None:
             config.stderr.write(f"ireebench: warning: {flag}: unknown flag, ignored as the "
                                 f"native tool ignores it ({hint + '; ' if hint else ''}"
                                 f"{_STRICT_HINT})\n")
+    config.runtime_flags[:] = kept
 
 
 def split_extra_args(args: list[str], invocation: Invocation, strict: bool,
