@@ -10,11 +10,10 @@ from __future__ import annotations
 import iree.runtime as rt
 
 from . import names
-from .errors import UsageError, one_line
+from .errors import NOT_FOUND, UsageError
 from .hookcall import call_hook, collect_named
-from .modules import module_files
+from .modules import module_images, open_vm_module
 from .stash import StashKey
-from .vmfb import loadable_copy
 from .workload import FunctionInfo, Workload
 
 MAX_BATCH = 2**31 - 1  # the native tool's int32 batch size
@@ -59,7 +58,8 @@ def discover_workloads(config, session) -> list[Workload]:
             public = [f.name for f in functions if not f.name.startswith("__")]
             raise UsageError(
                 f"--function={wanted}: no exported function named {wanted!r} in "
-                f"{session.module_path} (exported: {', '.join(public) or 'none'})"
+                f"{session.module_path} (exported: {', '.join(public) or 'none'})",
+                status=NOT_FOUND,
             )
         candidates = [(matches[0], True)]
     else:
@@ -115,12 +115,7 @@ def classify_module_functions(config) -> list[tuple[FunctionInfo, object, str]]:
     if all(kind.native_discovers for kind in kinds.values()):
         return []
     instance = rt.VmInstance()
-    path, renamed = loadable_copy(module_files(config)[-1])
-    try:
-        module = rt.VmModule.mmap(instance, path)
-    except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
-        raise UsageError(f"--module={config.getoption('module')[-1]}: not a valid IREE module "
-                         f"(.vmfb): {one_line(exc)}") from None
+    module, renamed = open_vm_module(instance, module_images(config)[-1])
     wanted = config.getoption("function")
     found = []
     for name in module.function_names:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import click
 
 from ..config import OptionSpec
-from ..errors import UsageError
+from ..errors import INVALID_ARGUMENT, UsageError
 from ..outfiles import check_output_path
 from ..version import version_lines
 from .invocation import Invocation
@@ -218,6 +218,9 @@ def add_core_options(parser: OptionParser) -> None:
              "plugin NAME (built-in or installed); repeatable.")
     add("--backend", "backend", default="runtime", group=i, metavar="NAME",
         help="Measurement backend: runtime (in-process, default) or one a plugin adds.")
+    _bool(parser, "strict_flags",
+          "Refuse unknown flags and stray arguments (by default each is ignored with a "
+          "warning line, as the native tool ignores them).", i, "IREEBENCH_STRICT_FLAGS")
     add("--version", "-V", "version", is_flag=True, is_eager=True, expose_value=False,
         callback=_print_version, group=i,
         help="Print the versions of ireebench, IREE, Python and third-party plugins, and exit.")
@@ -228,7 +231,7 @@ def validate_core_options(config) -> None:
     for flag in ("batch_size", "batch_concurrency"):
         if config.getoption(flag) <= 0:
             raise UsageError(f"--{flag}={config.getoption(flag)}: batch size and concurrency "
-                             "must be positive")
+                             "must be positive", status=INVALID_ARGUMENT)
     unit = config.getoption("time_unit")
     if unit is not None and unit not in ("ns", "us", "ms"):
         raise UsageError(f"--time_unit={unit}: unsupported time unit (use ms, us or ns)")
