@@ -252,7 +252,9 @@ def ireebench_report_row_names(config, run_names):
     return state.row_names if state is not None else None
 
 
-@hookimpl
+# Optional: the hook is the profiling_pass plugin's, which -p no:profiling_pass
+# blocks (the run then refuses --dispatch_statistics at configure).
+@hookimpl(optionalhook=True)
 def ireebench_profiling_sinks(config):
     """The sink that collects the dispatch totals."""
     state = config.stash.get(STATE, None)
