@@ -143,4 +143,36 @@ def compute_aggregates(reports: list[Run], statistics: list[Statistic] | None = 
                 proto = counter_proto[key]
                 run.counters[key] = Counter(value, proto.is_rate, proto.one_k)
         aggregates.append(run)
+    aggregate_device_time(reports, aggregates, statistics)
     return aggregates
+
+
+def aggregate_device_time(reports: list[Run], aggregates: list[Run],
+                          statistics: list[Statistic] | None = None) -> None:
+    """Sets each aggregate's ``device_accumulated_time``: its statistic of the
+    repetitions' device times, scaled as the real time is.
+
+    For a plugin that learns the device time after the aggregates were
+    computed (``--device_time``, from a profiling pass). The aggregates keep
+    ``None`` unless every successful repetition has a device time; an
+    aggregate whose statistic is not in ``statistics`` (default: Google
+    Benchmark's four) keeps its value.
+    """
+    repetitions = [r for r in reports if r.run_type != "aggregate"]
+    succeeded = [r for r in repetitions if not r.error_occurred]
+    values = [r.device_accumulated_time for r in succeeded]
+    if len(succeeded) < 2 or any(value is None for value in values):
+        return
+    by_name = {statistic.name: statistic
+               for statistic in (STATISTICS if statistics is None else statistics)}
+    # As compute_aggregates: Google Benchmark divides by the number of reports.
+    iterations = repetitions[0].iterations
+    rescale = len(repetitions) / iterations if iterations else 0.0
+    for run in aggregates:
+        statistic = by_name.get(run.aggregate_name)
+        if statistic is None:
+            continue
+        value = statistic.compute(values)
+        if value is not None and statistic.unit == "time":
+            value *= rescale
+        run.device_accumulated_time = value
