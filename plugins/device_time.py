@@ -135,7 +135,7 @@ def ireebench_configure(config):
     config.stash[STATE] = DeviceTimeSink()
 
 
-@hookimpl
+@hookimpl(optionalhook=True)  # declared by profiling_pass, which may be blocked
 def ireebench_profiling_sinks(config):
     """The sink that measures the busy time."""
     sink = config.stash.get(STATE, None)
