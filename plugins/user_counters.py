@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, require
-from ireebench.errors import UsageError, flag_error
+from ireebench.errors import flag_error
 from ireebench.native.gbench_json import RUN_KEYS
 from ireebench.results import Counter
 

@@ -35,6 +35,6 @@ from .timeline import (
 __all__ = [
     "DISPATCH_FUNCTION", "FUNCTION_ROW_TYPES", "HOST_EXECUTION_FUNCTION", "ExecutionEvent",
     "ProfilePass", "ProfileResult", "ProfilingSink", "StatisticsRow", "StatisticsSummary",
-    "Timeline", "busy_ns", "merge_modes", "parse_statistics", "profiling_mode",
-    "read_statistics", "read_timeline", "split_repetitions",
+    "Timeline", "busy_ns", "merge_modes", "parse_statistics", "parse_timeline",
+    "profiling_mode", "read_statistics", "read_timeline", "split_repetitions",
 ]

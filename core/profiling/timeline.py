@@ -27,6 +27,7 @@ domain's union is computed alone and the lengths are added.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,7 +191,7 @@ def split_repetitions(events: list[ExecutionEvent], repetitions: int) \
         return None  # clocks not known to agree: no order across them
     size = len(events) // repetitions
     groups = [events[i * size:(i + 1) * size] for i in range(repetitions)]
-    for earlier, later in zip(groups, groups[1:]):
+    for earlier, later in itertools.pairwise(groups):
         if max(e.end_ns for e in earlier) > min(e.start_ns for e in later):
             return None
     return groups

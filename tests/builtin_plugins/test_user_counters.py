@@ -108,7 +108,7 @@ def _arithmetic(draw, depth=0):
 def test_the_grammar_computes_what_python_does(text):
     """The same precedence and associativity as Python's arithmetic (the oracle here)."""
     try:
-        expected = eval(text, {"__builtins__": {}})  # noqa: S307 - the test's oracle only
+        expected = eval(text, {"__builtins__": {}})  # the test's oracle only
     except ZeroDivisionError:
         with pytest.raises(ExpressionError, match="division by zero"):
             parse_expression(text).evaluate({})
