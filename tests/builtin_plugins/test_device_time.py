@@ -76,6 +76,18 @@ def test_local_sync_console(mlp, ireebench):
     assert units == labels
 
 
+def test_a_device_that_cannot_profile_fails_before_measuring(mlp, ireebench):
+    """The probe starts the pass's session once (here a sink wants dispatch-events,
+    which local devices do not implement)."""
+    result = ireebench(f"--module={mlp}", "--device=local-sync", "--device_time",
+                       "--plugin=dispatch_events_sink", "--benchmark_min_time=1x")
+    assert one_error_line(result) == (
+        "ireebench: error: --device_time: the native profiling session cannot start "
+        "(--device_profiling_mode=host-execution,dispatch-events): unsupported local "
+        "profiling data families 0x8")
+    assert "BM_mlp" not in result.stdout
+
+
 def test_needs_profiling_passes(mlp, ireebench):
     line = one_error_line(ireebench(f"--module={mlp}", "--backend=native", "--device_time"))
     assert line == ("ireebench: error: --device_time=true: needs a backend that can rerun its "
