@@ -147,6 +147,36 @@ def compute_aggregates(reports: list[Run], statistics: list[Statistic] | None = 
     return aggregates
 
 
+def _by_name(statistics: list[Statistic] | None) -> dict[str, Statistic]:
+    return {statistic.name: statistic
+            for statistic in (STATISTICS if statistics is None else statistics)}
+
+
+def aggregate_counters(reports: list[Run], aggregates: list[Run], names,
+                       statistics: list[Statistic] | None = None) -> None:
+    """Sets the counters ``names`` on each aggregate: its statistic of the repetitions'
+    values, as :func:`compute_aggregates` does for the counters a repetition had.
+
+    For a plugin that adds a counter to the repetitions after the aggregates
+    were computed (``--counter``, in ``ireebench_workload_finish``). A
+    counter some successful repetition lacks is left out.
+    """
+    succeeded = [r for r in reports if r.run_type != "aggregate" and not r.error_occurred]
+    if len(succeeded) < 2:
+        return
+    by_name = _by_name(statistics)
+    for name in names:
+        if any(name not in r.counters for r in succeeded):
+            continue
+        proto = succeeded[0].counters[name]
+        values = [r.counters[name].value for r in succeeded]
+        for run in aggregates:
+            statistic = by_name.get(run.aggregate_name)
+            value = None if statistic is None else statistic.compute(values)
+            if value is not None:
+                run.counters[name] = Counter(value, proto.is_rate, proto.one_k)
+
+
 def aggregate_device_time(reports: list[Run], aggregates: list[Run],
                           statistics: list[Statistic] | None = None) -> None:
     """Sets each aggregate's ``device_accumulated_time``: its statistic of the
@@ -163,8 +193,7 @@ def aggregate_device_time(reports: list[Run], aggregates: list[Run],
     values = [r.device_accumulated_time for r in succeeded]
     if len(succeeded) < 2 or any(value is None for value in values):
         return
-    by_name = {statistic.name: statistic
-               for statistic in (STATISTICS if statistics is None else statistics)}
+    by_name = _by_name(statistics)
     # As compute_aggregates: Google Benchmark divides by the number of reports.
     iterations = repetitions[0].iterations
     rescale = len(repetitions) / iterations if iterations else 0.0

@@ -8,7 +8,8 @@ host-local, the bytes allocated and freed so far and the peak of the
 bytes held) is read when the benchmark starts (``ireebench_workload_start``,
 before its cold start, warm-up and calibration) and around each of its
 repetitions (a wrapper of ``ireebench_measure_repetition``, outside the
-timed region: the built-in implementation reads the clocks). Each
+timed region: the built-in implementation reads the clocks; a read costs
+about a microsecond). Each
 repetition row then carries, as Google Benchmark's ``MemoryManager`` fields
 (:class:`ireebench.results.MemoryResult`; JSON only):
 
@@ -39,13 +40,15 @@ alone).
 Hooks: ``ireebench_addoption``, ``ireebench_configure`` (needs the
 ``in_process`` capability), ``ireebench_sessionstart`` (a runtime without
 allocator statistics is refused), ``ireebench_workload_start``,
-``ireebench_measure_repetition`` (wrapper), ``ireebench_workload_finish``
+``ireebench_measure_repetition`` (the wrapper :class:`RepetitionSnapshots`,
+registered by ``ireebench_configure`` only with the flag), ``ireebench_workload_finish``
 (the note for a hidden peak), ``ireebench_sessionfinish`` (the note when no
 allocator recorded anything).
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from ireebench import StashKey, hookimpl
@@ -153,9 +156,12 @@ STATE = StashKey[MemoryStatistics]()
 @hookimpl
 def ireebench_configure(config):
     """Needs the in-process runtime (its allocators are read)."""
-    if config.getoption("memory_statistics"):
-        require(config, IN_PROCESS, "memory_statistics", "true")
-        config.stash[STATE] = MemoryStatistics()
+    if not config.getoption("memory_statistics"):
+        return
+    require(config, IN_PROCESS, "memory_statistics", "true")
+    state = config.stash[STATE] = MemoryStatistics()
+    config.pm.register(RepetitionSnapshots(state), name=WRAPPER_NAME)
+    config.add_cleanup(functools.partial(config.pm.unregister, name=WRAPPER_NAME))
 
 
 @hookimpl
@@ -177,25 +183,40 @@ def ireebench_workload_start(config, session, workload):
         state.starts[workload.name] = snapshot(session)
 
 
-@hookimpl(wrapper=True)
-def ireebench_measure_repetition(config, workload, repetition):
-    """Reads the statistics before and after the repetition; its row gets them."""
-    state = config.stash.get(STATE, None)
-    if state is None or workload.name not in state.starts:
-        return (yield)
-    before = snapshot(repetition.session)
-    run = yield
-    after = snapshot(repetition.session)
-    if run is None or run.error_occurred:
+class RepetitionSnapshots:
+    """The wrapper of ``ireebench_measure_repetition``: the statistics before and after
+    each repetition, its row gets them.
+
+    Registered (as the plugin :data:`WRAPPER_NAME`) only for a run with
+    ``--memory_statistics``: a run without it has no wrapper of this plugin,
+    so nothing of it sits around the repetitions, and a third party's
+    wrapper that loses a row is blamed on it alone.
+    """
+
+    def __init__(self, state: MemoryStatistics):
+        self.state = state
+
+    @hookimpl(wrapper=True)
+    def ireebench_measure_repetition(self, config, workload, repetition):
+        state = self.state
+        if workload.name not in state.starts:
+            return (yield)
+        before = snapshot(repetition.session)
+        run = yield
+        after = snapshot(repetition.session)
+        if run is None or run.error_occurred:
+            return run
+        start = state.starts[workload.name]
+        state.measured += 1
+        run.memory, peaks = memory_result(start, before, after)
+        for name, value in peaks.items():
+            run.counters[name] = Counter(float(value), one_k=1024)
+        if _total(after, "allocated") != _total(start, "allocated"):
+            state.allocated = True
         return run
-    start = state.starts[workload.name]
-    state.measured += 1
-    run.memory, peaks = memory_result(start, before, after)
-    for name, value in peaks.items():
-        run.counters[name] = Counter(float(value), one_k=1024)
-    if _total(after, "allocated") != _total(start, "allocated"):
-        state.allocated = True
-    return run
+
+
+WRAPPER_NAME = "memory_statistics.repetitions"
 
 
 @hookimpl(tryfirst=True)

@@ -6,7 +6,9 @@ floating-point operations; every repetition row gets the counter
 rate counter (``Counter::kIsIterationInvariantRate``): the console shows
 ``flops=12.3G/s``, CSV and JSON the number per second, the aggregates
 (``_mean``, ``_median`` ...) the statistics of the repetitions' rates, as
-Google Benchmark computes them. ``--counter bytes_per_second=...`` fills
+Google Benchmark computes them. They are added once the benchmark is
+measured (``ireebench_workload_finish``, first), before anyone else sees
+its rows. ``--counter bytes_per_second=...`` fills
 Google Benchmark's own CSV column of that name.
 
 EXPR is a number, or arithmetic on numbers: ``+ - * /``, parentheses, and
@@ -25,9 +27,8 @@ division by zero).
 Hooks: ``ireebench_addoption``, ``ireebench_configure`` (parses; needs the
 ``in_process`` capability), ``ireebench_discovery_finish`` (evaluates for
 every benchmark), ``ireebench_report_context`` (the counters' names in
-``rate_counters``, for ``ireebench compare``), ``ireebench_measure_repetition``
-(a wrapper: the counter is computed from the row the built-in measured,
-outside the timed region).
+``rate_counters``, for ``ireebench compare``), ``ireebench_workload_finish``
+(``tryfirst``: the counters of the repetitions, then of the aggregates).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from ireebench.backend import IN_PROCESS, require
 from ireebench.errors import flag_error
 from ireebench.native.gbench_json import RUN_KEYS
 from ireebench.results import Counter
+from ireebench.stats import EXTRA_STATISTICS, STATISTICS, aggregate_counters
 
 GROUP = "Metrics: device time, memory, counters"
 # Counters ireebench or its built-in plugins set themselves.
@@ -283,19 +285,24 @@ def ireebench_report_context(config, context):
         context.extra["rate_counters"] = [counter.name for counter in counters]
 
 
-@hookimpl(wrapper=True)
-def ireebench_measure_repetition(config, workload, repetition):
-    """Adds each counter to the measured row: the quantity x iterations / real seconds."""
-    run = yield
+@hookimpl(tryfirst=True)
+def ireebench_workload_finish(config, workload, runs):
+    """Adds each counter to the repetition rows (the quantity x iterations / real
+    seconds), then to the aggregates (the statistics of the repetitions' rates)."""
     counters = config.stash.get(STATE, None)
-    if not counters or run is None or run.error_occurred:
-        return run
-    seconds = run.real_accumulated_time
-    for counter in counters:
-        quantity = counter.value(workload.params) * run.iterations
-        run.counters[counter.name] = Counter(quantity / seconds if seconds else 0.0,
-                                             is_rate=True)
-    return run
+    if not counters:
+        return
+    repetitions = [r for r in runs if r.run_type == "iteration" and not r.extra_row
+                   and not r.error_occurred]
+    for run in repetitions:
+        seconds = run.real_accumulated_time
+        for counter in counters:
+            quantity = counter.value(workload.params, workload.name) * run.iterations
+            run.counters[counter.name] = Counter(quantity / seconds if seconds else 0.0,
+                                                 is_rate=True)
+    statistics = STATISTICS + list(config.stash.get(EXTRA_STATISTICS, []))
+    aggregate_counters(runs, [r for r in runs if r.run_type == "aggregate"],
+                       [counter.name for counter in counters], statistics)
 
 
 __all__ = ["Expression", "ExpressionError", "UserCounter", "parse_counter", "parse_expression"]
