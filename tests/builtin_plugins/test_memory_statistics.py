@@ -13,6 +13,7 @@ import re
 
 import pytest
 from conftest import ROOT, one_error_line
+from ireebench.plugins.memory_statistics import HeapState, window_peak
 
 MLP = (ROOT / "benchmarks" / "mlp.mlir").read_text()
 SMALL_MLP = MLP.replace("24x", "3x").replace("1024", "128")  # every buffer 8x smaller
@@ -144,3 +145,14 @@ def test_needs_the_in_process_backend(compile_mlir, ireebench):
     line = one_error_line(ireebench(f"--module={compile_mlir(SMALL_MLP)}", "--backend=native",
                                     "--memory_statistics"))
     assert line.endswith("(capability 'in_process'); --backend=native does not have it")
+
+
+def test_what_the_cumulative_statistics_tell():
+    """An allocator's peak only rises: a window's peak is known when it rose, or when
+    nothing was allocated in it."""
+
+
+    start = HeapState(peak=1000, allocated=5000, freed=4800)  # holds 200
+    assert window_peak(start, HeapState(1500, 9000, 8800)) == 1500  # rose: the new peak
+    assert window_peak(start, HeapState(1000, 5000, 4900)) == 200  # only frees: the start
+    assert window_peak(start, HeapState(1000, 5600, 5400)) is None  # under the old peak
