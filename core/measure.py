@@ -252,6 +252,10 @@ def measure_workload(config, session, workload) -> list[Run]:
     runs: list[Run] = []
     index = 0
     while True:
+        # The previous repetition's batch (and the results it holds) goes
+        # before the next one is prepared: one set of results is alive at a
+        # time, as in the native tool's loop (--memory_statistics sees it).
+        workload.last_batch = repetition = None
         run, repetition = _repetition(config, session, workload, index, planned, iterations)
         while index == 0 and repetition.retry < MAX_RETRIES and _falls_short(config, run) \
                 and run.iterations >= iterations:

@@ -70,6 +70,7 @@ BUILTIN_PLUGINS = {
     "provenance": "ireebench.plugins.provenance",
     "profiling_pass": "ireebench.plugins.profiling_pass",
     "dispatch_statistics": "ireebench.plugins.dispatch_statistics",
+    "device_time": "ireebench.plugins.device_time",
     "device_profiling": "ireebench.plugins.device_profiling",
     "replay_capture": "ireebench.plugins.replay_capture",
     "mlir_modules": "ireebench.plugins.mlir_modules",
@@ -77,6 +78,8 @@ BUILTIN_PLUGINS = {
     "cold_start": "ireebench.plugins.cold_start",
     "environment": "ireebench.plugins.environment",
     "allocator_statistics": "ireebench.plugins.allocator_statistics",
+    "memory_statistics": "ireebench.plugins.memory_statistics",
+    "user_counters": "ireebench.plugins.user_counters",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

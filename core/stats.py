@@ -143,4 +143,65 @@ def compute_aggregates(reports: list[Run], statistics: list[Statistic] | None = 
                 proto = counter_proto[key]
                 run.counters[key] = Counter(value, proto.is_rate, proto.one_k)
         aggregates.append(run)
+    aggregate_device_time(reports, aggregates, statistics)
     return aggregates
+
+
+def _by_name(statistics: list[Statistic] | None) -> dict[str, Statistic]:
+    return {statistic.name: statistic
+            for statistic in (STATISTICS if statistics is None else statistics)}
+
+
+def aggregate_counters(reports: list[Run], aggregates: list[Run], names,
+                       statistics: list[Statistic] | None = None) -> None:
+    """Sets the counters ``names`` on each aggregate: its statistic of the repetitions'
+    values, as :func:`compute_aggregates` does for the counters a repetition had.
+
+    For a plugin that adds a counter to the repetitions after the aggregates
+    were computed (``--counter``, in ``ireebench_workload_finish``). A
+    counter some successful repetition lacks is left out.
+    """
+    succeeded = [r for r in reports if r.run_type != "aggregate" and not r.error_occurred]
+    if len(succeeded) < 2:
+        return
+    by_name = _by_name(statistics)
+    for name in names:
+        if any(name not in r.counters for r in succeeded):
+            continue
+        proto = succeeded[0].counters[name]
+        values = [r.counters[name].value for r in succeeded]
+        for run in aggregates:
+            statistic = by_name.get(run.aggregate_name)
+            value = None if statistic is None else statistic.compute(values)
+            if value is not None:
+                run.counters[name] = Counter(value, proto.is_rate, proto.one_k)
+
+
+def aggregate_device_time(reports: list[Run], aggregates: list[Run],
+                          statistics: list[Statistic] | None = None) -> None:
+    """Sets each aggregate's ``device_accumulated_time``: its statistic of the
+    repetitions' device times, scaled as the real time is.
+
+    For a plugin that learns the device time after the aggregates were
+    computed (``--device_time``, from a profiling pass). The aggregates keep
+    ``None`` unless every successful repetition has a device time; an
+    aggregate whose statistic is not in ``statistics`` (default: Google
+    Benchmark's four) keeps its value.
+    """
+    repetitions = [r for r in reports if r.run_type != "aggregate"]
+    succeeded = [r for r in repetitions if not r.error_occurred]
+    values = [r.device_accumulated_time for r in succeeded]
+    if len(succeeded) < 2 or any(value is None for value in values):
+        return
+    by_name = _by_name(statistics)
+    # As compute_aggregates: Google Benchmark divides by the number of reports.
+    iterations = repetitions[0].iterations
+    rescale = len(repetitions) / iterations if iterations else 0.0
+    for run in aggregates:
+        statistic = by_name.get(run.aggregate_name)
+        if statistic is None:
+            continue
+        value = statistic.compute(values)
+        if value is not None and statistic.unit == "time":
+            value *= rescale
+        run.device_accumulated_time = value

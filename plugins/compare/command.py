@@ -20,7 +20,6 @@ import math
 from ireebench.cli.command import GroupedCommand, known_names, make_context
 from ireebench.cli.options import GroupedOption
 from ireebench.comparison import COMPARE_OPTIONS, CompareOptions, parse_threshold
-from ireebench.comparison.inputs import METRICS
 from ireebench.comparison.model import DEFAULT_ALPHA
 from ireebench.config import Config
 from ireebench.errors import EXIT_COMPARE_USAGE, UsageError, flag_error
@@ -35,10 +34,11 @@ PLUGIN_GROUP = "Plugins"
 HELP = """Compare two Google Benchmark JSON reports: ireebench's (--benchmark_out,
 --benchmark_format=json) or iree-benchmark-module's.
 
-Per benchmark (matched by name): the median times, the change new/old with
-its confidence interval, a two-sided Mann-Whitney U test of the repetitions
-(9 or more a side for a verdict) and a verdict: faster, slower or no
-significant change. Then the geometric mean of the changes.
+Per benchmark (matched by name), on --metric (real_time by default): the
+medians, the change new/old with its confidence interval, a two-sided
+Mann-Whitney U test of the repetitions (9 or more a side for a verdict) and
+a verdict: faster, slower or no significant change (better, worse for a
+metric that is not a time). Then the geometric mean of the changes.
 
 Exit status: 0 no regression; 1 a significant slowdown beyond its threshold;
 2 bad input or usage; 3 a plugin error. See docs/compare.md.
@@ -74,7 +74,16 @@ def _options() -> list:
                       help="Level of the change's interval (default 1 - alpha: the "
                            "interval excludes 0 exactly when the test is significant)."),
         GroupedOption(("--metric", "metric"), default="real_time", group=g,
-                      metavar="|".join(METRICS), help="The time compared (real_time)."),
+                      metavar="NAME",
+                      help="What is compared: real_time (default), cpu_time, device_time, "
+                           "max_bytes_used, total_allocated_bytes, or any counter. A metric "
+                           "that does not vary between repetitions (memory) is compared "
+                           "exactly: a change beyond the threshold is the verdict."),
+        GroupedOption(("--higher_is_better", "higher_is_better"), is_flag=True,
+                      default=None, group=g,
+                      help="A larger value of --metric is better (a regression is a decrease). "
+                           "Default: only for rates (a counter *_per_second, or one the report "
+                           "lists in rate_counters, as --counter does)."),
         GroupedOption(("--reporter", "reporter"), default=DEFAULT_REPORTER, group=g,
                       metavar="NAME", help="Display reporter: console, markdown, json, or "
                                            "one a plugin adds."),
@@ -102,12 +111,15 @@ def compare_options(params: dict) -> CompareOptions:
     alpha = _level("alpha", params["alpha"])
     confidence = params.get("confidence")
     confidence = 1.0 - alpha if confidence is None else _level("confidence", confidence)
-    metric = params["metric"]
-    if metric not in METRICS:
-        raise flag_error("metric", metric, f"one of {', '.join(METRICS)}")
+    metric = str(params["metric"] or "").strip()
+    if not metric:
+        raise flag_error("metric", params["metric"], "name a number of the rows: real_time, "
+                                                     "cpu_time, device_time, max_bytes_used, "
+                                                     "a counter")
     thresholds = tuple(parse_threshold(text) for text in params.get("threshold") or ())
     return CompareOptions(alpha=alpha, confidence=confidence, metric=metric,
-                          thresholds=thresholds)
+                          thresholds=thresholds,
+                          higher_is_better=params.get("higher_is_better"))
 
 
 def parse_compare_args(argv: list[str], invocation) -> Config | None:

@@ -20,11 +20,25 @@ HEADERS = ["Benchmark", "Old", "New", "Change", "CI", "p-value", "Reps", "Verdic
 
 
 def format_time(seconds: float | None, unit: str) -> str:
+    """A time in ``unit``; a metric that is not a time (``unit`` "") as it is."""
     if seconds is None:
         return "-"
+    if not unit:
+        return format_value(seconds)
     value = seconds * TIME_UNIT_MULTIPLIER.get(unit, 1.0)
     text = f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
     return f"{text} {unit}"
+
+
+def format_value(value: float) -> str:
+    """A number of the rows: whole numbers (bytes) in full, others with 4 digits."""
+    if float(value).is_integer() and abs(value) < 1e18:
+        return str(int(value))
+    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+
+
+# How the verdicts read for a metric that is not a time.
+VALUE_VERDICTS = {"faster": "better", "slower": "worse"}
 
 
 def format_change(change: float | None) -> str:
@@ -48,11 +62,14 @@ def format_pvalue(pvalue: float | None) -> str:
 
 
 def format_verdict(benchmark) -> str:
+    verdict = benchmark.verdict
+    if not benchmark.time_unit:
+        verdict = VALUE_VERDICTS.get(verdict, verdict)
     if benchmark.regression:
-        return f"{benchmark.verdict}: REGRESSION (> {format_percent(benchmark.threshold)})"
+        return f"{verdict}: REGRESSION (> {format_percent(benchmark.threshold)})"
     if benchmark.verdict == SLOWER:
-        return f"{benchmark.verdict} (within {format_percent(benchmark.threshold)})"
-    return benchmark.verdict
+        return f"{verdict} (within {format_percent(benchmark.threshold)})"
+    return verdict
 
 
 def table_rows(comparison) -> list[list[str]]:
@@ -71,7 +88,9 @@ def headers(comparison) -> list[str]:
 
 def describe(comparison) -> str:
     options = comparison.options
-    return (f"{options.metric}, median of the repetitions; two-sided Mann-Whitney U test at "
+    direction = " (higher is better)" if comparison.higher_is_better else ""
+    return (f"{options.metric}{direction}, median of the repetitions; two-sided "
+            f"Mann-Whitney U test at "
             f"alpha {options.alpha:g} ({options.min_repetitions}+ repetitions a side for a "
             f"verdict); change: Hodges-Lehmann ratio new/old with its "
             f"{options.confidence * 100:g}% interval")
@@ -86,7 +105,8 @@ def summary_lines(comparison) -> list[str]:
     counts = {}
     for b in comparison.benchmarks:
         counts[b.verdict] = counts.get(b.verdict, 0) + 1
-    lines.append("Verdicts: " + ", ".join(f"{count} {verdict}"
+    words = {} if comparison.options.is_time else VALUE_VERDICTS
+    lines.append("Verdicts: " + ", ".join(f"{count} {words.get(verdict, verdict)}"
                                           for verdict, count in counts.items()))
     for b in comparison.benchmarks:
         for note in b.notes:
