@@ -8,6 +8,10 @@ every consumer reads the copy: the in-process session, the native passes
 the report. A ``--module=-`` is read from standard input into such a copy
 too, and a value a plugin resolves (``ireebench_resolve_module``: the
 ``mlir_modules`` plugin compiles ``x.mlir``) is the copy of what it made. The copies are removed with the scratch directory when the run ends.
+
+In a sweep or suite every point resolves its own ``--module`` values (an
+``x.mlir`` compiled for its device and compile flags), and each distinct
+file is copied once per run, however many points use it.
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ from .errors import UsageError, one_line
 from .hookcall import call_hook
 from .stash import StashKey
 
-# The private copies of the --module files, in --module order.
-MODULE_FILES = StashKey[list]()
+# The private copies made in this run: (--module value, what a plugin resolved
+# it to, or None) -> the copy. Every point of a sweep finds its files here.
+MODULE_COPIES = StashKey["dict[tuple[str, str | None], str]"]()
+# --module value -> the last copy made for it (what the report context names).
+LAST_COPIES = StashKey["dict[str, str]"]()
 
 # A module read from standard input is bounded, so `--module=- </dev/zero`
 # is one line rather than a full disk.
@@ -102,29 +109,42 @@ def _copy_name(spec: str) -> str:
 
 
 def module_files(config) -> list[str]:
-    """The private copies of the --module files (made on first use, once per run)."""
-    files = config.stash.get(MODULE_FILES, None)
-    if files is not None:
-        return files
+    """The private copies of the --module files (each file copied once per run)."""
+    copies = config.stash.setdefault(MODULE_COPIES, {})
+    last = config.stash.setdefault(LAST_COPIES, {})
     files = []
-    for index, spec in enumerate(check_module_specs(config)):
+    for spec in check_module_specs(config):
         resolved = call_hook(config.pm, "ireebench_resolve_module", config=config, spec=spec)
-        # One directory per module keeps the original file name, which the
-        # native tools print in their messages.
-        directory = config.scratch_dir() / "modules" / str(index)
-        directory.mkdir(parents=True)
-        if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
-            destination = directory / (Path(_copy_name(spec)).stem + ".vmfb")
-            _copy_file(str(resolved), destination)
-        elif spec == "-":
-            destination = directory / "stdin.vmfb"
-            _copy_stdin(destination)
-        else:
-            destination = directory / _copy_name(spec)
-            _copy_file(spec, destination)
-        files.append(str(destination))
-    config.stash[MODULE_FILES] = files
+        key = (spec, None if resolved is None else str(resolved))
+        if key not in copies:
+            copies[key] = _copy(config, spec, resolved, len(copies))
+        last[spec] = copies[key]
+        files.append(copies[key])
     return files
+
+
+def copied_files(config) -> list[str]:
+    """The copies already made of this configuration's --module values (``""``
+    for one not copied yet); nothing is resolved or copied."""
+    last = config.stash.get(LAST_COPIES, {})
+    return [last.get(spec, "") for spec in config.getoption("module") or []]
+
+
+def _copy(config, spec: str, resolved, index: int) -> str:
+    # One directory per copy keeps the original file name, which the
+    # native tools print in their messages.
+    directory = config.scratch_dir() / "modules" / str(index)
+    directory.mkdir(parents=True)
+    if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
+        destination = directory / (Path(_copy_name(spec)).stem + ".vmfb")
+        _copy_file(str(resolved), destination)
+    elif spec == "-":
+        destination = directory / "stdin.vmfb"
+        _copy_stdin(destination)
+    else:
+        destination = directory / _copy_name(spec)
+        _copy_file(spec, destination)
+    return str(destination)
 
 
 def file_sha256(path) -> str:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 
 from ireebench import __version__, hookimpl
-from ireebench.modules import MODULE_FILES, file_sha256
+from ireebench.modules import copied_files, file_sha256
 from ireebench.pluginmanager import loaded_plugin_names
 from ireebench.session import device_uris
 from ireebench.version import runtime_version
@@ -43,8 +43,8 @@ def benchmarked_module(config) -> tuple[str, str]:
     if not specs:
         return "", ""
     spec = specs[-1]
-    copies = config.stash.get(MODULE_FILES, [])
-    readable = copies[-1] if len(copies) == len(specs) else ("" if spec == "-" else spec)
+    copy = copied_files(config)[-1]
+    readable = copy or ("" if spec == "-" else spec)
     if spec == "-":
         return "-", readable
     return os.path.abspath(spec), readable

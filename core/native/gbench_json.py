@@ -14,7 +14,7 @@ _RUN_KEYS = {
     "name", "family_index", "per_family_instance_index", "run_name", "run_type",
     "repetitions", "repetition_index", "threads", "iterations", "real_time", "cpu_time",
     "time_unit", "aggregate_name", "aggregate_unit", "error_occurred", "error_message",
-    "label", "skipped", "big_o", "rms", "complexity_n",
+    "label", "skipped", "big_o", "rms", "complexity_n", "params",
 }
 
 
@@ -82,6 +82,7 @@ def run_from_benchmark_json(entry: dict, batch_size: int = 1) -> Run:
         error_occurred=bool(entry.get("error_occurred", False)),
         error_message=str(entry.get("error_message", "")),
         batch_size=batch_size,
+        params=dict(entry["params"]) if isinstance(entry.get("params"), dict) else {},
     )
     if run_type == "iteration" and iterations and not run.error_occurred:
         run.samples = [run.real_seconds]  # one value per repetition, as in process
