@@ -191,7 +191,9 @@ class DispatchStatisticsSink(ProfilingSink):
         path = Path(self.profile_output)
         if not self.several_benchmarks:
             return path
-        return path.with_name(f"{path.stem}.{benchmark}{path.suffix or '.ireeprof'}")
+        # A sweep point's name has slashes (BM_f/bs:4): one file name all the same.
+        safe = benchmark.replace("/", "_")
+        return path.with_name(f"{path.stem}.{safe}{path.suffix or '.ireeprof'}")
 
 
 class DispatchStatistics:

@@ -256,19 +256,46 @@ def run_points(config, hub) -> int:
         pattern = config.getoption("benchmark_filter") or "."
         config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
         return 0
-    hub.report_context(machine_context(config), run_names)
+    hub = _ContextFirst(hub, machine_context(config), run_names)
     if runtime_flags_vary([plan.point for plan in plans]):
         exit_code, workloads = _run_point_processes(config, hub, plans)
     elif config.getoption("benchmark_enable_random_interleaving"):
         exit_code, workloads = _interleave(config, hub, plans)
     else:
         exit_code, workloads = _run_sessions(config, hub, plans)
+    hub.ensure_context()
     hub.finalize()
     for code in call_hook(config.pm, "ireebench_measurements_finish", config=config,
                           workloads=workloads):
         exit_code = max(exit_code, code or 0)
     _release_inputs(workloads)
     return exit_code
+
+
+class _ContextFirst:
+    """The hub, reporting the context right before the first measurement or row.
+
+    So a run of one point refuses its inputs before its context is printed,
+    as a plain run does; the name column is sized from every point's names.
+    """
+
+    def __init__(self, hub, context, run_names: list[str]):
+        self.hub = hub
+        self.context = context
+        self.run_names = run_names
+        self.reported = False
+
+    def ensure_context(self) -> None:
+        if not self.reported:
+            self.reported = True
+            self.hub.report_context(self.context, self.run_names)
+
+    def report(self, runs, extra_rows=()) -> None:
+        self.ensure_context()
+        self.hub.report(runs, extra_rows)
+
+    def finalize(self) -> None:
+        self.hub.finalize()
 
 
 def _session_groups(plans: list[PointPlan]) -> list[list[PointPlan]]:
@@ -345,6 +372,7 @@ def _run_sessions(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
                 continue
             group_workloads.extend(workloads)
             for workload in workloads:
+                hub.ensure_context()
                 family_index, instance = family.number(workload.function.name,
                                                        point_config.name_prefix)
                 code = _measure_and_report(point_config, session, hub, workload, family_index,
@@ -391,6 +419,7 @@ def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
                                 family.number(workload.function.name,
                                               plan.point.config.name_prefix)))
     measurements, workloads = [], [item[2] for item in pending]
+    hub.ensure_context()
     for point_config, session, workload, numbers in pending:
         extra = _start_workload(point_config, session, workload)
         measurement = WorkloadMeasurement(point_config, session, workload)
@@ -430,6 +459,7 @@ def _run_point_processes(config, hub, plans: list[PointPlan]) -> tuple[int, list
     """
     exit_code, workloads, family = 0, [], _Family()
     environment = {**os.environ, **_CHILD_ENV}
+    hub.ensure_context()
     for plan in plans:
         command = [sys.executable, "-m", "ireebench", *point_command(config, plan.index)]
         proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
