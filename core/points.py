@@ -155,6 +155,8 @@ def per_point_options(config) -> set[str]:
 
 
 def _shown_flag(name: str, value) -> str:
+    if isinstance(value, bool):
+        return f"--{name}" if value else f"--{name}=false"
     if isinstance(value, (list, tuple)):
         return " ".join(f"--{name}={item}" for item in value) or f"--{name}"
     return f"--{name}={value}"

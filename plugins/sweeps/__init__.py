@@ -11,7 +11,9 @@
 * ``ireebench run SUITE.toml [flags]`` (:mod:`.suite`): ``[[benchmark]]``
   entries of flags, each its points, measured as one run.
 * Shards: ``--shard_index=I --shard_count=N`` (or GoogleTest's
-  ``GTEST_SHARD_INDEX``/``GTEST_TOTAL_SHARDS``) keep points ``i`` with
+  ``GTEST_SHARD_INDEX``/``GTEST_TOTAL_SHARDS``, Bazel's
+  ``TEST_SHARD_INDEX``/``TEST_TOTAL_SHARDS``; the status file of either is
+  touched) keep points ``i`` with
   ``i % N == I`` of the points sorted by their names' parameters (numbers
   by value; ``ireebench_generate_points``,
   ``trylast``: after every plugin added its points); ``ireebench merge``
@@ -47,6 +49,9 @@ SHARD_INDEX_ENV = "GTEST_SHARD_INDEX"
 TOTAL_SHARDS_ENV = "GTEST_TOTAL_SHARDS"
 # GoogleTest's protocol: a runner that sets it learns that sharding is supported.
 SHARD_STATUS_ENV = "GTEST_SHARD_STATUS_FILE"
+# Bazel's names of the same three (its test encyclopedia).
+BAZEL_ENV = {SHARD_INDEX_ENV: "TEST_SHARD_INDEX", TOTAL_SHARDS_ENV: "TEST_TOTAL_SHARDS",
+             SHARD_STATUS_ENV: "TEST_SHARD_STATUS_FILE"}
 HELP_FLAGS = {"--help", "-h", "--version", "-V"}
 
 
@@ -73,12 +78,12 @@ def ireebench_addoption(parser):
              "flag). Rows are named BM_f/bs:4/process_time/real_time.")
     parser.addoption(
         "--shard_index", "shard_index", type=int, default=None, group=GROUP,
-        envvar=SHARD_INDEX_ENV, show_envvar=True, metavar="I",
+        envvar=[SHARD_INDEX_ENV, BAZEL_ENV[SHARD_INDEX_ENV]], show_envvar=True, metavar="I",
         help="Measure only shard I (0-based) of --shard_count: the points i with "
              "i % N == I, in the order of their parameters.")
     parser.addoption(
         "--shard_count", "shard_count", type=int, default=None, group=GROUP,
-        envvar=TOTAL_SHARDS_ENV, show_envvar=True, metavar="N",
+        envvar=[TOTAL_SHARDS_ENV, BAZEL_ENV[TOTAL_SHARDS_ENV]], show_envvar=True, metavar="N",
         help="The number of shards the points are split into (join their JSON files with "
              "ireebench merge).")
 
@@ -117,7 +122,7 @@ def ireebench_configure(config):
         raise UsageError(f"--shard_index={index}: must be between 0 and "
                          f"--shard_count - 1 = {count - 1}")
     state.shard = (index, count)
-    status = os.environ.get(SHARD_STATUS_ENV)
+    status = os.environ.get(SHARD_STATUS_ENV) or os.environ.get(BAZEL_ENV[SHARD_STATUS_ENV])
     if status:  # tell the runner (Bazel, GoogleTest's) that sharding is honoured
         try:
             with open(status, "a"):
