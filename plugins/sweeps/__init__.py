@@ -75,17 +75,17 @@ def ireebench_addoption(parser):
              "varies fastest). Values or ranges: bs=1,4,16, bs=1..64:*2, seq=128..1024:+128. "
              "{NAME} in any flag value is replaced per point (--input={bs}x512xf32=0.5); an "
              "axis that names a flag sets it (device, batch_size, function, module, a runtime "
-             "flag). Rows are named BM_f/bs:4/process_time/real_time.")
+             "flag). Rows are named BM_f/bs:4/process_time/real_time.", module_run=True)
     parser.addoption(
         "--shard_index", "shard_index", type=int, default=None, group=GROUP,
         envvar=[SHARD_INDEX_ENV, BAZEL_ENV[SHARD_INDEX_ENV]], show_envvar=True, metavar="I",
         help="Measure only shard I (0-based) of --shard_count: the points i with "
-             "i % N == I, in the order of their parameters.")
+             "i % N == I, in the order of their parameters.", module_run=True)
     parser.addoption(
         "--shard_count", "shard_count", type=int, default=None, group=GROUP,
         envvar=[TOTAL_SHARDS_ENV, BAZEL_ENV[TOTAL_SHARDS_ENV]], show_envvar=True, metavar="N",
         help="The number of shards the points are split into (join their JSON files with "
-             "ireebench merge).")
+             "ireebench merge).", module_run=True)
 
 
 @hookimpl

@@ -15,6 +15,7 @@ import sys
 
 import pytest
 from conftest import _env, one_error_line
+from ireebench.plugins.sweeps.axes import parse_axis, point_specs, substitute
 
 LEAN = ["--device=local-sync", "--benchmark_min_time=2x", "--function=forward"]
 
@@ -32,6 +33,27 @@ def _json(result):
 def _probe(stderr: str, what: str) -> list[list[str]]:
     return [line.split()[2:] for line in stderr.splitlines()
             if line.startswith(f"PROBE {what} ")]
+
+
+@pytest.mark.parametrize("text, values", [
+    ("bs=1..64:*2", [1, 2, 4, 8, 16, 32, 64]),
+    ("seq=128..512:+128", [128, 256, 384, 512]),
+    ("n=1..3,10,0.5", [1, 2, 3, 10, 0.5]),
+    ("v=a,b\\,c,007,1e-05", ["a", "b,c", "007", 1e-05]),
+    ("m=../a.vmfb,-1", ["../a.vmfb", -1]),
+])
+def test_axis_values_and_ranges(text, values):
+    assert parse_axis(text).values == values
+
+
+def test_points_are_the_product_last_axis_fastest_with_braces_escaped():
+    specs = point_specs(["--sweep=a=1,2", "--input={a}x{{b}}", "--sweep", "c=x,y",
+                         "--function=f_{c}"], {})
+    assert [spec.params for spec in specs] == [{"a": 1, "c": "x"}, {"a": 1, "c": "y"},
+                                               {"a": 2, "c": "x"}, {"a": 2, "c": "y"}]
+    assert specs[0].argv == ["--input=1x{b}", "--function=f_x"]
+    assert specs[0].label == "a=1, c=x"
+    assert substitute("{{x}}{x}", {"x": "7"}) == "{x}7"
 
 
 def test_names_and_params_follow_google_benchmark_arg_names(ireebench, dynamic):
@@ -299,3 +321,18 @@ def test_a_progress_line_only_on_a_terminal(ireebench, dynamic):
     assert text.rstrip("\r\n").endswith("\x1b[K")  # erased at the end
     plain = ireebench(*args[3:])
     assert "[1/2]" not in plain.stderr and "ETA" not in plain.stderr
+
+
+def test_dispatch_statistics_profile_each_point(ireebench, dynamic, tmp_path):
+    bundle = tmp_path / "p.ireeprof"
+    result = ireebench(f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5",
+                       "--sweep=bs=1,4", "--dispatch_statistics", f"--profile_output={bundle}",
+                       "--benchmark_format=json")
+    rows = _json(result)
+    dispatch = [r for r in rows if "/process_time/" not in r["name"]]
+    # The native pass ran each point (its own inputs; the native tool's own name).
+    assert [r["name"].rsplit("/", 1)[0] for r in dispatch] == ["BM_forward/bs:1",
+                                                                 "BM_forward/bs:4"]
+    assert all(r["calls"] == 1 for r in dispatch)
+    assert sorted(p.name for p in tmp_path.glob("p.*.ireeprof")) == [
+        "p.BM_forward_bs:1.ireeprof", "p.BM_forward_bs:4.ireeprof"]
