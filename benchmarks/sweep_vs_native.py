@@ -12,7 +12,7 @@ The same 8 configurations — the dynamic-batch MLP of
    ``--benchmark_min_rel_accuracy=P``, ``P`` the precision the native loop of
    the same round achieved (the median over its configurations of the
    95 % interval of the median's half-width relative to the median), with
-   shorter repetitions (``--benchmark_min_time=ADAPTIVE_MIN_TIME``).
+   shorter repetitions (``--adaptive_min_time``, default 0.01 s).
 
 Rounds rotate the order of the three, so drift over the run falls on all
 of them. Per configuration: the median ``real_time`` of each tool (median
@@ -22,7 +22,8 @@ difference against the native loop, the achieved precision. ``--write``
 puts the tables into docs/performance.md (between the ``sweep_vs_native``
 markers).
 
-    python benchmarks/sweep_vs_native.py [--rounds 3] [--repetitions 10] [--write]
+    python benchmarks/sweep_vs_native.py [--rounds 3] [--repetitions 10]
+        [--adaptive_min_time 0.01s] [--write]
 """
 
 from __future__ import annotations
@@ -82,6 +83,8 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repetitions", type=int, default=10)
     parser.add_argument("--device", default="local-sync")
+    parser.add_argument("--adaptive_min_time", default=ADAPTIVE_MIN_TIME,
+                        help="--benchmark_min_time of the adaptive sweep's repetitions")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
 
@@ -128,7 +131,7 @@ def main() -> int:
                     target = med([relative_precision(
                         repetitions_of(runs["native loop"][1][bs], native_name(bs)), CONFIDENCE)
                         for bs in BATCHES])
-                    proc = run_process([*ours, f"--benchmark_min_time={ADAPTIVE_MIN_TIME}",
+                    proc = run_process([*ours, f"--benchmark_min_time={args.adaptive_min_time}",
                                         f"--benchmark_min_rel_accuracy={target!r}",
                                         f"--benchmark_max_time={MAX_TIME}"], env=pycache)
                     runs[variant] = (proc.wall, json.loads(proc.stdout)["benchmarks"])
@@ -184,7 +187,7 @@ def main() -> int:
          f"`--device={args.device}`, `examples/suites/mlp.mlir` at bs = "
          f"{', '.join(map(str, BATCHES))}; native loop and fixed sweep: "
          f"`--benchmark_min_time={MIN_TIME} --benchmark_repetitions={args.repetitions}`; "
-         f"adaptive sweep: `--benchmark_min_time={ADAPTIVE_MIN_TIME} "
+         f"adaptive sweep: `--benchmark_min_time={args.adaptive_min_time} "
          f"--benchmark_min_rel_accuracy=P --benchmark_max_time={MAX_TIME}` with P the native "
          f"loop's median precision of the same round (targets: "
          f"{', '.join(f'±{100 * t:.1f} %' for t in targets)}; reached by {reached} of "

@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import _env, one_error_line
+from conftest import ROOT, _env, one_error_line
 from ireebench.plugins.sweeps.axes import parse_axis, point_specs, substitute
 
 LEAN = ["--device=local-sync", "--benchmark_min_time=2x", "--function=forward"]
@@ -336,3 +336,20 @@ def test_dispatch_statistics_profile_each_point(ireebench, dynamic, tmp_path):
     assert all(r["calls"] == 1 for r in dispatch)
     assert sorted(p.name for p in tmp_path.glob("p.*.ireeprof")) == [
         "p.BM_forward_bs:1.ireeprof", "p.BM_forward_bs:4.ireeprof"]
+
+
+def test_the_example_suite_runs(ireebench, tmp_path, monkeypatch):
+    """examples/suites/models.toml: an MLP at three batch sizes, matmul.mlir under two flags."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    suite = ROOT / "examples" / "suites" / "models.toml"
+    result = ireebench("run", suite, "--benchmark_min_time=2x", "--benchmark_format=json",
+                       cwd=tmp_path)  # paths are relative to the suite, not to here
+    rows = _json(result)
+    assert [(r["name"], r["params"]) for r in rows] == [
+        ("BM_forward/bs:1/process_time/real_time", {"bs": 1}),
+        ("BM_forward/bs:8/process_time/real_time", {"bs": 8}),
+        ("BM_forward/bs:32/process_time/real_time", {"bs": 32}),
+        ("BM_matmul/opt:O1/process_time/real_time", {"opt": "O1"}),
+        ("BM_matmul/opt:O3/process_time/real_time", {"opt": "O3"})]
+    # Each module compiled once: the MLP for its three points, matmul per flag.
+    assert result.stderr.count("ireebench: compiled ") == 3
