@@ -396,7 +396,7 @@ def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
     stopping per point) and is reported as soon as its last repetition is
     measured.
     """
-    exit_code, family, pending = 0, _Family(), []
+    exit_code, family, pending, sessions = 0, _Family(), [], []
     single = len(plans) == 1
     for group in _session_groups(plans):
         try:
@@ -406,6 +406,7 @@ def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
                 raise
             exit_code = _report_failed(hub, group, exc, family)
             continue
+        sessions.append(session)
         for plan in group:
             try:
                 workloads = _discover(plan.point.config, session)
@@ -440,6 +441,11 @@ def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
                                         family_index, instance)
                 exit_code = max(exit_code, code)
         active = [item for item in active if not item[0].done]
+    # Sessions close in the order they opened (the last one with the run).
+    last = sessions[-1] if sessions else None
+    _release_inputs([workload for _, session, workload, _ in pending if session is not last])
+    for session in sessions[:-1]:
+        _close_session(config, session)
     return exit_code, workloads
 
 
