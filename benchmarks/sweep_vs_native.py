@@ -17,8 +17,9 @@ The same 8 configurations — the dynamic-batch MLP of
 Rounds rotate the order of the three, so drift over the run falls on all
 of them. Per configuration: the median ``real_time`` of each tool (median
 over the rounds of the per-round medians), their ratio, and the ratio's
-spread over the rounds (its noise); per run: the wall time, the wall-time
-difference against the native loop, the achieved precision. ``--write``
+spread over the rounds (its noise); per run: the wall time and its
+difference against the native loop, the CPU time (user + system, every
+process of the loop), the achieved precision. ``--write``
 puts the tables into docs/performance.md (between the ``sweep_vs_native``
 markers).
 
@@ -90,6 +91,7 @@ def main() -> int:
 
     # per variant: wall per round; per configuration: per-round median and precision
     wall = {v: [] for v in VARIANTS}
+    cpu = {v: [] for v in VARIANTS}  # user + system seconds (the loop's: all its processes)
     medians = {v: {bs: [] for bs in BATCHES} for v in VARIANTS}
     precision = {v: {bs: [] for bs in BATCHES} for v in VARIANTS}
     counts = {bs: [] for bs in BATCHES}  # adaptive repetitions
@@ -126,19 +128,20 @@ def main() -> int:
                     proc = run_process([*ours, f"--benchmark_min_time={MIN_TIME}",
                                         f"--benchmark_repetitions={args.repetitions}"],
                                        env=pycache)
-                    runs[variant] = (proc.wall, json.loads(proc.stdout)["benchmarks"])
+                    runs[variant] = (proc.wall, proc.cpu, json.loads(proc.stdout)["benchmarks"])
                 else:
                     target = med([relative_precision(
-                        repetitions_of(runs["native loop"][1][bs], native_name(bs)), CONFIDENCE)
+                        repetitions_of(runs["native loop"][2][bs], native_name(bs)), CONFIDENCE)
                         for bs in BATCHES])
                     proc = run_process([*ours, f"--benchmark_min_time={args.adaptive_min_time}",
                                         f"--benchmark_min_rel_accuracy={target!r}",
                                         f"--benchmark_max_time={MAX_TIME}"], env=pycache)
-                    runs[variant] = (proc.wall, json.loads(proc.stdout)["benchmarks"])
+                    runs[variant] = (proc.wall, proc.cpu, json.loads(proc.stdout)["benchmarks"])
             targets.append(target)
             for variant in VARIANTS:
-                seconds, rows = runs[variant]
+                seconds, cpu_seconds, rows = runs[variant]
                 wall[variant].append(seconds)
+                cpu[variant].append(cpu_seconds)
                 for bs in BATCHES:
                     if variant == "native loop":
                         values = repetitions_of(rows[bs], native_name(bs))
@@ -172,12 +175,15 @@ def main() -> int:
             f"{100 * med(precision['sweep, adaptive'][bs]):.1f} % |")
     native_wall = wall["native loop"]
     walls = [("| run | wall (s) | minus the native loop's (s) | over the native loop's | "
-             "per round (s) |"), "| --- | --- | --- | --- | --- |"]
+              "per round (s) | CPU (s) | CPU minus the native loop's (s) |"),
+             "| --- | --- | --- | --- | --- | --- | --- |"]
     for variant in VARIANTS:
         deltas = [w - n for w, n in zip(wall[variant], native_wall)]
         ratios = [w / n for w, n in zip(wall[variant], native_wall)]
+        cpu_deltas = [c - n for c, n in zip(cpu[variant], cpu["native loop"])]
         walls.append(f"| {variant} | {med(wall[variant]):.2f} | {med(deltas):+.2f} | "
-                     f"{med(ratios):.2f} | {', '.join(f'{w:.2f}' for w in wall[variant])} |")
+                     f"{med(ratios):.2f} | {', '.join(f'{w:.2f}' for w in wall[variant])} | "
+                     f"{med(cpu[variant]):.2f} | {med(cpu_deltas):+.2f} |")
     reached = sum(p is not None and p <= t * (1 + 1e-9)
                   for bs in BATCHES
                   for p, t in zip(precision["sweep, adaptive"][bs], targets))
@@ -209,7 +215,7 @@ def _native(loop: str, module: Path, args, scratch: Path, round_index: int):
            "DEVICE": args.device, "REPETITIONS": str(args.repetitions), "OUT": str(out)}
     proc = run_process(["bash", "-c", loop], env=env)
     rows = {bs: json.loads((out / f"{bs}.json").read_text())["benchmarks"] for bs in BATCHES}
-    return proc.wall, rows
+    return proc.wall, proc.cpu, rows
 
 
 if __name__ == "__main__":
