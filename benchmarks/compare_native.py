@@ -98,6 +98,7 @@ class Process:
     stdout: str
     wall: float  # seconds
     peak_rss_mib: float
+    cpu: float = 0.0  # user + system seconds of the process and its waited children
 
 
 # Peak RSS needs care: a child's ru_maxrss starts at the resident size of the
@@ -114,7 +115,7 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(sys.argv[1], "w") as report:
-    report.write(f"{usage.ru_maxrss} {wall}")
+    report.write(f"{usage.ru_maxrss} {wall} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -130,8 +131,8 @@ def run_process(command: list[str], env: dict | None = None) -> Process:
         if proc.returncode != 0:
             raise RuntimeError(f"{command}: exit {proc.returncode}: "
                                f"{proc.stderr.decode(errors='replace')[-2000:]}")
-        maxrss_kib, wall = report.read_text().split()
-        return Process(proc.stdout.decode(), float(wall), int(maxrss_kib) / 1024.0)
+        maxrss_kib, wall, cpu = report.read_text().split()
+        return Process(proc.stdout.decode(), float(wall), int(maxrss_kib) / 1024.0, float(cpu))
 
 
 @dataclass

@@ -22,6 +22,10 @@ replay capture, ``--backend=native``: :func:`module_files`, a file written
 from the image the first time one asks, or the file already mapped), the
 module's sha256 in the report (computed while reading). The copies are
 removed with the scratch directory when the run ends.
+
+In a sweep or suite every point resolves its own ``--module`` values (an
+``x.mlir`` compiled for its device and compile flags), and each distinct
+module is taken once per run, however many points use it.
 """
 
 from __future__ import annotations
@@ -44,10 +48,11 @@ from .hookcall import call_hook
 from .stash import StashKey
 from .vmfb import repaired_names
 
-# The module images of the run, in --module order.
-MODULE_IMAGES = StashKey[list]()
-# Files holding the images' bytes for native passes, in --module order.
-MODULE_FILES = StashKey[list]()
+# The modules taken in this run: (--module value, what a plugin resolved it
+# to, or None) -> its image. Every point of a sweep finds its modules here.
+MODULE_IMAGES = StashKey["dict[tuple[str, str | None], ModuleImage]"]()
+# --module value -> the image last taken for it (what the report context names).
+LAST_IMAGES = StashKey["dict[str, ModuleImage]"]()
 
 # The native tools' loader flags (runtime/src/iree/tooling/context_util.c and
 # parameter_util.c), with their choices; the first is the default.
@@ -149,6 +154,7 @@ class ModuleImage:
     :ivar path: a file with exactly these bytes that does not change during
         the run (``mmap``), or None until a native pass asks (:func:`module_files`).
     :ivar sha256: hex digest of the bytes.
+    :ivar index: its place among the run's images (its scratch directory).
     """
 
     spec: str
@@ -156,6 +162,7 @@ class ModuleImage:
     data: mmap.mmap | None
     path: str | None
     sha256: str
+    index: int = 0
 
 
 def _scratch_error(spec: str, directory: Path, exc: OSError) -> UsageError:
@@ -287,57 +294,66 @@ def _module_directory(config, index: int, spec: str) -> Path:
     return directory
 
 
-def _take(config, index: int, spec: str, mode: str) -> ModuleImage:
-    resolved = call_hook(config.pm, "ireebench_resolve_module", config=config, spec=spec)
+def _take(config, index: int, spec: str, resolved, mode: str) -> ModuleImage:
     if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
         source, name = str(resolved), Path(_copy_name(spec)).stem + ".vmfb"
     elif spec == "-":
         data, digest = _preload_stdin()
-        return ModuleImage(spec, "stdin.vmfb", data, None, digest)
+        return ModuleImage(spec, "stdin.vmfb", data, None, digest, index)
     else:
         source, name = spec, _copy_name(spec)
     with _open_source(source) as handle:
         if mode == "preload":
             data, digest = _preload(handle, spec, os.fstat(handle.fileno()).st_size)
-            return ModuleImage(spec, name, data, None, digest)
+            return ModuleImage(spec, name, data, None, digest, index)
         if cannot_change(source):
-            return ModuleImage(spec, name, None, source, _file_sha256(handle, spec))
+            return ModuleImage(spec, name, None, source, _file_sha256(handle, spec), index)
         destination = _module_directory(config, index, spec) / name
         digest = _copy_privately(handle, spec, destination)
-        return ModuleImage(spec, name, None, str(destination), digest)
+        return ModuleImage(spec, name, None, str(destination), digest, index)
 
 
 def module_images(config, as_files: bool = False) -> list[ModuleImage]:
-    """The run's :class:`ModuleImage` of each --module (taken on first use, once per run).
+    """The :class:`ModuleImage` of each of this configuration's --module values.
 
-    ``as_files``: taken for native passes only (a backend that runs the
-    native tool), as files whatever ``--module_mode`` says, so that a large
-    module is not also held in memory; the native tool is handed the mode.
+    Each module is taken once per run (on first use; a sweep's points share
+    it), as ``--module_mode`` says. ``as_files``: taken for native passes
+    only (a backend that runs the native tool), as files whatever
+    ``--module_mode`` says, so that a large module is not also held in
+    memory; the native tool is handed the mode.
     """
-    images = config.stash.get(MODULE_IMAGES, None)
-    if images is not None:
-        return images
-    mode = loader_mode(config, "module_mode", MODULE_MODES)
-    images = [_take(config, index, spec, "mmap" if as_files else mode)
-              for index, spec in enumerate(check_module_specs(config))]
-    config.stash[MODULE_IMAGES] = images
-    return images
+    images = config.stash.setdefault(MODULE_IMAGES, {})
+    last = config.stash.setdefault(LAST_IMAGES, {})
+    mode = "mmap" if as_files else loader_mode(config, "module_mode", MODULE_MODES)
+    taken = []
+    for spec in check_module_specs(config):
+        resolved = call_hook(config.pm, "ireebench_resolve_module", config=config, spec=spec)
+        key = (spec, None if resolved is None else str(resolved))
+        if key not in images:
+            images[key] = _take(config, len(images), spec, resolved, mode)
+        last[spec] = images[key]
+        taken.append(images[key])
+    return taken
+
+
+def last_images(config) -> list[ModuleImage | None]:
+    """The images already taken for this configuration's --module values (None
+    for one not taken yet); nothing is resolved or read."""
+    last = config.stash.get(LAST_IMAGES, {})
+    return [last.get(spec) for spec in config.getoption("module") or []]
 
 
 def module_files(config) -> list[str]:
-    """Files with the bytes of the run's modules, for the native passes.
+    """Files with the bytes of this configuration's modules, for the native passes.
 
     A preloaded module is written to the scratch directory the first time
     (only runs with a native pass need it), from the bytes the session
     loaded, so both run the same module.
     """
-    files = config.stash.get(MODULE_FILES, None)
-    if files is not None:
-        return files
     files = []
-    for index, image in enumerate(module_images(config, as_files=True)):
+    for image in module_images(config, as_files=True):
         if image.path is None:
-            destination = _module_directory(config, index, image.spec) / image.name
+            destination = _module_directory(config, image.index, image.spec) / image.name
             try:
                 with open(destination, "wb") as out:
                     out.write(image.data)
@@ -345,7 +361,6 @@ def module_files(config) -> list[str]:
                 raise _scratch_error(image.spec, destination.parent, exc) from None
             image.path = str(destination)
         files.append(image.path)
-    config.stash[MODULE_FILES] = files
     return files
 
 

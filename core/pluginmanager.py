@@ -80,6 +80,7 @@ BUILTIN_PLUGINS = {
     "allocator_statistics": "ireebench.plugins.allocator_statistics",
     "memory_statistics": "ireebench.plugins.memory_statistics",
     "user_counters": "ireebench.plugins.user_counters",
+    "sweeps": "ireebench.plugins.sweeps",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

@@ -5,7 +5,9 @@ Benchmark v1.9 as iree-benchmark-module prints it: doubles in
 ``std::scientific`` with 16 fractional digits, integers plain, the context
 keys in Google Benchmark's order followed by the ``--benchmark_context``
 entries (sorted by key, like its std::map) and then ireebench's provenance
-(``context.extra``), which consumers such as compare.py ignore.
+(``context.extra``), which consumers such as compare.py ignore. A row of a
+sweep's point ends with its ``"params"`` object (``{"bs": 4}``, numbers as
+numbers); plain runs have none.
 
 The report streams: the context and the opening of ``"benchmarks"`` are
 written first, each benchmark's rows as they finish, and the closing
@@ -162,6 +164,8 @@ def run_lines(run) -> list[str]:
     lines += memory_lines(getattr(run, "memory", None))
     if run.label:
         lines.append(kv("label", run.label))
+    if run.params:  # a point of a sweep (never in a plain run: Google Benchmark's rows)
+        lines.append(kv("params", dict(run.params)))
     return lines
 
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 import os
 
 from ireebench import __version__, hookimpl
-from ireebench.modules import MODULE_IMAGES
+from ireebench.modules import last_images
 from ireebench.pluginmanager import loaded_plugin_names
 from ireebench.session import device_uris
 from ireebench.version import runtime_version
@@ -44,8 +44,8 @@ def benchmarked_module(config) -> tuple[str, str]:
     if not specs:
         return "", ""
     spec = specs[-1]
-    images = config.stash.get(MODULE_IMAGES, [])
-    digest = images[-1].sha256 if len(images) == len(specs) else ""
+    image = last_images(config)[-1]
+    digest = image.sha256 if image is not None else ""
     return ("-" if spec == "-" else os.path.abspath(spec)), digest
 
 

@@ -70,7 +70,7 @@ import functools
 import math
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ireebench import StashKey, hookimpl, hookspec
 from ireebench.backend import ADAPTIVE_REPETITIONS, REPETITION_SAMPLES, require
@@ -285,7 +285,9 @@ class StatisticsState:
     target: float | None = None  # --benchmark_min_rel_accuracy
     max_time: float = DEFAULT_MAX_TIME
     minimum: int = 2  # repetitions before the rule may stop
-    started: float = 0.0  # perf_counter at the current workload's start
+    # perf_counter at each workload's start, by run name (with interleaved
+    # repetitions several workloads are under way at once)
+    started: dict = field(default_factory=dict)
     noted: bool = False  # the note about too few repetitions was printed
 
     @property
@@ -411,10 +413,10 @@ def ireebench_report_context(config, context):
 
 
 @hookimpl
-def ireebench_workload_start(config):
+def ireebench_workload_start(config, workload):
     state = config.stash.get(STATE, None)
     if state is not None:
-        state.started = time.perf_counter()
+        state.started[workload.run_name] = time.perf_counter()
 
 
 @hookimpl
@@ -429,7 +431,8 @@ def ireebench_continue_repetitions(config, workload, runs):
     reached = n >= minimum and precision is not None and precision <= state.target
     if reached:
         return False
-    if time.perf_counter() - state.started < state.max_time:
+    started = state.started.get(workload.run_name, time.perf_counter())
+    if time.perf_counter() - started < state.max_time:
         return True
     shown = "no interval yet" if precision is None else f"+-{100 * precision:.2f} %"
     config.stderr.write(

@@ -33,6 +33,7 @@ from ..pluginmanager import (
     PluginSelection,
     build_plugin_manager,
 )
+from ..points import POINTS, Point, PointSpec, check_points, runtime_flags_vary
 from .argv import expand_flagfiles, prescan_plugins
 from .invocation import Invocation
 from .options import (
@@ -347,10 +348,16 @@ def option_specs(command: click.Command) -> dict[str, OptionSpec]:
 def parse_args(argv: list[str], invocation: Invocation) -> Config | None:
     """Returns the run's :class:`Config`, or None when --help (or similar) was printed.
 
-    ``argv`` is the benchmark run's command line (flag files expanded).
+    ``argv`` is the benchmark run's command line (flag files expanded). A
+    plugin may turn it into the command lines of several points first
+    (``ireebench_expand_command_line``: a sweep); see :func:`parse_points`.
     """
     pm = invocation.pm
     command = build_command(pm, commands=invocation.commands)
+    points = call_hook(pm, "ireebench_expand_command_line", argv=list(argv),
+                       option_specs=option_specs(command))
+    if points:
+        return parse_points(points, invocation, list(argv), command)
     ctx = make_context(command, "ireebench", argv, invocation)
     if ctx is None:
         return None
@@ -363,9 +370,48 @@ def parse_args(argv: list[str], invocation: Invocation) -> Config | None:
     return configure(config, invocation.selection)
 
 
-def configure(config: Config, selection: PluginSelection) -> Config:
+def parse_points(points: list[PointSpec], invocation: Invocation, command_line: list[str],
+                 command: click.Command | None = None, prog: str = "ireebench") -> Config | None:
+    """The :class:`Config` of a run of several points, each parsed from its command line.
+
+    The first point's options are the run's (each point must agree with them
+    on every option of the whole run: :func:`ireebench.points.check_points`);
+    ``command_line`` is the ireebench command line that makes this run,
+    subcommand included (a point that needs a process of its own reruns it
+    with ``--point_index``). None when --help was printed.
+    """
+    pm = invocation.pm
+    command = command or build_command(pm, commands=invocation.commands)
+    parsed = []
+    for index, spec in enumerate(points):
+        try:
+            ctx = make_context(command, prog, spec.argv, invocation)
+            if ctx is None:
+                return None
+            # Every point has the same stray arguments: warned about once.
+            extra = ctx.args if index == 0 else [arg for arg in ctx.args if arg.startswith("-")]
+            runtime_flags = split_extra_args(extra, invocation,
+                                             bool(ctx.params.get("strict_flags")))
+        except UsageError as exc:
+            raise UsageError(f"{exc} (point {spec.label})" if spec.label else str(exc),
+                             exc.exit_code, exc.status) from None
+        parsed.append((spec, dict(ctx.params), runtime_flags))
+    _, options, runtime_flags = parsed[0]
+    if print_native_information(runtime_flags, invocation.stdout):
+        return None
+    config = Config(pm, options, runtime_flags, list(points[0].argv), invocation.stdout,
+                    invocation.stderr, option_specs(command))
+    config.command_line = list(command_line)
+    point_list = [Point(config.for_point(options, runtime_flags, spec.params, spec.name_prefix,
+                                         spec.label))
+                  for spec, options, runtime_flags in parsed]
+    return configure(config, invocation.selection, point_list)
+
+
+def configure(config: Config, selection: PluginSelection, points: list | None = None) -> Config:
     """Checks the core options and runtime flags, chooses the backend, then
-    ``ireebench_configure``.
+    ``ireebench_configure`` and ``ireebench_generate_points`` (the points
+    checked and kept in ``config.stash[POINTS]``).
 
     If any of it fails, what a plugin's configure already opened is released.
     """
@@ -374,8 +420,41 @@ def configure(config: Config, selection: PluginSelection) -> Config:
         check_runtime_flags(config, selection.blocked)
         config.backend  # noqa: B018 - chosen now: plugins check its capabilities in configure
         call_hook(config.pm, "ireebench_configure", config=config)
+        points = list(points) if points else [Point(config)]
+        call_hook(config.pm, "ireebench_generate_points", config=config, points=points)
+        _keep_points(config, points, selection)
     except BaseException:
         with contextlib.suppress(Exception):  # the first error is the one to report
             config.release()
         raise
     return config
+
+
+def _keep_points(config: Config, points: list, selection: PluginSelection) -> None:
+    """Checks the points and keeps them (a plain run, one point: its own config)."""
+    check_points(config, points)
+    for point in points:
+        if point.config is not config:
+            try:
+                validate_core_options(point.config)
+            except UsageError as exc:
+                raise UsageError(f"{exc} (point {point.label})", exc.exit_code,
+                                 exc.status) from None
+    parsed = tuple(config.runtime_flags)  # what the runtime holds now
+    for point in points:
+        flags = tuple(point.config.runtime_flags)
+        if flags != parsed:
+            check_runtime_flags(point.config, selection.blocked)
+            parsed = tuple(point.config.runtime_flags)
+    index = config.getoption("point_index")
+    if index is not None:  # this process measures one point of the run
+        if not 0 <= index < len(points):
+            raise UsageError(f"--point_index={index}: the run has {len(points)} points")
+        points = [points[index]]
+    if points and not runtime_flags_vary(points) and \
+            tuple(points[0].config.runtime_flags) != parsed:
+        # The process's flags (IREE's are process-global) are the points'.
+        check_runtime_flags(points[0].config, selection.blocked)
+    if len(points) == 1 and points[0].config is config:
+        return
+    config.stash[POINTS] = points

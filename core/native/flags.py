@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..errors import UsageError
 from ..modules import module_files
+from ..names import run_name
 from ..session import device_uris
 from ..stash import StashKey
 
@@ -111,7 +112,8 @@ def selection_args(config, workloads=None) -> list[str]:
         args.append(f"--function={config.getoption('function')}")
         args += [f"--input={value}" for value in config.getoption("input") or []]
     elif workloads is not None:
-        names = "|".join(ere_escape(w.run_name) for w in workloads)
+        # The native tool's names (a sweep point's parameters are ireebench's).
+        names = "|".join(ere_escape(run_name(w.function.name)) for w in workloads)
         args.append(f"--benchmark_filter=^({names})$")
     args += [
         f"--batch_size={config.getoption('batch_size')}",

@@ -86,7 +86,7 @@ def test_plugins_lists_each_backend_with_its_capabilities(ireebench):
     listed = {entry["name"]: entry for entry in json.loads(ireebench("plugins", "--json").stdout)}
     runtime = listed["runtime_backend"]["backend_capabilities"]["runtime"]
     assert runtime == ["adaptive_repetitions", "in_process", "plugin_kinds", "profiling_passes",
-                       "repetition_samples"]
+                       "repetition_samples", "sweeps"]
     assert listed["native_backend"]["backend_capabilities"]["native"] == [
         "native_flags", "repetition_samples"]
 
