@@ -3,12 +3,16 @@
 A series of runs (oldest first), each with its repetitions, is cut into
 segments of constant level by **PELT** (Killick, Fearnhead & Eckley 2012:
 the optimal partition under a penalised cost, with pruning) on the
-logarithms of the runs' medians (a change is a ratio), the L2 cost (the
-squared deviations from each segment's mean) and the penalty of the
-Bayesian information criterion for Gaussian noise of known variance,
-``2 sigma^2 ln n`` per change. It is the exact optimum, the one ruptures'
-``Pelt(model="l2", jump=1)`` finds (the tests check it against ruptures); a
-few lines with numpy's cumulative sums, so no extra dependency.
+logarithms of the runs' medians (a change is a ratio), with the L1 cost
+(the absolute deviations from each segment's median, as asv's step
+detection: one outlying run gains nothing from a segment of its own) and
+a penalty of ``3 b ln n`` per change, ``b = sigma sqrt(2/pi)`` the mean
+absolute deviation of the noise: the information criterion's ``ln n``,
+tripled so that pure noise shows a change in about 4 % of series of 6 to
+10 runs and under 1 % from 20 (measured on simulated noise). It is the
+exact optimum, the one ruptures' ``Pelt(model="l1", min_size=2, jump=1)``
+finds (the tests check it against ruptures); a few lines with numpy, so no
+extra dependency.
 
 ``sigma``, the noise of a run's median, is learned from the runs: the
 larger of the spread of successive differences (``1.4826 * MAD / sqrt 2``,
@@ -31,11 +35,12 @@ from ..stats import median, median_ci
 from .utest import mann_whitney_u
 
 MIN_RUNS = 2  # runs a level needs (PELT's min_size)
+PENALTY = 3.0  # times b ln n per change (module docstring)
 _Z95 = 1.959963984540054  # a 95 % interval's half-width in standard errors
 
 
 def pelt(values, penalty: float, min_size: int = MIN_RUNS) -> list[int]:
-    """The optimal change points of ``values`` (L2 cost, ``penalty`` per change).
+    """The optimal change points of ``values`` (L1 cost, ``penalty`` per change).
 
     :return: the indices where a new segment starts, increasing (ruptures'
         breakpoints without the final ``len(values)``); every segment has at
@@ -45,11 +50,10 @@ def pelt(values, penalty: float, min_size: int = MIN_RUNS) -> list[int]:
     n = len(x)
     if n < 2 * min_size:
         return []
-    s1 = np.concatenate(([0.0], np.cumsum(x)))
-    s2 = np.concatenate(([0.0], np.cumsum(x * x)))
 
     def cost(a: int, b: int) -> float:
-        return float(s2[b] - s2[a] - (s1[b] - s1[a]) ** 2 / (b - a))
+        segment = x[a:b]
+        return float(np.abs(segment - np.median(segment)).sum())
 
     best = [-penalty] + [math.inf] * n  # best[t]: the optimum of values[:t]
     last = [0] * (n + 1)  # last[t]: where the last segment of that optimum starts
@@ -117,7 +121,7 @@ def change_points(runs: list[RunValues]) -> list[ChangePoint]:
     if len(runs) < 2 * MIN_RUNS:
         return []
     logs = [math.log(median(run.values)) for run in runs]
-    penalty = 2.0 * noise_sigma(runs) ** 2 * math.log(len(runs))
+    penalty = PENALTY * noise_sigma(runs) * math.sqrt(2.0 / math.pi) * math.log(len(runs))
     starts = pelt(logs, penalty)
     bounds = [0, *starts, len(runs)]
     found = []
