@@ -106,6 +106,9 @@ def ireebench_configure(config):
     """Opens the store of --benchmark_save now, so a bad URL fails before the run."""
     if not config.getoption("benchmark_save") or config.getoption("benchmark_list_tests"):
         return
+    if config.getoption("benchmark_dry_run"):
+        raise UsageError("--benchmark_save: a --benchmark_dry_run measures nothing worth "
+                         "keeping (each benchmark runs once, untimed)")
     if "json" not in reporter_factories(config):
         raise UsageError("--benchmark_save: stores the JSON report, but the json reporter is "
                          "blocked (-p no:json)")

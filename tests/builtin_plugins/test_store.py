@@ -296,6 +296,9 @@ def test_bad_store_input_is_one_line(ireebench, tmp_path, modules):
     kind = ireebench(f"--module={modules['simple']}", *QUICK, "--benchmark_save",
                      "--benchmark_storage=ftp://somewhere/db")
     assert "unknown kind of store 'ftp'" in one_error_line(kind)
+    status, message = api(f"--module={modules['simple']}", *QUICK, "--benchmark_save",
+                          "--benchmark_dry_run", f"--benchmark_storage={tmp_path / 'r.sqlite'}")
+    assert status == 2 and "--benchmark_save: a --benchmark_dry_run" in message
     report = tmp_path / "report.json"
     report.write_text(json.dumps({"context": {}, "benchmarks": []}))
     unknown = ireebench("compare", "stored:nonsense!", report,
