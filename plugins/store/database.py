@@ -98,8 +98,8 @@ def _filter_clause(key: str, value: str):
         column = runs.c[column]
         if how == "prefix":
             return column.startswith(value, autoescape=True)
-        if how == "contains":
-            return column.contains(json.dumps(value), autoescape=True)
+        if how == "contains":  # a device URI of the JSON list, or its driver: cuda, cuda://0
+            return column.contains(json.dumps(value)[:-1], autoescape=True)
         return column == value
     return sa.exists().where(tags.c.run == runs.c.id, tags.c.key == key, tags.c.value == value)
 
@@ -286,7 +286,8 @@ class Store:
         total = connection.execute(sa.select(sa.func.count()).select_from(runs)).scalar()
         if total:
             shown = _describe(filters) or "status=complete"
-            return f"{reference}: no stored run matches {shown} ({total} stored)"
+            what = " of these benchmarks" if _like_names(like) else ""
+            return f"{reference}: no stored run{what} matches {shown} ({total} stored)"
         return (f"{reference}: no stored run in {self.display} (save one with "
                 "--benchmark_save)")
 

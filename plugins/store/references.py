@@ -38,7 +38,7 @@ COLUMN_FILTERS = {
     "ireebench_version": ("ireebench_version", "="),
     "iree_version": ("iree_version", "="),
     "run": ("run_id", "prefix"),
-    "device": ("devices", "contains"),
+    "device": ("devices", "contains"),  # a HAL device URI, or the start of one (its driver)
 }
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _LATEST = re.compile(r"latest(?:~(\d+))?\Z")

@@ -156,7 +156,8 @@ def test_saved_runs_are_read_back_and_gate_the_next_run(store_kind, request, mod
     status, out = api("compare", heavy, f"stored:{ids[1]}", *gate)
     assert status == 0 and "faster" in out
     status, message = api("compare", "stored:latest?branch=none", light, storage)
-    assert status == 2 and "no stored run matches branch=none" in message
+    assert status == 2 and "no stored run of these benchmarks matches branch=none" in message
+    assert api("history", storage, "--where", "device=local")[0] == 0  # a driver's prefix
 
     # A report of another machine: its stored:latest says so in one line;
     # --any_machine uses the other machine's runs; its gate has no history yet.
