@@ -229,6 +229,10 @@ def test_sigkill_during_a_save_leaves_no_partial_run(store_url, modules, ireeben
         proc.wait(timeout=TIMEOUT)
     assert proc.returncode == -signal.SIGKILL
     assert _stored_ids(store_url) == {_saved_id(first)}
+    # No run without its rows either: the newest stored run is still the first.
+    status, out = api("store", "export", "stored:latest", f"--benchmark_storage={store_url}")
+    assert status == 0
+    assert json.loads(out)["context"]["ireebench_run_id"].startswith(_saved_id(first))
     # Usable: the next save lands (in this process, through the Python API).
     after = ireebench_api.run([f"--module={modules['simple']}", *QUICK, "--benchmark_save",
                                f"--benchmark_storage={store_url}"])
