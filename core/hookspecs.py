@@ -571,7 +571,7 @@ def ireebench_sessionfinish(config, session, exitstatus):
 
 
 @hookspec(firstresult=True)
-def ireebench_load_reports(config, reference):
+def ireebench_load_reports(config, reference, like):
     """Load the saved reports a reference names, when it is not a file path.
 
     Called once per reference by every command that reads Google Benchmark
@@ -580,13 +580,21 @@ def ireebench_load_reports(config, reference):
     benchmark run. The first non-``None`` result wins; ``None`` everywhere
     means the reference is a file path, read as ireebench or the native
     tool wrote it. A results store answers the references it owns
-    (``stored:latest``, ``stored:RUN_ID``) here; raise
-    :class:`ireebench.UsageError` for one of yours that names nothing.
+    (the built-in ``store``: ``stored:latest``, ``stored:RUN_ID``,
+    ``stored:history``) here; raise :class:`ireebench.UsageError` for one of
+    yours that names nothing.
 
     :param config: the command's :class:`Config`.
     :param reference: the text the user gave (a path, ``stored:...``).
+    :param like: the parsed report this one will be compared with (the
+        other side of ``ireebench compare``), or ``None``: a store picks
+        runs of its machine and its benchmarks.
     :return: a list of ``(label, report)`` pairs — ``label`` names the
         report in messages and tables, ``report`` is a parsed Google
         Benchmark JSON report (a dict with ``"context"`` and
-        ``"benchmarks"``) — or ``None``.
+        ``"benchmarks"``) — or ``None``. Return an
+        :class:`ireebench.comparison.ReportHistory` (a list) when the
+        reference names a history, runs newest first: it is compared as a
+        history (a baseline learned from the runs' spread) however many runs
+        it holds.
     """

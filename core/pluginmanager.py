@@ -81,6 +81,7 @@ BUILTIN_PLUGINS = {
     "memory_statistics": "ireebench.plugins.memory_statistics",
     "user_counters": "ireebench.plugins.user_counters",
     "sweeps": "ireebench.plugins.sweeps",
+    "store": "ireebench.plugins.store",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

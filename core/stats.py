@@ -17,6 +17,7 @@ plugin does, for ``--benchmark_statistics``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +73,53 @@ def cv(values: list[float]) -> float:
         return 0.0
     avg = mean(values)
     return stddev(values) / avg if avg else 0.0
+
+
+# --- the median's distribution-free interval (order statistics) ---------------
+
+
+def _log_binomial_half(n: int, i: int) -> float:
+    """log P(B = i) for B ~ Binomial(n, 1/2)."""
+    return math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2)
+
+
+@functools.lru_cache(maxsize=4096)
+def median_ci_rank(n: int, confidence: float) -> int | None:
+    """The largest 1-based ``k`` with ``P(x(k) <= median <= x(n+1-k)) >= confidence``.
+
+    That is the largest ``k <= (n+1)/2`` with ``P(B <= k-1) <= (1-confidence)/2``,
+    ``B ~ Binomial(n, 1/2)``; ``None`` when even ``[x(1), x(n)]`` covers the
+    median less often. Terms more than 10 standard deviations below ``n/2``
+    (under 1e-22 together, below any confidence a float can tell from 1)
+    are skipped, so a call costs O(sqrt(n)).
+    """
+    tail = (1.0 - confidence) / 2.0
+    start = max(0, math.floor(n / 2 - 5 * math.sqrt(n)))
+    best = start if start >= 1 else None  # P(B <= start - 1) is negligible
+    cdf = 0.0
+    for i in range(start, (n + 1) // 2):
+        cdf += math.exp(_log_binomial_half(n, i))  # P(B <= i)
+        if cdf > tail:
+            break
+        best = i + 1
+    return best
+
+
+def minimum_repetitions(confidence: float) -> int:
+    """The fewest values with a ``confidence`` interval of the median."""
+    n = 2
+    while median_ci_rank(n, confidence) is None:
+        n += 1
+    return n
+
+
+def median_ci(values: list[float], confidence: float) -> tuple[float, float] | None:
+    """The distribution-free ``confidence`` interval of the median (order statistics)."""
+    k = median_ci_rank(len(values), confidence)
+    if k is None:
+        return None
+    ordered = sorted(values)
+    return ordered[k - 1], ordered[len(ordered) - k]
 
 
 # Google Benchmark's aggregates, in the order of its report rows.

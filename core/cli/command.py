@@ -122,10 +122,12 @@ class GroupedCommand(click.Command):
             )
 
 
-def add_plugin_options(pm, parser: OptionParser) -> None:
-    """Calls each plugin's ``ireebench_addoption`` in registration order (built-ins
-    first, so a later plugin is the one redefining), recording it as the owner."""
-    for name, call in implementations(pm, "ireebench_addoption", registration_order=True):
+def add_plugin_options(pm, parser: OptionParser, hook_name: str = "ireebench_addoption") -> None:
+    """Calls each plugin's ``ireebench_addoption`` (or the subcommand's hook
+    ``hook_name``, e.g. ``ireebench_compare_addoption``) in registration order
+    (built-ins first, so a later plugin is the one redefining), recording it
+    as the owner."""
+    for name, call in implementations(pm, hook_name, registration_order=True):
         parser.plugin = name
         try:
             call(parser=parser)

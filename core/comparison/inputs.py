@@ -203,19 +203,41 @@ def read_benchmark_file(path: str) -> BenchmarkFile:
     return benchmark_file(path, read_report(path))
 
 
-def load_reports(config, reference: str) -> list[tuple[str, dict]]:
+class ReportHistory(list):
+    """The ``(label, report)`` pairs of a reference that names a history: several runs
+    of the same benchmarks, newest first (a results store's ``stored:history``).
+
+    A plain list of one report is one run; a history is compared as a
+    history (a baseline learned from its runs' spread) whatever its length,
+    also with one run or none (nothing stored yet). ``notes``: what its
+    loader says of it (why it is empty: no run of this machine...).
+    """
+
+    def __init__(self, reports=(), notes=()):
+        super().__init__(reports)
+        self.notes = list(notes)
+
+
+def load_reports(config, reference: str, like: dict | None = None) -> list[tuple[str, dict]]:
     """The ``(label, report)`` pairs ``reference`` names: what a plugin resolves
     (``ireebench_load_reports``: a results store's ``stored:...``), else the
-    report file at that path."""
-    loaded = call_hook(config.pm, "ireebench_load_reports", config=config, reference=reference)
+    report file at that path.
+
+    ``like``: the report the result will be compared with (the other side
+    of a comparison), so that a store picks runs of the same machine and
+    benchmarks; ``None`` when there is none. A :class:`ReportHistory`
+    answer stays one.
+    """
+    loaded = call_hook(config.pm, "ireebench_load_reports", config=config, reference=reference,
+                       like=like)
     if loaded is None:
         return [(reference, read_report(reference))]
-    return list(loaded)
+    return loaded if isinstance(loaded, ReportHistory) else list(loaded)
 
 
-def load_benchmark_file(config, reference: str) -> BenchmarkFile:
+def load_benchmark_file(config, reference: str, like: dict | None = None) -> BenchmarkFile:
     """The one report ``reference`` names, read for a comparison."""
-    loaded = load_reports(config, reference)
-    if len(loaded) != 1:
+    loaded = load_reports(config, reference, like)
+    if len(loaded) != 1 or isinstance(loaded, ReportHistory):
         raise _fail(reference, f"names {len(loaded)} reports; a comparison takes one a side")
     return benchmark_file(*loaded[0])

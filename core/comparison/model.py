@@ -150,10 +150,16 @@ class BenchmarkComparison:
     threshold: float = 0.0  # the fraction that applies
     regression: bool = False
     notes: list[str] = field(default_factory=list)
+    # Against a history (ireebench.comparison.history): the runs whose pooled
+    # repetitions are "old", newest first, and the band their medians and
+    # intervals span (seconds). None/empty in a comparison of two reports.
+    baseline_runs: list[str] = field(default_factory=list)
+    band_low: float | None = None
+    band_high: float | None = None
 
     def to_dict(self) -> dict:
         is_time = bool(self.time_unit)
-        return {
+        data = {
             "name": self.name,
             "time_unit": self.time_unit,
             "old_median": self.old,
@@ -172,6 +178,10 @@ class BenchmarkComparison:
             "regression": self.regression,
             "notes": list(self.notes),
         }
+        if self.baseline_runs:
+            data.update(baseline_runs=list(self.baseline_runs),
+                        band_low_seconds=self.band_low, band_high_seconds=self.band_high)
+        return data
 
 
 @dataclass
@@ -188,6 +198,8 @@ class Comparison:
     geomean_count: int = 0
     notes: list[str] = field(default_factory=list)  # about the files as a whole
     higher_is_better: bool = False  # how the metric was judged
+    # Against a history: the labels of its runs, newest first (None: two reports).
+    history: list[str] | None = None
 
     @property
     def regressions(self) -> list[BenchmarkComparison]:
@@ -202,7 +214,7 @@ class Comparison:
 
     def to_dict(self) -> dict:
         options = self.options
-        return {
+        data = {
             "old": self.old_path,
             "new": self.new_path,
             "metric": options.metric,
@@ -221,6 +233,9 @@ class Comparison:
             "regressions": [b.name for b in self.regressions],
             "exit_status": self.exit_status,
         }
+        if self.history is not None:
+            data["history"] = list(self.history)
+        return data
 
 
 def _side_notes(side: str, rows: BenchmarkRows, source: str) -> list[str]:
@@ -320,7 +335,7 @@ def _tool(context: dict) -> str:
     return os.path.basename(str(context.get("executable", "")))
 
 
-def _context_notes(old: BenchmarkFile, new: BenchmarkFile) -> list[str]:
+def context_notes(old: BenchmarkFile, new: BenchmarkFile) -> list[str]:
     """Differences between the machines or tools of the two files worth knowing."""
     notes = []
     for key, what in (("host_name", "hosts"), ("num_cpus", "CPU counts"),
@@ -389,7 +404,7 @@ def compare(old: BenchmarkFile, new: BenchmarkFile, options: CompareOptions) -> 
          for name in common],
         only_old=[name for name in old.benchmarks if name not in new.benchmarks],
         only_new=[name for name in new.benchmarks if name not in old.benchmarks],
-        notes=_context_notes(old, new),
+        notes=context_notes(old, new),
         higher_is_better=higher,
     )
     ratios = [1.0 + b.change for b in comparison.benchmarks if b.change is not None]
