@@ -77,6 +77,7 @@ BUILTIN_PLUGINS = {
     "cold_start": "ireebench.plugins.cold_start",
     "environment": "ireebench.plugins.environment",
     "allocator_statistics": "ireebench.plugins.allocator_statistics",
+    "report": "ireebench.plugins.report",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like
