@@ -19,6 +19,7 @@ temporary directory), started as the machine notes prescribe for root:
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import queue
@@ -48,6 +49,12 @@ def find_chromium() -> str | None:
     return None
 
 
+def _above_nine(fd: int) -> int:
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+    os.close(fd)
+    return high
+
+
 class BrowserError(Exception):
     pass
 
@@ -75,15 +82,18 @@ class Browser:
         self._profile = tempfile.mkdtemp(prefix="ireebench-chromium-")
         commands_read, self._commands = os.pipe()
         self._replies, replies_write = os.pipe()
+        # The child's ends above 9, so that moving them to 3 and 4 overwrites neither.
+        commands_read, replies_write = (_above_nine(commands_read), _above_nine(replies_write))
 
-        def pipes_as_3_and_4():  # the protocol's descriptors in the child
-            os.dup2(commands_read, 3)
-            os.dup2(replies_write, 4)
-
+        # The protocol's descriptors must be 3 and 4 in the browser: bash moves
+        # them there (bash: descriptors above 9; no preexec_fn, unsafe with threads).
+        move = (f'exec "$@" 3<&{commands_read} 4>&{replies_write} '
+                f"{commands_read}<&- {replies_write}>&-")
         self._process = subprocess.Popen(
-            [executable, *FLAGS, f"--user-data-dir={self._profile}", "about:blank"],
+            ["/bin/bash", "-c", move, "chromium", executable, *FLAGS,
+             f"--user-data-dir={self._profile}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            preexec_fn=pipes_as_3_and_4, pass_fds=(3, 4))
+            pass_fds=(commands_read, replies_write))
         os.close(commands_read)
         os.close(replies_write)
         self._next_id = 0

@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics as pystats
 from dataclasses import dataclass, field
@@ -243,7 +244,7 @@ def is_geometric(values: list) -> bool:
     ordered = sorted(values)
     if ordered[-1] / ordered[0] > 16:
         return True
-    ratios = [b / a for a, b in zip(ordered, ordered[1:])]
+    ratios = [b / a for a, b in itertools.pairwise(ordered)]
     return min(ratios) > 1.4 and max(ratios) / min(ratios) < 1.1
 
 
@@ -356,7 +357,7 @@ def run_noise(levels: list[float]) -> float:
     """The run-to-run noise of a series of log levels: a robust standard deviation
     from its successive differences (1.4826 MAD / sqrt 2), which a few level
     shifts barely move; at least :data:`MIN_NOISE`."""
-    steps = [b - a for a, b in zip(levels, levels[1:])]
+    steps = [b - a for a, b in itertools.pairwise(levels)]
     if len(steps) < 2:
         return MIN_NOISE
     middle = pystats.median(steps)

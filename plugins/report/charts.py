@@ -19,12 +19,11 @@ import statistics
 from dataclasses import dataclass
 
 import matplotlib
+from ireebench.comparison import FASTER, INCONCLUSIVE, NO_CHANGE, NOT_COMPARED, SLOWER
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, NullFormatter, NullLocator
-
-from ireebench.comparison import FASTER, INCONCLUSIVE, NO_CHANGE, NOT_COMPARED, SLOWER
 
 from .analysis import (
     CONFIDENCE,
@@ -86,13 +85,13 @@ class Chart:
 
 # Numbers on a log axis as numbers (100, not 10^2).
 PLAIN = FuncFormatter(lambda value, _: f"{value:g}")
-_SVG_START = re.compile(r"^.*?(?=<svg\b)", re.S)
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.S)
+_SVG_START = re.compile(r"^.*?(?=<svg\b)", re.DOTALL)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
 _PATH_DATA = re.compile(r'\bd="([^"]*)"')
 _LONG_DECIMAL = re.compile(r"(\d\.\d{2})\d+")
 
 
-_GLYPH = re.compile(r'<path id="([^"]+)" d="[^"]*" transform="scale\([^)]*\)"/>\s*')
+_GLYPH = re.compile(r'<path id="([^"]+)"(?: d="[^"]*")? transform="scale\([^)]*\)"/>\s*')
 _EMPTY_DEFS = re.compile(r"<defs>\s*</defs>\s*")
 
 
@@ -347,7 +346,7 @@ def comparison_chart(slug: str, title: str, comparison) -> Chart:
     figure.set_figheight(figure.get_figheight() + 0.2 * (rows - 1))
     _place(figure, _longest(short(display_name(b.name)) for b in shown), legend_above=True)
     if rows > 1:
-        width, height = figure.get_size_inches()
+        height = figure.get_figheight()
         figure.subplots_adjust(top=1 - (0.42 + 0.2 * (rows - 1)) / height)
     return Chart(slug, title, figure)
 

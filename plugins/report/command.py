@@ -93,9 +93,6 @@ def parse_report_args(argv: list[str], invocation) -> Config | None:
     if not inputs:
         raise UsageError("report: expected one or more inputs: ireebench report "
                          "INPUTS... -o FILE.html (JSON reports or stored:... references)")
-    unknown = [text for text in inputs if text.startswith("-") and text != "-"]
-    if unknown:
-        raise UsageError(f"report: no such option: {unknown[0]}")
     chart_format = options["chart_format"]
     if chart_format is not None and chart_format not in CHART_FORMATS:
         raise flag_error("format", chart_format, f"one of {', '.join(CHART_FORMATS)}")
@@ -120,7 +117,7 @@ def run_report(config) -> RunResult:
         renderer = load_renderer()
         loaded = []
         for reference in config.getoption("inputs"):
-            loaded += load_reports(config, reference)
+            loaded += load_reports(config, reference, command="report")
         reports = readable_reports(config, [read_report(label, r) for label, r in loaded])
         renderer.write(reports, config.stash[COMPARE_OPTIONS],
                        html_path=config.getoption("output"),

@@ -43,7 +43,7 @@ def load_renderer(flag: str = "report"):
     """The drawing module (:mod:`ireebench.plugins.report.build`), imported now."""
     require_renderer(flag)
     try:
-        from . import build  # the documented lazy import: matplotlib (tests/core/test_imports.py)
+        from . import build  # the documented lazy import (tests/core/test_imports.py)
     except ModuleNotFoundError as exc:
         if (exc.name or "").split(".")[0] in REQUIRED:
             raise UsageError(f"{flag}: needs {exc.name}, which is not installed: "

@@ -2,6 +2,14 @@
 
 Read from the source (AST), so an import hidden inside a function counts
 like any other: a cycle cannot hide there, and there is nothing to hide.
+
+The one exception is documented here: a heavy optional dependency (an
+extra of pyproject.toml) is imported only where it is used, so that
+``--help`` and a plain run never pay for it. Such a dependency is imported
+at the top of its own modules, and one function imports the first of them
+lazily; that import is listed in :data:`LAZY_IMPORTS` with its reason, and
+:func:`test_extras_stay_out_of_startup` checks that no module a run or
+``--help`` imports reaches the extra through module-level imports.
 """
 
 from __future__ import annotations
@@ -10,8 +18,18 @@ import ast
 from pathlib import Path
 
 from conftest import ROOT
+from ireebench.pluginmanager import BUILTIN_PLUGINS
 
 PACKAGES = {"core": "ireebench", "plugins": "ireebench.plugins"}
+
+# (file, module it imports inside a function) -> why. The only imports
+# allowed below module level.
+LAZY_IMPORTS = {
+    ("plugins/report/render.py", "ireebench.plugins.report.build"):
+        "matplotlib (the report extra), only when a report is drawn",
+}
+# The extras' libraries: never reached from startup but through LAZY_IMPORTS.
+EXTRA_LIBRARIES = ("matplotlib",)
 
 
 def _modules() -> dict[str, Path]:
@@ -42,11 +60,13 @@ def _resolve(module: str, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _imports(module: str) -> list[tuple[str, ast.AST]]:
-    """(imported ireebench module, node) for each import in ``module``."""
+def _imports(module: str, top_level_only: bool = False,
+             everything: bool = False) -> list[tuple[str, ast.AST]]:
+    """(imported ireebench module, node) for each import in ``module`` (``everything``:
+    other packages' too)."""
     tree = ast.parse(MODULES[module].read_text())
     found = []
-    for node in ast.walk(tree):
+    for node in (tree.body if top_level_only else ast.walk(tree)):
         if isinstance(node, ast.Import):
             found += [(alias.name, node) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -55,7 +75,7 @@ def _imports(module: str) -> list[tuple[str, ast.AST]]:
                 # `from pkg import submodule` imports the submodule.
                 candidate = f"{target}.{alias.name}"
                 found.append((candidate if candidate in MODULES else target, node))
-    return [(name, node) for name, node in found if name in MODULES]
+    return [(name, node) for name, node in found if everything or name in MODULES]
 
 
 def _graph() -> dict[str, set[str]]:
@@ -101,6 +121,11 @@ def test_every_import_is_at_module_level():
             if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
                 if isinstance(node, ast.ImportFrom) and node.module == "__future__":
                     continue
+                module = next(name for name, path_ in MODULES.items() if path_ == path)
+                targets = {name for name, found in _imports(module) if found.lineno == node.lineno}
+                where = str(path.relative_to(ROOT))
+                if targets and all((where, target) in LAZY_IMPORTS for target in targets):
+                    continue
                 nested.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert nested == []
 
@@ -121,3 +146,34 @@ def test_every_package_is_in_pyproject():
     listed = {name.strip(",") for name in listed}
     packages = {name for name in MODULES if _is_package(name)}
     assert packages == listed
+
+
+def test_the_lazy_imports_exist():
+    """Every allowance names a real nested import (none outlives its reason)."""
+    for where, target in LAZY_IMPORTS:
+        module = next(name for name, path in MODULES.items()
+                      if str(path.relative_to(ROOT)) == where)
+        tree = ast.parse(MODULES[module].read_text())
+        top = {id(node) for node in tree.body}
+        nested = [node for name, node in _imports(module) if name == target
+                  and id(node) not in top]
+        assert nested, (where, target)
+
+
+def test_extras_stay_out_of_startup():
+    """No module that a run or --help imports (the core, the built-in plugins)
+    reaches an extra's library through module-level imports."""
+    start = ["ireebench", "ireebench.cli"] + list(BUILTIN_PLUGINS.values())
+    seen, stack = set(), list(start)
+    while stack:
+        module = stack.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for name, _ in _imports(module, top_level_only=True, everything=True):
+            assert name.split(".")[0] not in EXTRA_LIBRARIES, \
+                f"{module} imports {name} at startup: import it lazily (LAZY_IMPORTS)"
+            if name in MODULES:
+                stack.append(name)
+    assert "ireebench.plugins.report" in seen
+    assert "ireebench.plugins.report.charts" not in seen
