@@ -224,7 +224,13 @@ def distribution_chart(slug: str, name: str, rows: list[tuple[str, Distribution]
     axes.set_yticklabels([short(label, 28) for label, _ in reversed(rows)])
     axes.set_ylim(-0.55, len(rows) - 0.5)
     axes.grid(axis="y", visible=False)
-    axes.set_xlabel(f"wall time per iteration ({unit})")
+    positive = [v for v in every if v > 0]
+    log = bool(positive) and max(positive) / min(positive) > 10
+    if log:  # reports far apart, or outliers far out: every box stays readable
+        axes.set_xscale("log")
+        axes.xaxis.set_major_formatter(PLAIN)
+        axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_xlabel(f"wall time per iteration ({unit}{', log scale' if log else ''})")
     handles = [Line2D([], [], color="#111", linewidth=2, label="median"),
                Line2D([], [], color="#e69500", linewidth=2.5,
                       label=f"{CONFIDENCE * 100:g}% interval of the median"),

@@ -31,7 +31,8 @@ th, td { border: 1px solid #ddd; padding: 0.15rem 0.45rem; text-align: left;
          vertical-align: top; }
 th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.name { word-break: break-all; max-width: 34rem; }
+td.name { overflow-wrap: break-word; max-width: 34rem; }
+.table { overflow-x: auto; }
 .charts { display: flex; flex-wrap: wrap; gap: 0.8rem 1.2rem; }
 figure { margin: 0.3rem 0; max-width: 100%; }
 figure svg { display: block; max-width: 100%; height: auto; }
@@ -66,7 +67,8 @@ def table(headers: list[str], rows: list[list], numeric: set[int] = frozenset(),
             text = cell.html if isinstance(cell, Raw) else escape(str(cell))
             cells.append(f"<td{css}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    return (f"<div class=\"table\"><table><thead><tr>{head}</tr></thead>"
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
 @dataclass(frozen=True)
