@@ -82,6 +82,7 @@ BUILTIN_PLUGINS = {
     "user_counters": "ireebench.plugins.user_counters",
     "sweeps": "ireebench.plugins.sweeps",
     "store": "ireebench.plugins.store",
+    "report": "ireebench.plugins.report",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

@@ -83,40 +83,41 @@ class BenchmarkFile:
     benchmarks: dict[str, BenchmarkRows]
 
 
-def _fail(path: str, reason: str) -> UsageError:
-    return UsageError(f"compare: {path}: {reason}")
+def _fail(path: str, reason: str, command: str = "compare") -> UsageError:
+    return UsageError(f"{command}: {path}: {reason}")
 
 
-def _read_text(path: str) -> str:
+def _read_text(path: str, command: str) -> str:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise _fail(path, "file not found") from None
+        raise _fail(path, "file not found", command) from None
     except OSError as exc:
-        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}") from None
+        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}", command) from None
     if stat.S_ISDIR(info.st_mode):
-        raise _fail(path, "is a directory")
+        raise _fail(path, "is a directory", command)
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}") from None
+        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}", command) from None
     if len(data) > MAX_FILE_BYTES:
-        raise _fail(path, f"larger than {MAX_FILE_BYTES} bytes; not a benchmark report")
+        raise _fail(path, f"larger than {MAX_FILE_BYTES} bytes; not a benchmark report",
+                    command)
     if not data.strip():
-        raise _fail(path, "file is empty")
+        raise _fail(path, "file is empty", command)
     return data.decode("utf-8", errors="replace")
 
 
-def _parse(path: str, text: str) -> dict:
+def _parse(path: str, text: str, command: str) -> dict:
     try:
         report, _ = json.JSONDecoder().raw_decode(text.lstrip())
     except ValueError as exc:
-        raise _fail(path, f"not JSON ({one_line(exc)})") from None
+        raise _fail(path, f"not JSON ({one_line(exc)})", command) from None
     except RecursionError:
-        raise _fail(path, "not JSON (nested too deeply)") from None
+        raise _fail(path, "not JSON (nested too deeply)", command) from None
     if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), list):
-        raise _fail(path, 'not a Google Benchmark JSON report (no "benchmarks" list)')
+        raise _fail(path, 'not a Google Benchmark JSON report (no "benchmarks" list)', command)
     return report
 
 
@@ -182,9 +183,10 @@ def _metrics(path: str, where: str, entry: dict, unit: str) -> dict[str, float]:
     return found
 
 
-def read_report(path: str) -> dict:
-    """A Google Benchmark JSON report file, parsed; any problem is one UsageError line."""
-    return _parse(path, _read_text(path))
+def read_report(path: str, command: str = "compare") -> dict:
+    """A Google Benchmark JSON report file, parsed; any problem is one UsageError line
+    (``command: path: reason``)."""
+    return _parse(path, _read_text(path, command), command)
 
 
 def benchmark_file(label: str, report: dict) -> BenchmarkFile:
@@ -218,10 +220,11 @@ class ReportHistory(list):
         self.notes = list(notes)
 
 
-def load_reports(config, reference: str, like: dict | None = None) -> list[tuple[str, dict]]:
+def load_reports(config, reference: str, like: dict | None = None,
+                 command: str = "compare") -> list[tuple[str, dict]]:
     """The ``(label, report)`` pairs ``reference`` names: what a plugin resolves
     (``ireebench_load_reports``: a results store's ``stored:...``), else the
-    report file at that path.
+    report file at that path (``command`` names the command in its errors).
 
     ``like``: the report the result will be compared with (the other side
     of a comparison), so that a store picks runs of the same machine and
@@ -231,7 +234,7 @@ def load_reports(config, reference: str, like: dict | None = None) -> list[tuple
     loaded = call_hook(config.pm, "ireebench_load_reports", config=config, reference=reference,
                        like=like)
     if loaded is None:
-        return [(reference, read_report(reference))]
+        return [(reference, read_report(reference, command))]
     return loaded if isinstance(loaded, ReportHistory) else list(loaded)
 
 

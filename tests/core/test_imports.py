@@ -4,10 +4,13 @@ Read from the source (AST), so an import hidden inside a function counts
 like any other: a cycle cannot hide there, and there is nothing to hide.
 
 The one exception is :data:`LAZY_IMPORTS`: a heavy optional dependency
-(an extra) imported inside the one function that needs it, so that
-``--help`` and plain runs never load it. Each entry names the module, the
-module it imports lazily, and why; the import must be exactly that, and
-importing the module must not load the dependency (checked below).
+(an extra of pyproject.toml) imported inside the one function that needs it,
+so that ``--help`` and plain runs never load it. Such a dependency is
+imported at the top of its own modules, and one function imports the first
+of them lazily. Each entry names the module, the module it imports lazily,
+and the packages that keeps out; the import must be exactly that, loading
+the plugins must not load those packages, and no module a run or ``--help``
+imports may reach them through module-level imports (checked below).
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ import sys
 from pathlib import Path
 
 from conftest import ROOT
+from ireebench.pluginmanager import BUILTIN_PLUGINS
 
 PACKAGES = {"core": "ireebench", "plugins": "ireebench.plugins"}
+
 
 
 def _modules() -> dict[str, Path]:
@@ -42,7 +47,12 @@ LAZY_IMPORTS = {
     # opened only by --benchmark_save, `ireebench history`, stored: references.
     "ireebench.plugins.store.location": {"ireebench.plugins.store.database": ("sqlalchemy",
                                                                              "psycopg")},
+    # The report's drawing is the `report` extra (matplotlib): only when a report is made.
+    "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
 }
+# The extras' libraries: never reached from startup but through LAZY_IMPORTS.
+EXTRA_LIBRARIES = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
+                                for packages in lazy.values() for package in packages}))
 
 
 def _is_package(name: str) -> bool:
@@ -59,11 +69,13 @@ def _resolve(module: str, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _imports(module: str) -> list[tuple[str, ast.AST]]:
-    """(imported ireebench module, node) for each import in ``module``."""
+def _imports(module: str, top_level_only: bool = False,
+             everything: bool = False) -> list[tuple[str, ast.AST]]:
+    """(imported ireebench module, node) for each import in ``module`` (``everything``:
+    other packages' too)."""
     tree = ast.parse(MODULES[module].read_text())
     found = []
-    for node in ast.walk(tree):
+    for node in (tree.body if top_level_only else ast.walk(tree)):
         if isinstance(node, ast.Import):
             found += [(alias.name, node) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -72,7 +84,7 @@ def _imports(module: str) -> list[tuple[str, ast.AST]]:
                 # `from pkg import submodule` imports the submodule.
                 candidate = f"{target}.{alias.name}"
                 found.append((candidate if candidate in MODULES else target, node))
-    return [(name, node) for name, node in found if name in MODULES]
+    return [(name, node) for name, node in found if everything or name in MODULES]
 
 
 def _graph() -> dict[str, set[str]]:
@@ -159,3 +171,33 @@ def test_every_package_is_in_pyproject():
     listed = {name.strip(",") for name in listed}
     packages = {name for name in MODULES if _is_package(name)}
     assert packages == listed
+
+
+def test_the_lazy_imports_exist():
+    """Every allowance names a real nested import (none outlives its reason)."""
+    for module, targets in LAZY_IMPORTS.items():
+        tree = ast.parse(MODULES[module].read_text())
+        top = {id(node) for node in tree.body}
+        for target in targets:
+            nested = [node for name, node in _imports(module) if name == target
+                      and id(node) not in top]
+            assert nested, (module, target)
+
+
+def test_extras_stay_out_of_startup():
+    """No module that a run or --help imports (the core, the built-in plugins)
+    reaches an extra's library through module-level imports."""
+    start = ["ireebench", "ireebench.cli"] + list(BUILTIN_PLUGINS.values())
+    seen, stack = set(), list(start)
+    while stack:
+        module = stack.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for name, _ in _imports(module, top_level_only=True, everything=True):
+            assert name.split(".")[0] not in EXTRA_LIBRARIES, \
+                f"{module} imports {name} at startup: import it lazily (LAZY_IMPORTS)"
+            if name in MODULES:
+                stack.append(name)
+    assert "ireebench.plugins.report" in seen
+    assert "ireebench.plugins.report.charts" not in seen
