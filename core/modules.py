@@ -26,6 +26,16 @@ from .stash import StashKey
 # The private copies of the --module files, in --module order.
 MODULE_FILES = StashKey[list]()
 
+# Called with the copies once made: a forked worker tells its supervisor, so
+# that a worker resumed after a crash uses them (ireebench.worker).
+_observer = None
+
+
+def observe_module_files(callback) -> None:
+    """Calls ``callback(files)`` when the copies are made (None: nothing is called)."""
+    global _observer
+    _observer = callback
+
 # A module read from standard input is bounded, so `--module=- </dev/zero`
 # is one line rather than a full disk.
 MAX_STDIN_MODULE_BYTES = 4 << 30
@@ -124,6 +134,8 @@ def module_files(config) -> list[str]:
             _copy_file(spec, destination)
         files.append(str(destination))
     config.stash[MODULE_FILES] = files
+    if _observer is not None:
+        _observer(files)
     return files
 
 

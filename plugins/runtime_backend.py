@@ -16,6 +16,12 @@ An essential plugin. One run:
    then the rows go to the reporters;
 5. the reports are finalized, then ``ireebench_measurements_finish``.
 
+Before each workload it tells the hub (``hub.begin``), so that a benchmark
+that never finishes is an error row; a worker resumed after a crash
+(:mod:`ireebench.worker`) skips the benchmarks its predecessor reported
+(``hub.already_reported``), and ``ireebench_measurements_finish`` gets the
+workloads this process measured.
+
 The core (``ireebench.runner``) closes the reports, calls
 ``ireebench_sessionfinish`` and releases the run; this backend registers
 the session's release (and ``--print_statistics``) as a cleanup, so the
@@ -30,7 +36,7 @@ from ireebench import hookimpl, names
 from ireebench.context import gather, name_field_width
 from ireebench.discovery import SKIPPED, discover_workloads
 from ireebench.hookcall import call_hook
-from ireebench.measure import measure_workload, time_repetition
+from ireebench.measure import error_run, measure_workload, time_repetition
 from ireebench.session import SESSION, Session
 from ireebench.signature import example_inputs
 
@@ -116,14 +122,18 @@ def run_in_process(config, hub) -> int:
         return 0
     hub.report_context(build_context(config, workloads))
     exit_code = 0
+    measured = []
     for family_index, workload in enumerate(workloads):
+        if hub.already_reported(workload.run_name):
+            continue  # a worker resumed after a crash: the one before reported it
+        measured.append(workload)
         code = _measure_and_report(config, session, hub, workload, family_index)
         exit_code = max(exit_code, code)
     # The reports are complete before the follow-up work prints anything
     # (outputs come after the report, as the native tool prints them).
     hub.finalize()
     for code in call_hook(pm, "ireebench_measurements_finish", config=config,
-                          workloads=workloads):
+                          workloads=measured):
         exit_code = max(exit_code, code or 0)
     _release_inputs(workloads)  # now, not at the end of the run: nothing needs them
     return exit_code
@@ -153,6 +163,13 @@ def needs_inputs_hint(config) -> str | None:
 
 def _measure_and_report(config, session, hub, workload, family_index: int) -> int:
     pm = config.pm
+    # The row this benchmark is reported as if it never finishes (a crash, a
+    # hang, an interrupt): the hub and a worker's supervisor keep it.
+    planned = 1 if config.getoption("benchmark_dry_run") else config.getoption(
+        "benchmark_repetitions")
+    lost = error_run(workload, planned, 0, "")
+    lost.family_index = family_index
+    hub.begin(lost)
     call_hook(pm, "ireebench_workload_start", config=config, session=session, workload=workload)
     runs = measure_workload(config, session, workload)
     for run in runs:  # Google Benchmark numbers the benchmarks that run

@@ -25,6 +25,8 @@ CORE = "ireebench"  # the owner of the core options
 CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
 BENCHMARK_GROUP = "Measurement and output (Google Benchmark)"
 IREEBENCH_GROUP = "ireebench"
+# --isolation's values (ireebench.worker).
+ISOLATIONS = ("none", "worker")
 
 
 @dataclass
@@ -210,6 +212,11 @@ def add_core_options(parser: OptionParser) -> None:
              "plugin NAME (built-in or installed); repeatable.")
     add("--backend", "backend", default="runtime", group=i, metavar="NAME",
         help="Measurement backend: runtime (in-process, default) or one a plugin adds.")
+    add("--isolation", "isolation", default=None, group=i, envvar="IREEBENCH_ISOLATION",
+        show_envvar=True, metavar="worker|none",
+        help="worker: measure in a forked worker process, so that a function that crashes "
+             "or hangs keeps the finished results (the command line's default); none: in "
+             "this process (the Python API's default). See docs/reliability.md.")
     add("--version", "-V", "version", is_flag=True, is_eager=True, expose_value=False,
         callback=_print_version, group=i,
         help="Print the versions of ireebench, IREE, Python and third-party plugins, and exit.")
@@ -228,3 +235,6 @@ def validate_core_options(config) -> None:
     if repetitions <= 0:
         raise UsageError(f"--benchmark_repetitions={repetitions}: must be positive")
     check_output_path("benchmark_out", config.getoption("benchmark_out"))
+    isolation = config.getoption("isolation")
+    if isolation not in (None, "", *ISOLATIONS):
+        raise UsageError(f"--isolation={isolation}: expected one of {', '.join(ISOLATIONS)}")
