@@ -175,6 +175,11 @@ class OutputFile:
         self._handle = handle
         self.stream = _RecordingStream(handle)
 
+    @property
+    def atomic(self) -> bool:
+        """Written to a temporary file and renamed into place (not a special file)."""
+        return self._temporary is not None
+
     def _error(self, exc: OSError) -> UsageError:
         return UsageError(f"--{self.flag}={self.path}: cannot write: {exc.strerror or exc}")
 

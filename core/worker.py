@@ -93,7 +93,7 @@ from .errors import (
     exit_status,
 )
 from .modules import MODULE_FILES, observe_module_files
-from .outfiles import observe_temporaries
+from .outfiles import is_special_file, observe_temporaries
 from .results import Counter, Run, RunResult
 from .signals import observe_signals
 from .stash import StashKey
@@ -155,13 +155,35 @@ def supervise(config, backend, run) -> RunResult:
 
     :param run: :func:`ireebench.runner.run_here`.
     """
+    held = None
     try:
         # Made here, so that every worker shares it and the supervisor
         # removes what a dead worker left there (the module copies).
         config.scratch_dir()
+        held = _hold_special_output(config)
     except BaseException as exc:  # noqa: BLE001 - the run is closed and it is raised
         return run(config, None, failure=exc)
-    return Supervisor(config, backend, run).supervise()
+    try:
+        return Supervisor(config, backend, run).supervise()
+    finally:
+        if held is not None:
+            os.close(held)
+
+
+def _hold_special_output(config) -> int | None:
+    """Keeps a ``--benchmark_out`` FIFO (or device) open for the whole run.
+
+    Its reader then does not see the end of the report when a worker dies,
+    and the next worker's open finds the reader still there (a FIFO without
+    a reader blocks the open): the report continues where it stopped.
+    """
+    path = config.getoption("benchmark_out")
+    if not path or config.getoption("benchmark_list_tests") or not is_special_file(path):
+        return None
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return None  # the worker's own open says why, in one line
 
 
 # --- the messages -------------------------------------------------------------
@@ -349,6 +371,7 @@ class _Worker:
     done: tuple | None = None  # (status, error): its run ended
     wait_status: int = 0
     killed: bool = False  # by the supervisor, after an unacknowledged signal
+    ended: int | None = None  # its wait status, when reaped before the loop saw it
 
 
 def describe_death(wait_status: int) -> str:
@@ -650,10 +673,13 @@ class Supervisor:
                 self._deadline = None
                 worker.killed = True
                 _signal_worker(worker.pid, signal.SIGKILL)
-            try:
-                pid, wait_status = os.waitpid(worker.pid, os.WNOHANG)
-            except ChildProcessError:  # reaped by someone else: its status is unknown
-                pid, wait_status = worker.pid, 0
+            if worker.ended is not None:  # reaped while it was being stopped
+                pid, wait_status = worker.pid, worker.ended
+            else:
+                try:
+                    pid, wait_status = os.waitpid(worker.pid, os.WNOHANG)
+                except ChildProcessError:  # reaped by someone else: its status is unknown
+                    pid, wait_status = worker.pid, 0
             if pid:
                 worker.wait_status = wait_status
                 with contextlib.suppress(OSError):  # what it wrote before it ended
@@ -686,6 +712,7 @@ class Supervisor:
                     self._deadline = time.monotonic() + GRACE_SECONDS
             elif signum == signal.SIGTSTP:  # Ctrl-Z: the worker stops with us
                 _signal_worker(worker.pid, signal.SIGSTOP)
+                self._until_stopped(worker)
                 signal.signal(signal.SIGTSTP, signal.SIG_DFL)
                 os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
                 signal.signal(signal.SIGTSTP, _note)
@@ -694,6 +721,19 @@ class Supervisor:
                     self._deadline = time.monotonic() + GRACE_SECONDS
             elif signum == signal.SIGCONT:
                 _signal_worker(worker.pid, signal.SIGCONT)
+
+    @staticmethod
+    def _until_stopped(worker: _Worker) -> None:
+        """Waits until the worker has stopped (a signal is delivered when the
+        kernel gets to it), so that both are stopped when the shell sees us stop."""
+        if worker.ended is not None:
+            return
+        try:
+            pid, wait_status = os.waitpid(worker.pid, os.WUNTRACED)
+        except ChildProcessError:
+            return
+        if pid and not os.WIFSTOPPED(wait_status):
+            worker.ended = wait_status  # it ended instead
 
     def _message(self, worker: _Worker, kind: str, args: list) -> None:
         if kind == "context":

@@ -64,24 +64,31 @@ def build_hub(config) -> ReportHub:
             f"--benchmark_out_format={out_format}: unknown reporter "
             f"(known: {', '.join(sorted(factories))})"
         )
+    resumed = config.stash.get(RESUME, None) is not None
     display_streams = (config.stdout, config.stderr)
-    if config.stash.get(RESUME, None) is not None:
+    if resumed:
         # A resumed worker: what the dead one displayed is replayed silently.
         display_streams = (MutableStream(config.stdout), MutableStream(config.stderr))
+    muted = list(display_streams) if resumed else []
     display = guarded(config.pm, f"reporter factory {display_name!r}",
                       factories[display_name], display_streams[0], config, display_streams[1])
     file_reporter = handle = None
     if out_path:
         handle = OutputFile(out_path, "benchmark_out")
+        file_stream = handle.stream
+        if resumed and not handle.atomic:
+            # A FIFO or a device already got what the dead worker wrote: it
+            # continues too (a regular file is written anew, whole).
+            file_stream = MutableStream(handle.stream)
+            muted.append(file_stream)
         try:
             # The file's context lines go to the file too, as Google Benchmark's do.
             file_reporter = guarded(config.pm, f"reporter factory {out_format!r}",
-                                    factories[out_format], handle.stream, config, handle.stream)
+                                    factories[out_format], file_stream, config, file_stream)
         except BaseException:
             handle.discard()
             raise
-    hub = ReportHub(config, display, file_reporter, handle,
-                    [stream for stream in display_streams if isinstance(stream, MutableStream)])
+    hub = ReportHub(config, display, file_reporter, handle, muted)
     if hub.resumed:
         try:
             hub.replay()

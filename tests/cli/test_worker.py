@@ -332,6 +332,24 @@ def test_a_crash_is_that_benchmarks_error_row_and_the_rest_still_run(crash_modul
     assert _leftovers(tmp_path, "out.json") == []
 
 
+def test_a_fifo_report_continues_after_a_crash(crash_module, tmp_path):
+    """A FIFO's reader gets one whole report: the supervisor keeps the FIFO open
+    while the resumed worker writes the rest (it would otherwise see the end
+    when the worker died, and the next open would wait for a reader forever)."""
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    cli = Cli(f"--module={crash_module}", *FAST, f"--benchmark_out={fifo}", cwd=tmp_path)
+    _, stderr = cli.finish()
+    reader.join(timeout=30)
+    assert cli.proc.returncode == 1, stderr
+    assert [name for name, _ in _rows(json.loads(received[0]))] == [
+        "BM_good/process_time/real_time", "BM_crash/process_time/real_time",
+        "BM_later/process_time/real_time"]
+
+
 def test_an_abort_is_an_error_row_and_the_console_continues(four_module, tmp_path):
     cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=BM_f1", cwd=tmp_path)
     stdout, stderr = cli.finish()
