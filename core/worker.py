@@ -38,18 +38,26 @@ becomes a failed report).
   stderr were the real ones all along.
 * **Signals.** The worker has a process group of its own, so a terminal's
   Ctrl-C (sent to the foreground group) reaches only the supervisor, which
-  forwards SIGINT/SIGTERM to the worker's group exactly once per signal;
-  in one group, the worker would get Ctrl-C twice, and a second signal
-  means "the user insists" (it gets through a hanging reporter and
-  discards the unfinished file). A worker in Python code handles it as in
-  process (reports closed, 130/143) and first acknowledges it. One that does
-  not acknowledge within :data:`GRACE_SECONDS` is stuck in native code: it
-  is killed (SIGKILL, its whole group), and the reports are finished from
-  the rows received, the running benchmark an error row. Ctrl-Z stops the
-  worker with the supervisor and ``fg`` resumes both; the worker ignores
-  SIGTTOU/SIGTTIN (a background group writing to a terminal with
-  ``stty tostop``), and dies with the supervisor (``PR_SET_PDEATHSIG`` on
-  Linux, so a supervisor killed with SIGKILL leaves no worker measuring).
+  forwards SIGINT/SIGTERM to the worker's group exactly once per signal.
+  In one shared group the worker would get Ctrl-C twice (from the
+  terminal, and forwarded), and a second signal means "the user insists"
+  (it gets through a hanging reporter and discards the unfinished file);
+  the supervisor cannot tell a signal the whole group got (a terminal,
+  ``kill -- -PGID``) from one sent to it alone (``kill PID``, a CI
+  runner), so it could not de-duplicate. A worker in Python code handles
+  the signal as in process (reports closed, 130/143) and first
+  acknowledges it, from the handler (also while
+  :func:`ireebench.signals.signals_deferred` holds it back). One that does
+  not acknowledge within :data:`GRACE_SECONDS` (0.4 s: Python code answers
+  in microseconds, and the run must end within about a second) is stuck in
+  native code: it is killed (SIGKILL, its whole group), and the reports
+  are finished from the rows received, the running benchmark an error row.
+  The cost of a group of its own is job control, done here: Ctrl-Z stops
+  the worker, then the supervisor, and ``fg`` (SIGCONT) resumes both; the
+  worker ignores SIGTTOU/SIGTTIN (a background group writing to a terminal
+  with ``stty tostop``); and it dies with the supervisor
+  (``PR_SET_PDEATHSIG`` on Linux), so a supervisor killed with SIGKILL, or
+  by a hang-up, leaves no worker measuring.
 * **A worker that dies** while a benchmark runs (a crash, an outside
   SIGKILL): that benchmark is an error row naming the signal, and a fresh
   worker resumes: it opens the session again, discovers the same
@@ -131,6 +139,7 @@ def wanted(config, backend_name: str) -> bool:
     processes of their own.
     """
     choice = config.getoption("isolation") or None
+    # Backends as objects: this becomes the backend's in-process capability.
     if choice == "none" or backend_name != "runtime":
         return False
     possible = hasattr(os, "fork") and threading.current_thread() is threading.main_thread()
@@ -290,15 +299,23 @@ class Channel:
         payload = json.dumps([kind, *map(encode, args)]).encode()
         frame = memoryview(struct.pack(">I", len(payload)) + payload)
         # Held back while the frame is written: a handler that raises
-        # (Ctrl-C) must not cut it in half.
+        # (Ctrl-C) must not cut it in half. Another thread (OpenBLAS's) may
+        # still take the signal and the handler then run here: the frame is
+        # finished first, and what the handler raised is raised after.
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _USER_SIGNALS)
+        raised = None
         try:
             while frame:
-                frame = frame[os.write(self._data, frame):]
-        except OSError:
-            pass  # the supervisor is gone; the worker dies with it
+                try:
+                    frame = frame[os.write(self._data, frame):]
+                except OSError:
+                    break  # the supervisor is gone; the worker dies with it
+                except BaseException as exc:  # noqa: BLE001 - raised once the frame is out
+                    raised = raised or exc
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if raised is not None:
+            raise raised
 
     def acknowledge(self, signum: int | None = None) -> None:
         """"A signal arrived, and Python code handles it" (from a signal handler)."""
