@@ -76,6 +76,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import gc
 import io
 import json
 import numbers
@@ -581,9 +582,14 @@ class Supervisor:
         _flush(self.config)  # or the worker would write the buffered text again
         supervisor = os.getpid()
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _USER_SIGNALS)
+        # The objects made so far move out of the collector's reach in the
+        # worker: its collections would otherwise write to every page the
+        # two processes share, copying it (a fork's main cost).
+        gc.freeze()
         try:
             pid = os.fork()
         except OSError as exc:
+            gc.unfreeze()
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
             for fd in (data_r, data_w, ack_r, ack_w):
                 os.close(fd)
@@ -598,6 +604,7 @@ class Supervisor:
                 self._worker(supervisor, backend, resume, data_w, ack_w, (data_r, ack_r), held)
             finally:
                 os._exit(EXIT_PLUGIN_ERROR)
+        gc.unfreeze()
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(data_w)
         os.close(ack_w)
