@@ -181,9 +181,10 @@ class ReportHub:
         """Lets plugins add to the context (``ireebench_report_context``), then
         reports it to every reporter (once, before any run).
 
-        In a resumed worker, replays what its predecessor reported instead
-        (``context`` is not used: the predecessor's is complete, and the
-        hook is not called again), then reports the lost benchmarks.
+        In a resumed worker (whose hub replayed its predecessor's reports
+        when it was built), reports the lost benchmarks instead: ``context``
+        is not used (the predecessor's is complete) and the hook is not
+        called again.
         """
         if self.resumed:
             self._report_lost()
