@@ -236,8 +236,12 @@ class Config:
                 guarded(self.pm, f"cleanup {name}", function)
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 error = error or exc
+        self.remove_scratch()
+        if error is not None:
+            raise error
+
+    def remove_scratch(self) -> None:
+        """Removes the scratch directory (and forgets it); nothing else."""
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
-        if error is not None:
-            raise error

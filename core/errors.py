@@ -142,3 +142,8 @@ def exit_status(exc: BaseException) -> int:
         code = exc.code
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_FAILED)
     return EXIT_PLUGIN_ERROR  # an internal error: the CLI exits 3 for it too
+
+
+def signal_name(exc: BaseException) -> str:
+    """The signal an interrupt stands for: ``SIGINT`` (KeyboardInterrupt) or ``SIGTERM``."""
+    return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"

@@ -59,6 +59,22 @@ LAST_IMAGES = StashKey["dict[str, ModuleImage]"]()
 MODULE_MODES = ("preload", "mmap")
 PARAMETER_MODES = ("file", "preload")
 
+# In a worker resumed after a crash (ireebench.worker): what its predecessors
+# took, [spec, resolved or None] -> (a file with its bytes or None, sha256).
+TAKEN_BEFORE = StashKey["dict[tuple, tuple[str | None, str]]"]()
+
+# Called with each module as it is taken (``[spec, resolved]``, a file with its
+# bytes or None, its sha256): a forked worker tells its supervisor, so that a
+# worker resumed after a crash takes the same bytes (ireebench.worker).
+_observer = None
+
+
+def observe_module_images(callback) -> None:
+    """Calls ``callback(key, path, sha256)`` for each module taken (None: nothing)."""
+    global _observer
+    _observer = callback
+
+
 # A module read from standard input is bounded, so `--module=- </dev/zero`
 # is one line rather than all memory.
 MAX_STDIN_MODULE_BYTES = 4 << 30
@@ -294,14 +310,18 @@ def _module_directory(config, index: int, spec: str) -> Path:
     return directory
 
 
-def _take(config, index: int, spec: str, resolved, mode: str) -> ModuleImage:
+def _take(config, index: int, spec: str, resolved, mode: str, before=None) -> ModuleImage:
     if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
         source, name = str(resolved), Path(_copy_name(spec)).stem + ".vmfb"
     elif spec == "-":
-        data, digest = _preload_stdin()
-        return ModuleImage(spec, "stdin.vmfb", data, None, digest, index)
+        if before is None:
+            data, digest = _preload_stdin()
+            return ModuleImage(spec, "stdin.vmfb", data, None, digest, index)
+        source, name = spec, "stdin.vmfb"
     else:
         source, name = spec, _copy_name(spec)
+    if before is not None:
+        return _take_again(config, index, spec, source, name, mode, before)
     with _open_source(source) as handle:
         if mode == "preload":
             data, digest = _preload(handle, spec, os.fstat(handle.fileno()).st_size)
@@ -311,6 +331,40 @@ def _take(config, index: int, spec: str, resolved, mode: str) -> ModuleImage:
         destination = _module_directory(config, index, spec) / name
         digest = _copy_privately(handle, spec, destination)
         return ModuleImage(spec, name, None, str(destination), digest, index)
+
+
+def _take_again(config, index: int, spec: str, source: str, name: str, mode: str,
+                before) -> ModuleImage:
+    """In a worker resumed after a crash, the bytes its predecessor took: the file
+    the run made of them (a private copy, standard input's bytes), else the
+    source read again, which must not have changed."""
+    path, digest = before
+    if path:
+        if mode != "preload":
+            return ModuleImage(spec, name, None, path, digest, index)
+        with _open_source(path) as handle:
+            data, _ = _preload(handle, spec, os.fstat(handle.fileno()).st_size)
+        return ModuleImage(spec, name, data, path, digest, index)
+    image = _take(config, index, spec, None if source == spec else source, mode)
+    if image.sha256 != digest:
+        raise UsageError(f"--module={spec}: changed since the run started (sha256 "
+                         f"{image.sha256[:12]}, was {digest[:12]}): the benchmarks after the "
+                         "crash cannot measure the same module; keep the file unchanged, or "
+                         "use --module_mode=mmap (a private copy)")
+    return image
+
+
+def _write(config, image: ModuleImage) -> str:
+    """Writes a preloaded image's bytes into the run's scratch directory, once."""
+    if image.path is None:
+        destination = _module_directory(config, image.index, image.spec) / image.name
+        try:
+            with open(destination, "wb") as out:
+                out.write(image.data)
+        except OSError as exc:
+            raise _scratch_error(image.spec, destination.parent, exc) from None
+        image.path = str(destination)
+    return image.path
 
 
 def module_images(config, as_files: bool = False) -> list[ModuleImage]:
@@ -330,7 +384,12 @@ def module_images(config, as_files: bool = False) -> list[ModuleImage]:
         resolved = call_hook(config.pm, "ireebench_resolve_module", config=config, spec=spec)
         key = (spec, None if resolved is None else str(resolved))
         if key not in images:
-            images[key] = _take(config, len(images), spec, resolved, mode)
+            before = config.stash.get(TAKEN_BEFORE, {}).get(key)
+            image = images[key] = _take(config, len(images), spec, resolved, mode, before)
+            if _observer is not None:
+                if spec == "-":  # standard input cannot be read again after a crash
+                    _write(config, image)
+                _observer(list(key), image.path, image.sha256)
         last[spec] = images[key]
         taken.append(images[key])
     return taken
@@ -350,18 +409,7 @@ def module_files(config) -> list[str]:
     (only runs with a native pass need it), from the bytes the session
     loaded, so both run the same module.
     """
-    files = []
-    for image in module_images(config, as_files=True):
-        if image.path is None:
-            destination = _module_directory(config, image.index, image.spec) / image.name
-            try:
-                with open(destination, "wb") as out:
-                    out.write(image.data)
-            except OSError as exc:
-                raise _scratch_error(image.spec, destination.parent, exc) from None
-            image.path = str(destination)
-        files.append(image.path)
-    return files
+    return [_write(config, image) for image in module_images(config, as_files=True)]
 
 
 def open_vm_module(instance, image: ModuleImage):

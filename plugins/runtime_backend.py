@@ -17,6 +17,12 @@ An essential plugin. One run:
    then the rows go to the reporters;
 5. the reports are finalized, then ``ireebench_measurements_finish``.
 
+Before each workload it tells the hub (``hub.begin``), so that a benchmark
+that never finishes is an error row; a worker resumed after a crash
+(:mod:`ireebench.worker`) skips the benchmarks its predecessor reported
+(``hub.already_reported``), and ``ireebench_measurements_finish`` gets the
+workloads this process measured.
+
 The core (``ireebench.runner``) closes the reports, calls
 ``ireebench_sessionfinish`` and releases the run; this backend registers
 the session's release as a cleanup, so the session is still open during
@@ -63,7 +69,7 @@ from ireebench.backend import (
 from ireebench.discovery import SKIPPED, discover_workloads, planned_run_names
 from ireebench.errors import UsageError, one_line
 from ireebench.hookcall import call_hook
-from ireebench.measure import WorkloadMeasurement, measure_workload, time_repetition
+from ireebench.measure import WorkloadMeasurement, error_run, measure_workload, time_repetition
 from ireebench.native.backend import named_workload
 from ireebench.native.gbench_json import split_benchmark_json
 from ireebench.points import (
@@ -141,14 +147,18 @@ def run_in_process(config, hub) -> int:
         return 0
     hub.report_context(machine_context(config), [w.run_name for w in workloads])
     exit_code = 0
+    measured = []
     for family_index, workload in enumerate(workloads):
+        if hub.already_reported(workload.run_name):
+            continue  # a worker resumed after a crash: the one before reported it
+        measured.append(workload)
         code = _measure_and_report(config, session, hub, workload, family_index)
         exit_code = max(exit_code, code)
     # The reports are complete before the follow-up work prints anything
     # (outputs come after the report, as the native tool prints them).
     hub.finalize()
     for code in call_hook(pm, "ireebench_measurements_finish", config=config,
-                          workloads=workloads):
+                          workloads=measured):
         exit_code = max(exit_code, code or 0)
     _release_inputs(workloads)  # now, not at the end of the run: nothing needs them
     return exit_code
@@ -178,15 +188,28 @@ def needs_inputs_hint(config) -> str | None:
 
 def _measure_and_report(config, session, hub, workload, family_index: int,
                         instance_index: int = 0) -> int:
-    extra = _start_workload(config, session, workload)
+    extra = _start_workload(config, session, hub, workload, family_index, instance_index)
     runs = measure_workload(config, session, workload)
     return _finish_workload(config, session, hub, workload, runs, extra, family_index,
                             instance_index)
 
 
-def _start_workload(config, session, workload) -> list[Run]:
+def _begin(config, hub, workload, family_index: int, instance_index: int) -> None:
+    """Tells the hub the benchmark starts, with the row it is reported as if it
+    never finishes (a crash, a hang, an interrupt): the hub and a worker's
+    supervisor keep it."""
+    planned = 1 if config.getoption("benchmark_dry_run") else config.getoption(
+        "benchmark_repetitions")
+    lost = error_run(workload, planned, 0, "")
+    lost.family_index, lost.per_family_instance_index = family_index, instance_index
+    hub.begin(lost)
+
+
+def _start_workload(config, session, hub, workload, family_index: int,
+                    instance_index: int) -> list[Run]:
     """``ireebench_workload_start``, then the cold start's rows."""
     pm = config.pm
+    _begin(config, hub, workload, family_index, instance_index)
     call_hook(pm, "ireebench_workload_start", config=config, session=session, workload=workload)
     return [run for run in call_hook(pm, "ireebench_measure_cold_start", config=config,
                                      session=session, workload=workload) if run is not None]
@@ -297,6 +320,12 @@ class _ContextFirst:
     def finalize(self) -> None:
         self.hub.finalize()
 
+    def begin(self, row) -> None:
+        self.hub.begin(row)
+
+    def already_reported(self, run_name: str) -> bool:
+        return self.hub.already_reported(run_name)
+
 
 def _session_groups(plans: list[PointPlan]) -> list[list[PointPlan]]:
     """Points that share a session, grouped in the order of their first point."""
@@ -375,10 +404,12 @@ def _run_sessions(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
                 hub.ensure_context()
                 family_index, instance = family.number(workload.function.name,
                                                        point_config.name_prefix)
+                if hub.already_reported(workload.run_name):
+                    continue  # a worker resumed after a crash: the one before reported it
+                measured.append(workload)
                 code = _measure_and_report(point_config, session, hub, workload, family_index,
                                            instance)
                 exit_code = max(exit_code, code)
-        measured.extend(group_workloads)
         if number < len(groups) - 1:  # sessions close in order; the last one with the run
             _release_inputs(group_workloads)
             _close_session(config, session)
@@ -416,13 +447,14 @@ def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
                 exit_code = _report_failed(hub, [plan], exc, family)
                 continue
             for workload in workloads:
-                pending.append((plan.point.config, session, workload,
-                                family.number(workload.function.name,
-                                              plan.point.config.name_prefix)))
+                numbers = family.number(workload.function.name, plan.point.config.name_prefix)
+                if hub.already_reported(workload.run_name):
+                    continue  # a worker resumed after a crash: the one before reported it
+                pending.append((plan.point.config, session, workload, numbers))
     measurements, workloads = [], [item[2] for item in pending]
     hub.ensure_context()
     for point_config, session, workload, numbers in pending:
-        extra = _start_workload(point_config, session, workload)
+        extra = _start_workload(point_config, session, hub, workload, *numbers)
         measurement = WorkloadMeasurement(point_config, session, workload)
         measurement.start()
         measurements.append((measurement, extra, numbers))
@@ -431,7 +463,9 @@ def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
     while active:
         order = [item for item in active if not item[0].done]
         shuffle(order)
-        for measurement, _, _ in order:
+        for measurement, _, numbers in order:
+            # The benchmark that runs now is the one a crash or hang loses.
+            _begin(measurement.config, hub, measurement.workload, *numbers)
             measurement.step()
         for item in active:
             measurement, extra, (family_index, instance) = item
@@ -467,6 +501,8 @@ def _run_point_processes(config, hub, plans: list[PointPlan]) -> tuple[int, list
     environment = {**os.environ, **_CHILD_ENV}
     hub.ensure_context()
     for plan in plans:
+        if plan.run_names and all(hub.already_reported(name) for name in plan.run_names):
+            continue  # a worker resumed after a crash: the one before reported it
         command = [sys.executable, "-m", "ireebench", *point_command(config, plan.index)]
         proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
                               check=False, stdin=subprocess.DEVNULL, env=environment)

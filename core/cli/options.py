@@ -25,6 +25,8 @@ CORE = "ireebench"  # the owner of the core options
 CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
 BENCHMARK_GROUP = "Measurement and output (Google Benchmark)"
 IREEBENCH_GROUP = "ireebench"
+# --isolation's values (ireebench.worker).
+ISOLATIONS = ("none", "worker")
 
 
 def command_stdout(ctx: click.Context):
@@ -233,6 +235,11 @@ def add_core_options(parser: OptionParser) -> None:
     add("--point_index", "point_index", type=int, default=None, group=i, hidden=True,
         help="Measure only this point (0-based) of a sweep or suite: how a point that "
              "needs a process of its own runs.")
+    add("--isolation", "isolation", default=None, group=i, envvar="IREEBENCH_ISOLATION",
+        show_envvar=True, metavar="worker|none",
+        help="worker: measure in a forked worker process, so that a function that crashes "
+             "or hangs keeps the finished results (the command line's default); none: in "
+             "this process (the Python API's default). See docs/reliability.md.")
     add("--version", "-V", "version", is_flag=True, is_eager=True, expose_value=False,
         callback=_print_version, group=i,
         help="Print the versions of ireebench, IREE, Python and third-party plugins, and exit.")
@@ -251,3 +258,6 @@ def validate_core_options(config) -> None:
     if repetitions <= 0:
         raise UsageError(f"--benchmark_repetitions={repetitions}: must be positive")
     check_output_path("benchmark_out", config.getoption("benchmark_out"))
+    isolation = config.getoption("isolation")
+    if isolation not in (None, "", *ISOLATIONS):
+        raise UsageError(f"--isolation={isolation}: expected one of {', '.join(ISOLATIONS)}")

@@ -21,10 +21,10 @@ HTML page (inline SVG, no script, nothing from the network):
 
 Hooks of a run with ``--benchmark_report``, in the order they run:
 ``ireebench_configure`` (the path checked, matplotlib present: a run of
-hours must not fail at its end), ``ireebench_report_context`` (the context
-kept; plugins still add to it), ``ireebench_benchmark_result`` (every row,
-a copy), ``ireebench_sessionfinish`` (the report written, also after an
-error or an interrupt, with the rows finished by then, as
+hours must not fail at its end), ``ireebench_sessionfinish`` (the report
+written from the context and rows the run reported,
+``ireebench.reporting.hub.reported``, also after an error, an interrupt or
+a crash the worker survived, with the rows finished by then, as
 ``--benchmark_out`` keeps them).
 """
 
@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
 from ireebench.cli.commands import ArgvCommand
 from ireebench.comparison import CompareOptions
 from ireebench.outfiles import check_output_path
 from ireebench.plugins.json_reporter import JSONReporter
+from ireebench.reporting.hub import reported
 
 from .command import HELP, report_main
 from .data import read_report
@@ -50,11 +51,10 @@ RUN_LABEL = "this run"
 
 @dataclass
 class RunRows:
-    """What a run with ``--benchmark_report`` has reported so far."""
+    """A run with ``--benchmark_report``: where its page goes (its context and rows
+    are the hub's, read at its end: ``ireebench.reporting.hub.reported``)."""
 
     path: str
-    context: object = None  # the run's ireebench.context.Context, once reported
-    rows: list = field(default_factory=list)  # ireebench.Run copies, in report order
 
 
 RUN_ROWS = StashKey[RunRows]()
@@ -94,22 +94,6 @@ def ireebench_configure(config):
     config.stash[RUN_ROWS] = RunRows(path)
 
 
-@hookimpl
-def ireebench_report_context(config, context):
-    """Keeps the context (the object: what plugins add after this still shows)."""
-    state = config.stash.get(RUN_ROWS, None)
-    if state is not None:
-        state.context = context
-
-
-@hookimpl
-def ireebench_benchmark_result(config, run):
-    """Keeps every row (a copy) in report order."""
-    state = config.stash.get(RUN_ROWS, None)
-    if state is not None:
-        state.rows.append(run)
-
-
 def run_report(context, rows, config) -> dict:
     """The run's report as its ``--benchmark_format=json`` output would hold it."""
     stream = io.StringIO()
@@ -124,9 +108,12 @@ def run_report(context, rows, config) -> dict:
 def ireebench_sessionfinish(config):
     """Draws the run's report into ``--benchmark_report`` (nothing drawn: one line)."""
     state = config.stash.get(RUN_ROWS, None)
-    if state is None or state.context is None:
+    # The whole run, also in a worker resumed after a crash (the rows before it
+    # are replayed into the hub, not streamed again).
+    context, rows = reported(config)
+    if state is None or context is None:
         return  # --benchmark_list_tests, or the run ended before its first report
-    report = read_report(RUN_LABEL, run_report(state.context, state.rows, config))
+    report = read_report(RUN_LABEL, run_report(context, rows, config))
     reason = report.nothing_to_draw()
     if reason:
         config.stderr.write(f"ireebench: warning: {_flag(config)}: nothing to draw "

@@ -5,7 +5,9 @@ A built-in plugin that owns the store (see docs/store.md):
 * ``--benchmark_save`` stores the run in the store ``--benchmark_storage``
   (``IREEBENCH_STORAGE``; :mod:`.location`) names: the report exactly as
   ``--benchmark_out`` writes it in JSON (Google Benchmark's JSON reporter,
-  fed the run's context and every row), its provenance, tags and raw
+  fed the context and every row the run reported, read at its end from the
+  hub, ``ireebench.reporting.hub.reported``, so that a crash the worker
+  survived loses none), its provenance, tags and raw
   samples (:mod:`.records`), in one transaction when the run ends
   (:mod:`.database`). The context gains the git commit and branch of the
   working directory (:mod:`.git`) and the compile flags, so a
@@ -30,12 +32,12 @@ from __future__ import annotations
 
 import io
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
 from ireebench.comparison.inputs import ReportHistory
 from ireebench.errors import UsageError
-from ireebench.reporting.hub import reporter_factories
+from ireebench.reporting.hub import reported, reporter_factories
 from ireebench.signals import signals_deferred
 
 from . import commands
@@ -52,11 +54,10 @@ STORAGE_HELP = ("The results store: a path or sqlite:///PATH (SQLite), or a post
 
 @dataclass
 class Capture:
-    """What a saved run collects: the store, the context object, every row."""
+    """What a saved run keeps: the store (the run's context and rows are the
+    hub's, read at its end: ``ireebench.reporting.hub.reported``)."""
 
     store: object
-    context: object = None
-    runs: list = field(default_factory=list)
 
 
 CAPTURE = StashKey[Capture]()
@@ -131,24 +132,15 @@ def ireebench_report_context(config, context):
     flags = list(config.getoption("compile_flag") or [])
     if flags:
         context.extra[COMPILE_FLAGS] = flags
-    capture.context = context
 
 
-@hookimpl
-def ireebench_benchmark_result(config, run):
-    """Keeps every row (a copy), with its samples."""
-    capture = config.stash.get(CAPTURE, None)
-    if capture is not None:
-        capture.runs.append(run)
-
-
-def render_report(config, capture: Capture) -> str:
+def render_report(config, context, runs) -> str:
     """The run's JSON report, by Google Benchmark's JSON reporter (as --benchmark_out)."""
     stream = io.StringIO()
     reporter = reporter_factories(config)["json"](stream, config, io.StringIO())
-    reporter.report_context(capture.context)
-    if capture.runs:
-        reporter.report_runs(list(capture.runs))
+    reporter.report_context(context)
+    if runs:
+        reporter.report_runs(list(runs))
     reporter.finalize()
     return stream.getvalue()
 
@@ -159,14 +151,17 @@ def ireebench_sessionfinish(config, exitstatus):
     capture = config.stash.get(CAPTURE, None)
     if capture is None:
         return
-    if capture.context is None:
+    # The whole run, also in a worker resumed after a crash (the rows before it
+    # are replayed into the hub, not streamed again).
+    context, runs = reported(config)
+    if context is None:
         config.stderr.write("ireebench: --benchmark_save: nothing saved (no benchmark ran)\n")
         return
-    text = render_report(config, capture)
+    text = render_report(config, context, runs)
     record = record_of_report(
         text, json.loads(text), run_id=config.run_id, status=status_of(exitstatus),
         exit_status=exitstatus, tags=dict(config.benchmark_context),
-        samples=[(run.samples, run.batch_samples) for run in capture.runs])
+        samples=[(run.samples, run.batch_samples) for run in runs])
     with signals_deferred():
         run_id, _ = capture.store.save(record)
     state = "" if record.status == "complete" else f"{record.status} "
