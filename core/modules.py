@@ -68,6 +68,18 @@ TAKEN_BEFORE = StashKey["dict[tuple, tuple[str | None, str]]"]()
 # worker resumed after a crash takes the same bytes (ireebench.worker).
 _observer = None
 
+# Standard input's module, read by a worker's supervisor before its first fork
+# (ireebench.worker): every worker, a resumed one too, inherits the same bytes
+# in memory, as standard input cannot be read again.
+_stdin_module: tuple[mmap.mmap, str] | None = None
+
+
+def read_stdin_module(config) -> None:
+    """Reads a ``--module=-`` from standard input now, once, into memory."""
+    global _stdin_module
+    if _stdin_module is None and "-" in (config.getoption("module") or []):
+        _stdin_module = _preload_stdin()
+
 
 def observe_module_images(callback) -> None:
     """Calls ``callback(key, path, sha256)`` for each module taken (None: nothing)."""
@@ -314,10 +326,8 @@ def _take(config, index: int, spec: str, resolved, mode: str, before=None) -> Mo
     if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
         source, name = str(resolved), Path(_copy_name(spec)).stem + ".vmfb"
     elif spec == "-":
-        if before is None:
-            data, digest = _preload_stdin()
-            return ModuleImage(spec, "stdin.vmfb", data, None, digest, index)
-        source, name = spec, "stdin.vmfb"
+        data, digest = _stdin_module or _preload_stdin()
+        return ModuleImage(spec, "stdin.vmfb", data, None, digest, index)
     else:
         source, name = spec, _copy_name(spec)
     if before is not None:
@@ -336,7 +346,7 @@ def _take(config, index: int, spec: str, resolved, mode: str, before=None) -> Mo
 def _take_again(config, index: int, spec: str, source: str, name: str, mode: str,
                 before) -> ModuleImage:
     """In a worker resumed after a crash, the bytes its predecessor took: the file
-    the run made of them (a private copy, standard input's bytes), else the
+    the run made of them (a private copy), else the
     source read again, which must not have changed."""
     path, digest = before
     if path:
@@ -387,8 +397,6 @@ def module_images(config, as_files: bool = False) -> list[ModuleImage]:
             before = config.stash.get(TAKEN_BEFORE, {}).get(key)
             image = images[key] = _take(config, len(images), spec, resolved, mode, before)
             if _observer is not None:
-                if spec == "-":  # standard input cannot be read again after a crash
-                    _write(config, image)
                 _observer(list(key), image.path, image.sha256)
         last[spec] = images[key]
         taken.append(images[key])

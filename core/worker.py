@@ -102,7 +102,7 @@ from .errors import (
     UsageError,
     exit_status,
 )
-from .modules import TAKEN_BEFORE, observe_module_images
+from .modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
 from .outfiles import is_special_file, observe_temporaries
 from .results import Counter, MemoryResult, Run, RunResult
 from .signals import observe_signals
@@ -172,6 +172,7 @@ def supervise(config, backend, run) -> RunResult:
         # Made here, so that every worker shares it and the supervisor
         # removes what a dead worker left there (the module copies).
         config.scratch_dir()
+        read_stdin_module(config)
         held = _hold_special_output(config)
     except BaseException as exc:  # noqa: BLE001 - the run is closed and it is raised
         return run(config, None, failure=exc)

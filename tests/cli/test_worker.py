@@ -319,10 +319,7 @@ def test_a_crash_is_that_benchmarks_error_row_and_the_rest_still_run(crash_modul
     stdout, stderr = cli.finish()
     assert cli.proc.returncode == 1, stderr  # a failed benchmark
     assert ireebench_lines(_Result(1, stdout, stderr)) == []
-    expected = [("BM_good/process_time/real_time", None),
-                ("BM_crash/process_time/real_time",
-                 "the process crashed: SIGSEGV (Segmentation fault) while running BM_crash"),
-                ("BM_later/process_time/real_time", None)]
+    expected = CRASH_ROWS
     display = json.loads(stdout)  # one valid document: the replay was muted
     assert _rows(display) == expected
     assert [b["family_index"] for b in display["benchmarks"]] == [0, 1, 2]
@@ -330,6 +327,49 @@ def test_a_crash_is_that_benchmarks_error_row_and_the_rest_still_run(crash_modul
     assert _rows(report) == expected
     assert report["context"] == display["context"]
     assert _leftovers(tmp_path, "out.json") == []
+
+
+CRASH_ROWS = [("BM_good/process_time/real_time", None),
+              ("BM_crash/process_time/real_time",
+               "the process crashed: SIGSEGV (Segmentation fault) while running BM_crash"),
+              ("BM_later/process_time/real_time", None)]
+
+
+def _ireebench(*args, stdin: bytes | None = None, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ireebench", *map(str, args)], input=stdin,
+                          capture_output=True, env=_env(), cwd=cwd, timeout=120, check=False)
+
+
+def test_a_saved_run_keeps_the_rows_from_before_a_crash(crash_module, tmp_path):
+    """A plugin reading the whole run at its end (the results store) gets every
+    row: the resumed worker replayed the first one into its hub, not to the
+    streaming hook."""
+    store = tmp_path / "results.sqlite"
+    run = _ireebench(f"--module={crash_module}", *FAST, "--benchmark_save",
+                     f"--benchmark_storage={store}", "--benchmark_format=json", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    exported = _ireebench("store", "export", f"--benchmark_storage={store}")
+    assert exported.returncode == 0, exported.stderr
+    assert _rows(json.loads(exported.stdout)) == CRASH_ROWS
+
+
+def test_a_crash_with_the_module_on_stdin_resumes_with_the_same_bytes(crash_module, tmp_path):
+    """Standard input is read once: the resumed worker takes the bytes the first read."""
+    run = _ireebench("--module=-", *FAST, "--benchmark_format=json",
+                     stdin=crash_module.read_bytes(), cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert _rows(json.loads(run.stdout)) == CRASH_ROWS
+
+
+def test_a_crash_in_a_sweep_is_that_points_error_row(crash_module, tmp_path):
+    run = _ireebench(f"--module={crash_module}", *FAST, "--sweep=function=good,crash,later",
+                     "--benchmark_format=json", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    rows = json.loads(run.stdout)["benchmarks"]
+    assert [row["params"] for row in rows] == [{"function": name}
+                                                for name in ("good", "crash", "later")]
+    assert [bool(row.get("error_occurred")) for row in rows] == [False, True, False]
+    assert "SIGSEGV" in rows[1]["error_message"]
 
 
 def test_a_fifo_report_continues_after_a_crash(crash_module, tmp_path):
