@@ -123,6 +123,7 @@ class Process:
     wall: float  # seconds
     peak_rss_mib: float
     minor_faults: int = 0  # the process's and its waited children's (wait4's ru_minflt)
+    cpu: float = 0.0  # user + system seconds of the process and its waited children
 
 
 # Peak RSS needs care: a child's ru_maxrss starts at the resident size of the
@@ -139,7 +140,7 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(sys.argv[1], "w") as report:
-    report.write(f"{usage.ru_maxrss} {wall} {usage.ru_minflt}")
+    report.write(f"{usage.ru_maxrss} {wall} {usage.ru_minflt} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -155,8 +156,9 @@ def run_process(command: list[str], env: dict | None = None) -> Process:
         if proc.returncode != 0:
             raise RuntimeError(f"{command}: exit {proc.returncode}: "
                                f"{proc.stderr.decode(errors='replace')[-2000:]}")
-        maxrss_kib, wall, faults = report.read_text().split()
-        return Process(proc.stdout.decode(), float(wall), int(maxrss_kib) / 1024.0, int(faults))
+        maxrss_kib, wall, faults, cpu = report.read_text().split()
+        return Process(proc.stdout.decode(), float(wall), int(maxrss_kib) / 1024.0, int(faults),
+                       float(cpu))
 
 
 @dataclass

@@ -3,12 +3,17 @@
 Reads what ireebench writes (``--benchmark_out``, ``--benchmark_format=json``)
 and what the native ``iree-benchmark-module`` writes, aggregate rows of any
 name included (``_mean``, ``_median``, a custom ``_p90``...). Per benchmark
-(its ``run_name``), the per-repetition times in seconds per iteration, real
-and CPU; failed rows are kept as messages; aggregates are kept by name, and
-only ``median`` then ``mean`` are ever used (as a single value, for a file
-written with ``--benchmark_report_aggregates_only``). Text a tool printed
-after the report (``--benchmark_format=json`` with output printing) is
-ignored, as the native backend ignores it.
+(its ``run_name``), the per-repetition value of every metric a row has:
+the times (:data:`TIME_METRICS`: ``real_time``, ``cpu_time`` and, with
+``--device_time``, ``device_time``) in seconds per iteration, every other
+number of the row as it is (Google Benchmark's memory members such as
+``max_bytes_used``, counters such as ``items_per_second``: anything but
+the row's identity, :data:`NOT_METRICS`); failed rows are kept as
+messages; aggregates are kept by name, and only ``median`` then ``mean``
+are ever used (as a single value, for a file written with
+``--benchmark_report_aggregates_only``). Text a tool printed after the
+report (``--benchmark_format=json`` with output printing) is ignored, as
+the native backend ignores it.
 """
 
 from __future__ import annotations
@@ -23,7 +28,13 @@ from ..errors import UsageError, one_line
 from ..hookcall import call_hook
 from ..results import TIME_UNIT_MULTIPLIER
 
+# The metrics that are times (per iteration in the row's time_unit).
+TIME_METRICS = ("real_time", "cpu_time", "device_time")
+# What every Google Benchmark report has.
 METRICS = ("real_time", "cpu_time")
+# Numbers of a row that say which row it is, never a measurement.
+NOT_METRICS = frozenset({"family_index", "per_family_instance_index", "repetitions",
+                         "repetition_index", "threads", "iterations"})
 # Aggregates a file without repetition rows is compared on, in this order.
 FALLBACK_AGGREGATES = ("median", "mean")
 # A benchmark report larger than this is not a report.
@@ -36,22 +47,31 @@ class BenchmarkRows:
 
     run_name: str
     time_unit: str
-    # metric -> per-repetition values in seconds per iteration, file order
+    # metric -> per-repetition values, file order (times in seconds per
+    # iteration); a metric some rows lack has fewer values
     repetitions: dict[str, list[float]] = field(
         default_factory=lambda: {metric: [] for metric in METRICS})
-    # aggregate name -> metric -> seconds (time aggregates only; cv is skipped)
+    # aggregate name -> metric -> value (time aggregates only; cv is skipped)
     aggregates: dict[str, dict[str, float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
 
     def values(self, metric: str) -> tuple[list[float], str]:
         """The values to compare and where they come from (``repetitions``,
         ``median aggregate``...; ``""`` when there is none)."""
-        if self.repetitions[metric]:
+        if self.repetitions.get(metric):
             return list(self.repetitions[metric]), "repetitions"
         for name in FALLBACK_AGGREGATES:
-            if name in self.aggregates:
+            if metric in self.aggregates.get(name, {}):
                 return [self.aggregates[name][metric]], f"{name} aggregate"
         return [], ""
+
+    @property
+    def metrics(self) -> set[str]:
+        """Every metric some row of this benchmark has."""
+        found = {metric for metric, values in self.repetitions.items() if values}
+        for values in self.aggregates.values():
+            found.update(values)
+        return found
 
 
 @dataclass
@@ -63,40 +83,41 @@ class BenchmarkFile:
     benchmarks: dict[str, BenchmarkRows]
 
 
-def _fail(path: str, reason: str) -> UsageError:
-    return UsageError(f"compare: {path}: {reason}")
+def _fail(path: str, reason: str, command: str = "compare") -> UsageError:
+    return UsageError(f"{command}: {path}: {reason}")
 
 
-def _read_text(path: str) -> str:
+def _read_text(path: str, command: str) -> str:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise _fail(path, "file not found") from None
+        raise _fail(path, "file not found", command) from None
     except OSError as exc:
-        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}") from None
+        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}", command) from None
     if stat.S_ISDIR(info.st_mode):
-        raise _fail(path, "is a directory")
+        raise _fail(path, "is a directory", command)
     try:
         with open(path, "rb") as handle:
             data = handle.read(MAX_FILE_BYTES + 1)
     except OSError as exc:
-        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}") from None
+        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}", command) from None
     if len(data) > MAX_FILE_BYTES:
-        raise _fail(path, f"larger than {MAX_FILE_BYTES} bytes; not a benchmark report")
+        raise _fail(path, f"larger than {MAX_FILE_BYTES} bytes; not a benchmark report",
+                    command)
     if not data.strip():
-        raise _fail(path, "file is empty")
+        raise _fail(path, "file is empty", command)
     return data.decode("utf-8", errors="replace")
 
 
-def _parse(path: str, text: str) -> dict:
+def _parse(path: str, text: str, command: str) -> dict:
     try:
         report, _ = json.JSONDecoder().raw_decode(text.lstrip())
     except ValueError as exc:
-        raise _fail(path, f"not JSON ({one_line(exc)})") from None
+        raise _fail(path, f"not JSON ({one_line(exc)})", command) from None
     except RecursionError:
-        raise _fail(path, "not JSON (nested too deeply)") from None
+        raise _fail(path, "not JSON (nested too deeply)", command) from None
     if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), list):
-        raise _fail(path, 'not a Google Benchmark JSON report (no "benchmarks" list)')
+        raise _fail(path, 'not a Google Benchmark JSON report (no "benchmarks" list)', command)
     return report
 
 
@@ -130,22 +151,42 @@ def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows
         if entry.get("aggregate_unit", "time") != "time" or not aggregate:
             return  # cv (a fraction), or something that is not a time
         try:
-            rows.aggregates[aggregate] = {
-                metric: _number(path, where, entry, metric) / TIME_UNIT_MULTIPLIER[unit]
-                for metric in METRICS}
+            for metric in METRICS:
+                _number(path, where, entry, metric)
         except UsageError:
-            pass  # an aggregate of another shape (BigO, RMS): never compared
+            return  # an aggregate of another shape (BigO, RMS): never compared
+        rows.aggregates[aggregate] = _metrics(path, where, entry, unit)
         return
     if run_type != "iteration":
         return  # a row kind this reader does not know (e.g. complexity fits)
+    values = _metrics(path, where, entry, unit)
     for metric in METRICS:
-        rows.repetitions[metric].append(
-            _number(path, where, entry, metric) / TIME_UNIT_MULTIPLIER[unit])
+        if metric not in values:
+            _number(path, where, entry, metric)  # says what is wrong with it
+    for metric, value in values.items():
+        rows.repetitions.setdefault(metric, []).append(value)
 
 
-def read_report(path: str) -> dict:
-    """A Google Benchmark JSON report file, parsed; any problem is one UsageError line."""
-    return _parse(path, _read_text(path))
+def _metrics(path: str, where: str, entry: dict, unit: str) -> dict[str, float]:
+    """Every metric of a row: its times in seconds per iteration, its other numbers as
+    they are. A time that is not a finite number is an error; another member that is
+    not a number is not a metric."""
+    found = {}
+    for key, value in entry.items():
+        if key in NOT_METRICS:
+            continue
+        if key in TIME_METRICS:
+            found[key] = _number(path, where, entry, key) / TIME_UNIT_MULTIPLIER[unit]
+        elif isinstance(value, (int, float)) and not isinstance(value, bool) \
+                and math.isfinite(float(value)):
+            found[key] = float(value)
+    return found
+
+
+def read_report(path: str, command: str = "compare") -> dict:
+    """A Google Benchmark JSON report file, parsed; any problem is one UsageError line
+    (``command: path: reason``)."""
+    return _parse(path, _read_text(path, command), command)
 
 
 def benchmark_file(label: str, report: dict) -> BenchmarkFile:
@@ -164,19 +205,42 @@ def read_benchmark_file(path: str) -> BenchmarkFile:
     return benchmark_file(path, read_report(path))
 
 
-def load_reports(config, reference: str) -> list[tuple[str, dict]]:
+class ReportHistory(list):
+    """The ``(label, report)`` pairs of a reference that names a history: several runs
+    of the same benchmarks, newest first (a results store's ``stored:history``).
+
+    A plain list of one report is one run; a history is compared as a
+    history (a baseline learned from its runs' spread) whatever its length,
+    also with one run or none (nothing stored yet). ``notes``: what its
+    loader says of it (why it is empty: no run of this machine...).
+    """
+
+    def __init__(self, reports=(), notes=()):
+        super().__init__(reports)
+        self.notes = list(notes)
+
+
+def load_reports(config, reference: str, like: dict | None = None,
+                 command: str = "compare") -> list[tuple[str, dict]]:
     """The ``(label, report)`` pairs ``reference`` names: what a plugin resolves
     (``ireebench_load_reports``: a results store's ``stored:...``), else the
-    report file at that path."""
-    loaded = call_hook(config.pm, "ireebench_load_reports", config=config, reference=reference)
+    report file at that path (``command`` names the command in its errors).
+
+    ``like``: the report the result will be compared with (the other side
+    of a comparison), so that a store picks runs of the same machine and
+    benchmarks; ``None`` when there is none. A :class:`ReportHistory`
+    answer stays one.
+    """
+    loaded = call_hook(config.pm, "ireebench_load_reports", config=config, reference=reference,
+                       like=like)
     if loaded is None:
-        return [(reference, read_report(reference))]
-    return list(loaded)
+        return [(reference, read_report(reference, command))]
+    return loaded if isinstance(loaded, ReportHistory) else list(loaded)
 
 
-def load_benchmark_file(config, reference: str) -> BenchmarkFile:
+def load_benchmark_file(config, reference: str, like: dict | None = None) -> BenchmarkFile:
     """The one report ``reference`` names, read for a comparison."""
-    loaded = load_reports(config, reference)
-    if len(loaded) != 1:
+    loaded = load_reports(config, reference, like)
+    if len(loaded) != 1 or isinstance(loaded, ReportHistory):
         raise _fail(reference, f"names {len(loaded)} reports; a comparison takes one a side")
     return benchmark_file(*loaded[0])

@@ -21,16 +21,16 @@ import numpy as np
 import pytest
 import scipy.stats
 from conftest import one_error_line, require_compare_py, run_compare_py
-from ireebench.plugins.statistics import (
+from ireebench.plugins.statistics import outlier_fraction, percentile, relative_precision
+from ireebench.results import Run
+from ireebench.stats import (
+    STATISTICS,
+    Statistic,
+    compute_aggregates,
     median_ci,
     median_ci_rank,
     minimum_repetitions,
-    outlier_fraction,
-    percentile,
-    relative_precision,
 )
-from ireebench.results import Run
-from ireebench.stats import STATISTICS, Statistic, compute_aggregates
 
 LOCAL = "--device=local-sync"
 # Fixed samples: skewed, with ties, with an outlier, tiny and larger.
