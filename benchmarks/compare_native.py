@@ -7,8 +7,19 @@ Compiles five workloads — a trivial function, a ~1 ms MLP
 (``--batch_size=8 --batch_concurrency=2``), and a dispatch benchmark wrapper
 of the MLP (``--iree-hal-dump-executable-benchmarks-to``, as
 tests/conftest.py's ``dispatch_module``) — plus the MLP with
-``--dispatch_statistics``. Then, alternating the two tools round after
-round (so machine drift hits both alike), it measures for each tool:
+``--dispatch_statistics``. Each tool runs in both heap regimes, set the
+same way in both, so that each ratio compares like with like (see
+``--malloc_trim`` in docs/usage.md): **native on** (iree-benchmark-module
+with the ``MALLOC_*`` variables of ``--malloc_trim=on``: freed memory
+returned at once, every iteration faulting its buffers back in) against
+**ireebench on** (``--malloc_trim=on``), and **native off** (the native
+tool with ``MALLOC_TRIM_THRESHOLD_=1000000000 MALLOC_TOP_PAD_=16777216``)
+against **ireebench** (its default, ``--malloc_trim=off``); plus
+**native**, the native tool as it is (glibc's defaults, whose regime
+depends on the heap's layout: for some command lines every iteration
+faults, for others none), against ireebench's default: the numbers a user
+switching tools compares. Alternating the tools round after round (so
+machine drift hits all alike), it measures for each:
 
 - **time**: the median reported ``real_time`` of the repetitions;
 - **wall**: the whole process, start to exit (startup, calibration, repetitions);
@@ -16,8 +27,11 @@ round (so machine drift hits both alike), it measures for each tool:
   children too: the native profiling pass of ``--dispatch_statistics``
   counts), taken by a small middleman process (see ``MIDDLEMAN``);
 - **startup**: the whole process with ``--benchmark_list_tests`` (load the
-  runtime and the module, list the benchmarks, exit);
-- **CV**: the ``_cv`` aggregate (stddev / mean of the repetitions).
+  runtime and the module, list the benchmarks, exit); wall, peak RSS and
+  startup of native and ireebench only;
+- **CV**: the ``_cv`` aggregate (stddev / mean of the repetitions);
+- **CPU ratio**: the ratios of the median ``cpu_time`` of the repetitions
+  (less sensitive to other processes than the wall-clock times).
 
 Each number is the median over the rounds. It prints a table and, with
 ``--write``, puts it with the machine it ran on into docs/performance.md
@@ -43,6 +57,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ireebench.plugins.allocator import tool_variables
+
 ROOT = Path(__file__).resolve().parent.parent
 PERFORMANCE_MD = ROOT / "docs" / "performance.md"
 TRIVIAL = """
@@ -59,9 +75,17 @@ BEGIN, END = "<!-- compare_native: begin -->", "<!-- compare_native: end -->"
 
 # glibc returns freed heap memory to the OS and grows it back on the next
 # allocation; in the native tool's small process that can happen every
-# iteration for programs with large transient buffers and inflate its times.
-# --no_trim adds a "native*" run with a raised trim threshold to show it.
+# iteration for programs with large transient buffers. "native off" runs it
+# with trimming off (the usual recipe), the regime of ireebench's default
+# --malloc_trim=off; "native on" with the variables of --malloc_trim=on.
 NO_TRIM = {"MALLOC_TRIM_THRESHOLD_": "1000000000", "MALLOC_TOP_PAD_": "16777216"}
+TRIM = tool_variables("on")
+# Each ratio: (name, ireebench's tool, the native tool it is compared with).
+RATIOS = [("ratio on", "ireebench on", "native on"), ("ratio off", "ireebench", "native off"),
+          ("ratio as they are", "ireebench", "native")]
+# The tools whose wall time, peak RSS and startup are reported (those barely
+# depend on the heap regime).
+AS_THEY_ARE = ("native", "ireebench")
 
 
 def compile_source(source: str, output: Path, *flags: str) -> Path:
@@ -98,6 +122,8 @@ class Process:
     stdout: str
     wall: float  # seconds
     peak_rss_mib: float
+    minor_faults: int = 0  # the process's and its waited children's (wait4's ru_minflt)
+    cpu: float = 0.0  # user + system seconds of the process and its waited children
 
 
 # Peak RSS needs care: a child's ru_maxrss starts at the resident size of the
@@ -114,7 +140,7 @@ if pid == 0:
 _, status, usage = os.wait4(pid, 0)
 wall = time.perf_counter() - start
 with open(sys.argv[1], "w") as report:
-    report.write(f"{usage.ru_maxrss} {wall}")
+    report.write(f"{usage.ru_maxrss} {wall} {usage.ru_minflt} {usage.ru_utime + usage.ru_stime}")
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
@@ -130,39 +156,45 @@ def run_process(command: list[str], env: dict | None = None) -> Process:
         if proc.returncode != 0:
             raise RuntimeError(f"{command}: exit {proc.returncode}: "
                                f"{proc.stderr.decode(errors='replace')[-2000:]}")
-        maxrss_kib, wall = report.read_text().split()
-        return Process(proc.stdout.decode(), float(wall), int(maxrss_kib) / 1024.0)
+        maxrss_kib, wall, faults, cpu = report.read_text().split()
+        return Process(proc.stdout.decode(), float(wall), int(maxrss_kib) / 1024.0, int(faults),
+                       float(cpu))
 
 
 @dataclass
 class Samples:
     time: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)  # median cpu_time of the repetitions
     wall: list[float] = field(default_factory=list)
     rss: list[float] = field(default_factory=list)
     startup: list[float] = field(default_factory=list)
     cv: list[float] = field(default_factory=list)
     unit: str = ""
 
-    def add(self, run: Process, startup: Process) -> None:
+    def add(self, run: Process, startup: Process | None) -> None:
         report = json.loads(run.stdout)
         rows = [b for b in report["benchmarks"] if "/process_time/real_time" in b["run_name"]]
         reps = [b["real_time"] for b in rows if b["run_type"] == "iteration"]
         cvs = [b["real_time"] for b in rows if b.get("aggregate_name") == "cv"]
         self.unit = rows[0]["time_unit"]
         self.time.append(statistics.median(reps))
+        self.cpu.append(statistics.median(b["cpu_time"] for b in rows
+                                          if b["run_type"] == "iteration"))
         self.cv.extend(cvs[:1])
         self.wall.append(run.wall)
         self.rss.append(run.peak_rss_mib)
-        self.startup.append(startup.wall)
+        if startup is not None:
+            self.startup.append(startup.wall)
 
 
-def write_section(begin: str, end: str, section: str) -> None:
-    """Replaces the text between the ``begin`` and ``end`` markers of docs/performance.md."""
-    text = PERFORMANCE_MD.read_text()
+def write_section(begin: str, end: str, section: str, path: Path = PERFORMANCE_MD) -> None:
+    """Replaces the text between the ``begin`` and ``end`` markers of ``path``
+    (docs/performance.md)."""
+    text = path.read_text()
     head, rest = text.split(begin, 1)
     _, tail = rest.split(end, 1)
-    PERFORMANCE_MD.write_text(head + begin + "\n" + section + "\n" + end + tail)
-    print(f"wrote {PERFORMANCE_MD}", file=sys.stderr)
+    path.write_text(head + begin + "\n" + section + "\n" + end + tail)
+    print(f"wrote {path}", file=sys.stderr)
 
 
 def med(values: list[float]) -> float:
@@ -212,7 +244,6 @@ def main() -> int:
     parser.add_argument("--device", default="local-sync")
     parser.add_argument("--min_time", default="0.2s")
     parser.add_argument("--repetitions", type=int, default=5)
-    parser.add_argument("--no_trim", action="store_true", help="also run native* (see NO_TRIM)")
     parser.add_argument("--write", action="store_true", help=f"write {PERFORMANCE_MD}")
     args = parser.parse_args()
 
@@ -220,9 +251,9 @@ def main() -> int:
 
     native = str(Path(benchmark_exe()).resolve())
     ours = [sys.executable, "-m", "ireebench"]
-    tools = [("native", [native], None), ("ireebench", ours, None)]
-    if args.no_trim:
-        tools.insert(1, ("native*", [native], NO_TRIM))
+    tools = [("native", [native], None), ("native on", [native], TRIM),
+             ("ireebench on", [*ours, "--malloc_trim=on"], None),
+             ("native off", [native], NO_TRIM), ("ireebench", ours, None)]
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ireebench-bench-") as scratch_dir:
@@ -250,7 +281,8 @@ def main() -> int:
                            f"--benchmark_min_time={args.min_time}",
                            f"--benchmark_repetitions={args.repetitions}"]
                 for tool, command, env in tools:
-                    startup = run_process(command + flags[:2] + ["--benchmark_list_tests"], env)
+                    startup = (run_process(command + flags[:2] + ["--benchmark_list_tests"], env)
+                               if tool in AS_THEY_ARE else None)
                     run = run_process(command + measure, env)
                     samples[(workload.name, tool)].add(run, startup)
             print(f"round {round_index + 1}/{args.rounds} done", file=sys.stderr)
@@ -258,19 +290,22 @@ def main() -> int:
     load_after = os.getloadavg()
 
     names = [tool for tool, _, _ in tools]
-    ratios = ["ratio"] + (["ratio*"] if "native*" in names else [])
-    header = ["workload", "unit", *[f"time {n}" for n in names], *ratios,
-              *[f"wall {n} (s)" for n in names], *[f"peak RSS {n} (MiB)" for n in names],
-              *[f"startup {n} (s)" for n in names], *[f"CV {n}" for n in names]]
+    header = ["workload", "unit", *[f"time {n}" for n in names], *[r for r, _, _ in RATIOS],
+              *[f"CPU {r}" for r, _, _ in RATIOS],
+              *[f"wall {n} (s)" for n in AS_THEY_ARE],
+              *[f"peak RSS {n} (MiB)" for n in AS_THEY_ARE],
+              *[f"startup {n} (s)" for n in AS_THEY_ARE], *[f"CV {n}" for n in names]]
     rows = []
     for workload in workloads:
         got = {n: samples[(workload.name, n)] for n in names}
         t = {n: med(s.time) for n, s in got.items()}
+        c = {n: med(s.cpu) for n, s in got.items()}
         rows.append([workload.name, got["native"].unit, *[f"{t[n]:.4g}" for n in names],
-                     *[f"{t['ireebench'] / t[n]:.2f}" for n in ("native", "native*") if n in t],
-                     *[f"{med(got[n].wall):.2f}" for n in names],
-                     *[f"{med(got[n].rss):.0f}" for n in names],
-                     *[f"{med(got[n].startup):.3f}" for n in names],
+                     *[f"{t[a] / t[b]:.2f}" for _, a, b in RATIOS],
+                     *[f"{c[a] / c[b]:.2f}" for _, a, b in RATIOS],
+                     *[f"{med(got[n].wall):.2f}" for n in AS_THEY_ARE],
+                     *[f"{med(got[n].rss):.0f}" for n in AS_THEY_ARE],
+                     *[f"{med(got[n].startup):.3f}" for n in AS_THEY_ARE],
                      *[f"{100 * med(got[n].cv):.1f} %" for n in names]])
     table = ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     table += ["| " + " | ".join(row) + " |" for row in rows]
@@ -282,9 +317,14 @@ def main() -> int:
     section = "\n".join([
         f"Run on {started:%Y-%m-%d %H:%M %Z}: {machine()}.",
         (f"Load average {load_before[0]:.2f} before, {load_after[0]:.2f} after. Settings: "
-        f"{settings}. Ratio: ireebench's time / the native tool's"
-        + ("; native* and ratio*: the native tool with glibc's heap trimming off "
-           f"({' '.join(f'{k}={v}' for k, v in NO_TRIM.items())})." if args.no_trim else ".")),
+        f"{settings}. native: the native tool as it is (glibc's defaults); native on: with "
+        f"{' '.join(f'{k}={v}' for k, v in TRIM.items())} (`--malloc_trim=on`'s "
+        "parameters); ireebench on: `--malloc_trim=on`; native off: the native tool with "
+        f"trimming off ({' '.join(f'{k}={v}' for k, v in NO_TRIM.items())}); ireebench: "
+        "its default (`--malloc_trim=off`). ratio on: ireebench on / native on; ratio off: "
+        "ireebench / native off (each in the same regime); ratio as they are: ireebench / "
+        "native, each with its defaults; CPU ratio: the same of the median CPU time of "
+        "the repetitions, which other processes taking the CPU do not inflate."),
         "", *table, "", ("Resident memory of ireebench's pieces (peak RSS of `python -c`, "
         "median of 3):"), "", *memory])
     print(section)

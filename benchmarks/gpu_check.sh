@@ -7,7 +7,12 @@
 #
 # It compares ireebench with the native iree-benchmark-module on CUDA: sync and
 # async timings (alternating), outputs, dispatch statistics (dispatch-events),
-# the native backend, replay capture and `ireebench replay`, and device errors.
+# the native backend, replay capture and `ireebench replay`, device errors, and
+# the metrics (section 7): --device_time (through the same profiling pass as on
+# the CPU; IREE's CUDA driver may refuse HAL-native profiling: the section shows
+# the native tool's own answer next to ireebench's), --memory_statistics
+# against --print_statistics, a --counter, and compare --metric.
+# Write what section 7 shows into docs/profiling.md ("On GPUs").
 set -u
 cd "$(dirname "$0")/.."
 case "${1:-}" in
@@ -16,9 +21,10 @@ prepare)
   C="--iree-hal-target-device=cuda --iree-cuda-target=sm_80"  # PTX, JIT-compiled for newer GPUs
   iree-compile $C examples/matmul.mlir -o .gpu/mm_cuda.vmfb
   iree-compile $C --iree-execution-model=async-external examples/matmul.mlir -o .gpu/mm_cuda_async.vmfb
-  iree-compile $C tests/mlir/simple.mlir -o .gpu/simple_cuda.vmfb
-  iree-compile $C tests/mlir/two_dispatches.mlir -o .gpu/td_cuda.vmfb
-  iree-compile $C --iree-execution-model=async-external tests/mlir/two_dispatches.mlir -o .gpu/td_cuda_async.vmfb
+  iree-compile $C tests/fixtures/mlir/simple.mlir -o .gpu/simple_cuda.vmfb
+  iree-compile $C tests/fixtures/mlir/two_dispatches.mlir -o .gpu/td_cuda.vmfb
+  iree-compile $C --iree-execution-model=async-external tests/fixtures/mlir/two_dispatches.mlir -o .gpu/td_cuda_async.vmfb
+  iree-compile $C benchmarks/mlp.mlir -o .gpu/mlp_cuda.vmfb
   python3 -m pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
     --platform manylinux_2_28_x86_64 -d .gpu "iree-base-runtime==$(python3 -c 'import importlib.metadata as m; print(m.version("iree-base-runtime"))')"
   ;;
@@ -58,6 +64,20 @@ run)
   echo "=== 6. errors"
   run $IB --module=$M --device=local-sync --benchmark_min_time=2x
   run $IB --module=$M --device=cuda://99 --benchmark_min_time=2x
+  echo "=== 7. metrics: device time, memory, counters, compare --metric"
+  P=.gpu/mlp_cuda.vmfb
+  # Does the CUDA driver run a HAL-native profiling session at all (the native tool's answer)?
+  run $T/iree-benchmark-module --module=$P --device=cuda --benchmark_min_time=20x --device_profiling_mode=dispatch-events --device_profiling_output=/tmp/mlp.ireeprof
+  [ -f /tmp/mlp.ireeprof ] && echo "dispatch events: $($T/iree-profile export --format=ireeperf-jsonl --output=- /tmp/mlp.ireeprof | grep -c '"dispatch_event"')"
+  run $IB --module=$P --device=cuda --benchmark_min_time=20x --benchmark_repetitions=3 --device_time
+  run $IB --module=$P --device=cuda --benchmark_min_time=20x --device_time --dispatch_statistics --benchmark_format=csv
+  run $IB --module=$P --device=cuda --benchmark_min_time=5x --benchmark_repetitions=2 --memory_statistics --print_statistics --counter flops=2*24*256*1024*2 --benchmark_out=/tmp/mem.json
+  grep -E '"(max_bytes_used|total_allocated_bytes|net_heap_growth|device_bytes_peak|host_bytes_peak)"' /tmp/mem.json
+  for i in 1 2; do
+    timeout 120 $IB --module=$P --device=cuda --benchmark_min_time=5x --benchmark_repetitions=9 --memory_statistics --benchmark_out=/tmp/mlp$i.json >/dev/null 2>&1
+  done
+  run $IB compare /tmp/mlp1.json /tmp/mlp2.json --metric=max_bytes_used
+  run $IB compare /tmp/mlp1.json /tmp/mlp2.json --metric=real_time
   ;;
 *) echo "usage: $0 prepare|run" >&2; exit 2 ;;
 esac

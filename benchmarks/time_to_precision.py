@@ -1,17 +1,25 @@
 """Time to a trustworthy number: adaptive stopping against a fixed 10 repetitions.
 
-On the MLP of benchmarks/mlp.mlir, each round runs, as whole processes:
+On the MLP of benchmarks/mlp.mlir, each round runs, as whole processes, all
+with ``--benchmark_statistics=ci,precision`` so that the confidence
+interval of the median is reported:
 
-1. **fixed**: ``--benchmark_repetitions=10`` (the default 0.5 s
-   repetitions), with ``--benchmark_statistics=ci,precision`` so its
-   confidence interval of the median is reported;
+1. **fixed**: ireebench ``--benchmark_repetitions=10`` (the default 0.5 s
+   repetitions, the default ``--malloc_trim=off``);
 2. **adaptive**: ``--benchmark_min_rel_accuracy=P``, where ``P`` is the
    precision (the interval's half-width relative to the median) the fixed
    run of the same round achieved, with the same 0.5 s repetitions;
 3. **adaptive, short repetitions**: the same target with
-   ``--benchmark_min_time=0.05s``.
+   ``--benchmark_min_time=0.05s``;
+4. the same fixed 10 x 0.5 s measured by the native tool in each regime
+   (``--backend=native``, whose rows carry each repetition, so the same
+   statistics are computed from them; ``--malloc_trim=on`` and ``off`` hand
+   it the ``MALLOC_*`` variables), and as it is (glibc's defaults, whose
+   regime depends on the heap's layout); and by ireebench with
+   ``--malloc_trim=glibc`` (glibc's own thresholds, what ireebench measured
+   before the flag).
 
-The rounds alternate the three so machine drift hits them alike. It prints,
+The rounds alternate them so machine drift hits them alike. It prints,
 per variant, the whole-process wall time, the repetitions, the achieved
 precision and interval width, and the wall-time ratio against the fixed run
 (medians over the rounds); ``--write`` puts the table into
@@ -45,15 +53,23 @@ class Result:
     repetitions: list[int] = field(default_factory=list)
     precision: list[float] = field(default_factory=list)
     width: list[float] = field(default_factory=list)  # ci_upper - ci_lower, time unit
+    median: list[float] = field(default_factory=list)  # the _median row, time unit
+    faults: list[float] = field(default_factory=list)  # minor page faults per iteration
     unit: str = ""
 
-    def add(self, wall: float, report: dict) -> None:
+    def add(self, wall: float, report: dict, faults: int = 0) -> None:
         aggs = {b["aggregate_name"]: b for b in report["benchmarks"]
                 if b["run_type"] == "aggregate"}
         self.wall.append(wall)
         self.repetitions.append(aggs["median"]["repetitions"])
         self.precision.append(aggs["precision"]["real_time"])
         self.width.append(aggs["ci_upper"]["real_time"] - aggs["ci_lower"]["real_time"])
+        self.median.append(aggs["median"]["real_time"])
+        # The whole process's faults (startup included) per measured iteration:
+        # which heap regime the run measured, counted rather than timed.
+        iterations = sum(b["iterations"] for b in report["benchmarks"]
+                         if b["run_type"] == "iteration")
+        self.faults.append(faults / iterations if iterations else float("nan"))
         self.unit = aggs["median"]["time_unit"]
 
 
@@ -71,6 +87,14 @@ def main() -> int:
     ours = [sys.executable, "-m", "ireebench"]
     variants = {"fixed 10 x 0.5 s": Result(), "adaptive, 0.5 s repetitions": Result(),
                 "adaptive, 0.05 s repetitions": Result()}
+    # The fixed run measured otherwise: flags added to the fixed run's.
+    others = {"native tool `--malloc_trim=on`, fixed 10 x 0.5 s": ["--backend=native",
+                                                                   "--malloc_trim=on"],
+              "native tool `--malloc_trim=off`, fixed 10 x 0.5 s": ["--backend=native",
+                                                                    "--malloc_trim=off"],
+              "native tool as it is, fixed 10 x 0.5 s": ["--backend=native"],
+              "ireebench `--malloc_trim=glibc`, fixed 10 x 0.5 s": ["--malloc_trim=glibc"]}
+    variants.update({name: Result() for name in others})
     started = datetime.datetime.now().astimezone()
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="ireebench-precision-") as scratch:
@@ -81,14 +105,17 @@ def main() -> int:
         for round_index in range(args.rounds):
             fixed = run_process([*base, "--benchmark_repetitions=10"])
             report = json.loads(fixed.stdout)
-            variants["fixed 10 x 0.5 s"].add(fixed.wall, report)
+            variants["fixed 10 x 0.5 s"].add(fixed.wall, report, fixed.minor_faults)
             target = variants["fixed 10 x 0.5 s"].precision[-1]
             for name, min_time in (("adaptive, 0.5 s repetitions", "0.5s"),
                                    ("adaptive, 0.05 s repetitions", "0.05s")):
                 run = run_process([*base, f"--benchmark_min_rel_accuracy={target!r}",
                                    f"--benchmark_max_time={MAX_TIME}",
                                    f"--benchmark_min_time={min_time}"])
-                variants[name].add(run.wall, json.loads(run.stdout))
+                variants[name].add(run.wall, json.loads(run.stdout), run.minor_faults)
+            for name, flags in others.items():
+                run = run_process([*base, "--benchmark_repetitions=10", *flags])
+                variants[name].add(run.wall, json.loads(run.stdout), run.minor_faults)
             print(f"round {round_index + 1}/{args.rounds}: target +-{100 * target:.2f} %, "
                   + ", ".join(f"{name}: {r.wall[-1]:.2f} s, {r.repetitions[-1]} reps, "
                               f"+-{100 * r.precision[-1]:.2f} %"
@@ -96,13 +123,16 @@ def main() -> int:
     load_after = os.getloadavg()
 
     fixed = variants["fixed 10 x 0.5 s"]
-    rows = [("| run | wall (s) | wall / fixed | repetitions | achieved precision (±) | "
-            f"interval width ({fixed.unit}) | reached the fixed run's precision |"),
-            "| --- | --- | --- | --- | --- | --- | --- |"]
+    rows = [(f"| run | median ({fixed.unit}) | page faults / iteration | wall (s) | "
+             f"wall / fixed | repetitions | achieved precision (±) | interval width "
+             f"({fixed.unit}) | reached the fixed run's precision |"),
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for name, result in variants.items():
         ratios = [w / f for w, f in zip(result.wall, fixed.wall)]
         reached = sum(p <= t * (1 + 1e-9) for p, t in zip(result.precision, fixed.precision))
-        rows.append(f"| {name} | {med(result.wall):.2f} | {med(ratios):.2f} | "
+        rows.append(f"| {name} | {med(result.median):.4g} | {med(result.faults):.0f} | "
+                    f"{med(result.wall):.2f} | "
+                    f"{med(ratios):.2f} | "
                     f"{med(result.repetitions):g} | {100 * med(result.precision):.2f} % | "
                     f"{med(result.width):.4f} | {reached} of {len(result.wall)} rounds |")
     names = list(variants)
@@ -117,8 +147,13 @@ def main() -> int:
         f"`--device={args.device}`, the MLP of `benchmarks/mlp.mlir`, {args.rounds} rounds "
         "alternating the runs; each adaptive run's target "
         "(`--benchmark_min_rel_accuracy`) is the precision the fixed run of its round "
-        f"achieved (`--benchmark_max_time={MAX_TIME}`). Medians over the rounds; "
-        "\"wall / fixed\" is the median of the per-round ratios."),
+        f"achieved (`--benchmark_max_time={MAX_TIME}`); the last four rows are the fixed "
+        "run measured by the native tool (`--backend=native`) in each heap regime and as "
+        "it is, and by ireebench under glibc's own thresholds (`--malloc_trim=glibc`); "
+        "page faults / "
+        "iteration: the whole process's minor faults (startup included) per measured "
+        "iteration, the heap regime counted rather than timed. Medians over the "
+        "rounds; \"wall / fixed\" is the median of the per-round ratios."),
         "", *rows, "", "Per round (wall, repetitions, achieved precision):", "", *per_round])
     print(section)
     if args.write:

@@ -33,6 +33,10 @@ The capabilities (strings, so a plugin can declare one of its own):
     its workloads can be rerun untimed by a profiling pass after they are
     measured (``--dispatch_statistics``, third-party profiling sinks,
     in-process device profiling).
+``sweeps``
+    it measures many configurations in one run: the points of a sweep or
+    suite (:mod:`ireebench.points`), each point's rows named after its
+    parameters.
 ``native_flags``
     it hands the runtime flags, and the options plugins mark as the native
     tool's own (``native_flag=True``: ``--print_statistics``, output
@@ -67,6 +71,7 @@ ADAPTIVE_REPETITIONS = "adaptive_repetitions"
 PLUGIN_KINDS = "plugin_kinds"
 PROFILING_PASSES = "profiling_passes"
 NATIVE_FLAGS = "native_flags"
+SWEEPS = "sweeps"
 
 # What each built-in capability means, in the words of a refusal.
 CAPABILITY_MEANING = {
@@ -75,6 +80,7 @@ CAPABILITY_MEANING = {
     ADAPTIVE_REPETITIONS: "decides the repetitions one at a time",
     PLUGIN_KINDS: "runs the invocation kinds plugins add",
     PROFILING_PASSES: "can rerun its workloads in an untimed profiling pass",
+    SWEEPS: "measures many configurations in one run",
     NATIVE_FLAGS: "hands the runtime flags and the native tool's own flags to the native "
                   "tool that measures",
 }
@@ -197,6 +203,8 @@ def forwarded_argv(config, keep=()) -> list[str]:
             skip_value = False
             continue
         flag, has_value = arg.partition("=")[0], "=" in arg
+        if flag.startswith("-p") and not flag.startswith("--") and len(flag) > 2:
+            flag, has_value = "-p", True  # -pNAME, as the plugin pre-scan reads it
         spec = by_flag.get(flag)
         if spec is None or spec.native or spec.name in keep:
             result.append(arg)

@@ -5,6 +5,15 @@ runtime flags), the plugin manager, the streams the run writes to, and the
 run's state: ``config.stash`` (typed per-run state, for the core and for
 plugins), cleanups (``add_cleanup``) and a private scratch directory, which
 the core releases when the run ends, whatever the backend.
+
+A run of several configurations (a sweep, a suite: see
+:mod:`ireebench.points`) has one :class:`Config` per point besides the
+run's own: :meth:`Config.for_point` makes one, with the point's options,
+runtime flags and ``params``, sharing everything else with the run (the
+plugin manager, the streams, ``stash``, ``run_id``, cleanups and scratch
+directory). Hooks of a point's session and workloads receive the point's
+config; hooks of the whole run (reports, ``ireebench_measurements_finish``,
+``ireebench_sessionfinish``) the run's.
 """
 
 from __future__ import annotations
@@ -52,6 +61,16 @@ def parse_min_time(text: str, flag: str = "benchmark_min_time") -> MinTime:
         ) from None
 
 
+def _warmup_seconds(text) -> float:
+    try:
+        seconds = float(str(text).rstrip("s"))
+        if seconds < 0 or math.isnan(seconds):
+            raise ValueError
+    except ValueError:
+        raise UsageError(f"--benchmark_min_warmup_time={text}: expected seconds >= 0") from None
+    return seconds
+
+
 def parse_benchmark_context(values) -> dict[str, str]:
     """--benchmark_context=key=value,key2=value2 (repeatable)."""
     context: dict[str, str] = {}
@@ -90,6 +109,9 @@ class OptionSpec:
     # Natively it concerns the whole run (allocator statistics at exit, output
     # processing): a native backend then runs every benchmark in one process.
     whole_run: bool = False
+    # It may differ between the points of a sweep or suite (a module, an
+    # input, a compile flag); every other option applies to the whole run.
+    per_point: bool = False
 
 
 class Config:
@@ -110,6 +132,9 @@ class Config:
         self._backend = None
         self.runtime_flags = runtime_flags
         self.argv = argv
+        # The ireebench command line that makes this run, subcommand included
+        # (a point that needs a process of its own reruns it).
+        self.command_line = list(argv)
         self.stdout = stdout if stdout is not None else sys.stdout
         self.stderr = stderr if stderr is not None else sys.stderr
         self.stash = Stash()
@@ -118,15 +143,7 @@ class Config:
         self._cleanups: list = []
         self._scratch: str | None = None
         self.min_time = parse_min_time(options.get("benchmark_min_time") or "0.5s")
-        warmup = options.get("benchmark_min_warmup_time") or "0"
-        try:
-            self.min_warmup_time = float(str(warmup).rstrip("s"))
-            if self.min_warmup_time < 0 or math.isnan(self.min_warmup_time):
-                raise ValueError
-        except ValueError:
-            raise UsageError(
-                f"--benchmark_min_warmup_time={warmup}: expected seconds >= 0"
-            ) from None
+        self.min_warmup_time = _warmup_seconds(options.get("benchmark_min_warmup_time") or "0")
         self.benchmark_context = parse_benchmark_context(options.get("benchmark_context"))
         pattern = options.get("benchmark_filter") or ""
         self.filter = _compile_filter(pattern) if pattern not in ("", ".", "all") else None
@@ -134,6 +151,37 @@ class Config:
         if pattern.startswith("-") and self.filter is not None:
             self.filter = _compile_filter(pattern[1:])
             self.negative_filter = True
+        # A point of a sweep or suite (see for_point); the run's own config
+        # has no parameters and is its own run.
+        self.params: dict = {}
+        self.name_prefix = ""
+        self.point_label = ""
+        self.run = self
+
+    def for_point(self, options: dict, runtime_flags: list[str], params: dict,
+                  name_prefix: str = "", label: str = "") -> Config:
+        """The configuration of one point of this run.
+
+        ``options`` and ``runtime_flags`` are the point's (its command line,
+        parsed); ``params`` the axis values that name its rows (numbers as
+        numbers); ``name_prefix`` prefixes its rows (a suite entry's
+        ``name``); ``label`` says where it comes from in messages (``bs=4``,
+        ``entry 2 of suite.toml``). Everything else is the run's: the plugin
+        manager, streams, ``stash``, ``run_id``, the backend, cleanups and
+        the scratch directory.
+        """
+        point = Config.__new__(Config)
+        point.__dict__.update(self.run.__dict__)
+        point.options = dict(options)
+        point.runtime_flags = list(runtime_flags)
+        point.min_time = parse_min_time(options.get("benchmark_min_time") or "0.5s")
+        warmup = options.get("benchmark_min_warmup_time") or "0"
+        point.min_warmup_time = _warmup_seconds(warmup)
+        point.params = dict(params)
+        point.name_prefix = name_prefix
+        point.point_label = label
+        point.run = self.run
+        return point
 
     @property
     def backend(self):
@@ -161,20 +209,24 @@ class Config:
     def add_cleanup(self, function) -> None:
         """Calls ``function()`` when the run ends (last added, first called),
         after ``ireebench_sessionfinish``, also after an error or a signal."""
-        self._cleanups.append(function)
+        self.run._cleanups.append(function)
 
     def scratch_dir(self) -> Path:
         """A private (0700) directory for this run, removed when it ends."""
-        if self._scratch is None:
-            self._scratch = tempfile.mkdtemp(prefix="ireebench-")
-        return Path(self._scratch)
+        run = self.run
+        if run._scratch is None:
+            run._scratch = tempfile.mkdtemp(prefix="ireebench-")
+        return Path(run._scratch)
 
     def release(self) -> None:
         """Runs the cleanups, then removes the scratch directory.
 
         Every cleanup runs even when one raises; the first exception is
-        raised at the end.
+        raised at the end. (A point's config releases its run.)
         """
+        if self.run is not self:
+            self.run.release()
+            return
         error = None
         while self._cleanups:
             function = self._cleanups.pop()
@@ -184,8 +236,12 @@ class Config:
                 guarded(self.pm, f"cleanup {name}", function)
             except BaseException as exc:  # noqa: BLE001 - re-raised below
                 error = error or exc
+        self.remove_scratch()
+        if error is not None:
+            raise error
+
+    def remove_scratch(self) -> None:
+        """Removes the scratch directory (and forgets it); nothing else."""
         if self._scratch is not None:
             shutil.rmtree(self._scratch, ignore_errors=True)
             self._scratch = None
-        if error is not None:
-            raise error

@@ -39,6 +39,10 @@ class Context:
     global_context: dict[str, str] = field(default_factory=dict)
     # Provenance added by plugins (ireebench version, devices, module...).
     extra: dict = field(default_factory=dict)
+    # What plugins found out while measuring, after the context was reported
+    # (the modality plugin's multimodal_repetitions); reporters that wrote the
+    # context first write these at the end (the JSON reporter: "findings").
+    findings: dict = field(default_factory=dict)
     # Width of the console's name column, computed from the workloads.
     name_field_width: int = 10
 

@@ -3,6 +3,12 @@
 The rules themselves are hooks (``ireebench_classify_function`` and
 ``ireebench_select_function``); the built-in ones are in
 :mod:`ireebench.plugins.discovery` and follow iree-benchmark-module.
+
+A point of a sweep names its workloads after its parameters
+(``BM_f/bs:4/process_time/real_time``), and ``--benchmark_filter`` matches
+those full names. :func:`planned_run_names` tells the names a point will
+report before any device exists (the module loaded without one), so a run
+of many points knows them all before it measures the first.
 """
 
 from __future__ import annotations
@@ -10,11 +16,10 @@ from __future__ import annotations
 import iree.runtime as rt
 
 from . import names
-from .errors import UsageError, one_line
+from .errors import NOT_FOUND, UsageError
 from .hookcall import call_hook, collect_named
-from .modules import module_files
+from .modules import module_images, open_vm_module
 from .stash import StashKey
-from .vmfb import loadable_copy
 from .workload import FunctionInfo, Workload
 
 MAX_BATCH = 2**31 - 1  # the native tool's int32 batch size
@@ -32,8 +37,26 @@ def invocation_kinds(config, owners=None) -> dict:
 
 def exported_functions(session) -> list[FunctionInfo]:
     module, renamed = session.module, session.renamed_functions[-1]
+    return _functions_of(module, renamed)
+
+
+def _functions_of(module, renamed: dict) -> list[FunctionInfo]:
     return [FunctionInfo.from_vm_function(module.lookup_function(name), renamed.get(name))
             for name in module.function_names]
+
+
+def point_run_name(config, function: FunctionInfo) -> str:
+    """The reported name of ``function`` in this configuration (its point's
+    parameters and prefix included): what ``--benchmark_filter`` matches."""
+    return names.run_name(function.name, config.params, config.name_prefix)
+
+
+def module_functions(config) -> list[FunctionInfo]:
+    """The exported functions of the benchmarked module (the last --module),
+    read without a device (for a plugin that looks at signatures before the
+    session opens: ``ireebench_generate_points``)."""
+    module, renamed = open_vm_module(rt.VmInstance(), module_images(config)[-1])
+    return _functions_of(module, renamed)
 
 
 def classify(config, function: FunctionInfo, kinds: dict):
@@ -50,21 +73,37 @@ def discover_workloads(config, session) -> list[Workload]:
 
     The functions not selected are recorded in ``config.stash[SKIPPED]``.
     """
-    kinds = invocation_kinds(config)
-    functions = exported_functions(session)
+    workloads = []
+    for function, kind, selected in selected_functions(config, exported_functions(session),
+                                                       session.module_path):
+        workloads.append(build_workload(config, session, function, kind, selected))
+    return workloads
+
+
+def selected_functions(config, functions: list[FunctionInfo], module_path: str,
+                       kinds: dict | None = None) -> list[tuple[FunctionInfo, object, bool]]:
+    """``(function, kind, selected)`` for each function this configuration benchmarks.
+
+    ``--function`` (an unknown name is one line), classification, selection,
+    then ``--benchmark_filter`` on the point's full name; the functions not
+    selected are recorded in ``config.stash[SKIPPED]``.
+    """
+    kinds = invocation_kinds(config) if kinds is None else kinds
     wanted = config.getoption("function")
     if wanted:
         matches = [f for f in functions if f.name == wanted]
         if not matches:
             public = [f.name for f in functions if not f.name.startswith("__")]
+            where = f" (point {config.point_label})" if config.point_label else ""
             raise UsageError(
-                f"--function={wanted}: no exported function named {wanted!r} in "
-                f"{session.module_path} (exported: {', '.join(public) or 'none'})"
+                f"--function={wanted}{where}: no exported function named {wanted!r} in "
+                f"{module_path} (exported: {', '.join(public) or 'none'})",
+                status=NOT_FOUND,
             )
         candidates = [(matches[0], True)]
     else:
         candidates = [(f, False) for f in functions]
-    workloads = []
+    found = []
     skipped = config.stash[SKIPPED] = []
     for function, selected in candidates:
         kind = classify(config, function, kinds)
@@ -75,9 +114,22 @@ def discover_workloads(config, session) -> list[Workload]:
             continue
         # Filter on the name first: inputs of filtered-out functions are
         # neither parsed nor uploaded.
-        if config.selects(names.run_name(function.name)):
-            workloads.append(build_workload(config, session, function, kind, selected))
-    return workloads
+        if config.selects(point_run_name(config, function)):
+            found.append((function, kind, selected))
+    return found
+
+
+def planned_run_names(config) -> list[str]:
+    """The names this configuration will report, found without a device.
+
+    The benchmarked module is resolved (an ``x.mlir`` compiled) and loaded
+    without a device, its functions classified and selected as
+    :func:`discover_workloads` will; raises the same one-line errors.
+    """
+    specs = list(config.getoption("module") or [])
+    functions = module_functions(config)
+    return [point_run_name(config, function)
+            for function, _, _ in selected_functions(config, functions, specs[-1])]
 
 
 def build_workload(config, session, function, kind, selected) -> Workload:
@@ -88,13 +140,14 @@ def build_workload(config, session, function, kind, selected) -> Workload:
         raise UsageError(f"--batch_size={config.getoption('batch_size')}: "
                          "rounded batch size is too large")
     workload = Workload(
-        name=names.family_name(function.name),
+        name=names.family_name(function.name, config.params, config.name_prefix),
         function=function,
         kind=kind,
         batch_size=batch,
         concurrency=concurrency,
         time_unit=config.getoption("time_unit") or kind.default_time_unit,
         selected=selected,
+        params=dict(config.params),
     )
     specs = list(config.getoption("input") or []) if selected else []
     workload.inputs = kind.build_inputs(workload, session, specs)
@@ -114,17 +167,9 @@ def classify_module_functions(config) -> list[tuple[FunctionInfo, object, str]]:
     kinds = invocation_kinds(config, owners)
     if all(kind.native_discovers for kind in kinds.values()):
         return []
-    instance = rt.VmInstance()
-    path, renamed = loadable_copy(module_files(config)[-1])
-    try:
-        module = rt.VmModule.mmap(instance, path)
-    except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
-        raise UsageError(f"--module={config.getoption('module')[-1]}: not a valid IREE module "
-                         f"(.vmfb): {one_line(exc)}") from None
     wanted = config.getoption("function")
     found = []
-    for name in module.function_names:
-        function = FunctionInfo.from_vm_function(module.lookup_function(name), renamed.get(name))
+    for function in module_functions(config):
         selected = function.name == wanted
         if wanted and not selected:
             continue

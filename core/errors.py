@@ -14,9 +14,18 @@
 
 Neither ever reaches the user as a traceback: :func:`exit_status` and the
 CLI's edge (``ireebench.cli.run_cli``) turn them into one line.
+
+A :class:`UsageError` for something iree-benchmark-module refuses too
+carries the status code IREE's tools print for it (``status``, one of
+:data:`STATUS_CODES`); the CLI writes it before the message, as
+``iree_status_fprint`` does: ``ireebench: error: INVALID_ARGUMENT; --input=...``.
+Clients of the native tool (IREE's 2024 Python wrapper, wave) tell a failed
+run by that text on stderr, not by the exit code.
 """
 
 from __future__ import annotations
+
+import re
 
 EXIT_OK = 0
 EXIT_FAILED = 1  # a usage error, a failed benchmark, a mismatching output
@@ -27,13 +36,41 @@ EXIT_OUTPUT_CLOSED = 141  # stdout closed early (128 + SIGPIPE), as Unix tools e
 EXIT_TERMINATED = 143  # SIGTERM
 
 
-class UsageError(Exception):
-    """A user-fixable error. ``str(err)`` is the one line shown to the user."""
+# iree_status_code_string's names (runtime/src/iree/base/status.c), in code order.
+STATUS_CODES = (
+    "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+    "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+    "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    "UNAUTHENTICATED", "DEFERRED", "INCOMPATIBLE",
+)
+INVALID_ARGUMENT = "INVALID_ARGUMENT"
+NOT_FOUND = "NOT_FOUND"
+UNKNOWN = "UNKNOWN"
+UNIMPLEMENTED = "UNIMPLEMENTED"
+RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
+_STATUS_IN_TEXT = re.compile(r"\b(" + "|".join(STATUS_CODES[1:]) + r");")
 
-    def __init__(self, message: str, exit_code: int = EXIT_FAILED):
+
+class UsageError(Exception):
+    """A user-fixable error. ``str(err)`` is the message; :attr:`line` the line shown.
+
+    :param status: the IREE status code name iree-benchmark-module prints for
+        the same mistake (``INVALID_ARGUMENT``, ``NOT_FOUND`` ...), or None
+        where the native tool has no such error (ireebench's own flags).
+    """
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILED, status: str | None = None):
         # A flag value may contain line breaks; escaped, the message stays one line.
         super().__init__(str(message).replace("\r", "\\r").replace("\n", "\\n"))
         self.exit_code = exit_code
+        if status is not None and status not in STATUS_CODES:
+            raise ValueError(f"not an IREE status code: {status!r}")
+        self.status = status
+
+    @property
+    def line(self) -> str:
+        """What follows ``ireebench: error: ``: the status code first, as IREE prints it."""
+        return f"{self.status}; {self}" if self.status else str(self)
 
 
 class PluginError(Exception):
@@ -75,9 +112,20 @@ def one_line(text) -> str:
     return " ".join(str(text).split())
 
 
-def flag_error(flag: str, value, reason: str) -> UsageError:
+def flag_error(flag: str, value, reason: str, status: str | None = None) -> UsageError:
     """Builds the canonical message that names the flag and its value."""
-    return UsageError(f"--{flag}={value}: {reason}")
+    return UsageError(f"--{flag}={value}: {reason}", status=status)
+
+
+def runtime_status(exc_or_text, default: str | None = None) -> str | None:
+    """The status code in an IREE runtime error's text (``...: NOT_FOUND; ...``).
+
+    The Python bindings raise plain exceptions whose message is the
+    runtime's formatted status; the first code in it is the one the native
+    tool would print for the same failure.
+    """
+    match = _STATUS_IN_TEXT.search(str(exc_or_text))
+    return match.group(1) if match else default
 
 
 def exit_status(exc: BaseException) -> int:
@@ -94,3 +142,8 @@ def exit_status(exc: BaseException) -> int:
         code = exc.code
         return code if isinstance(code, int) else (EXIT_OK if code is None else EXIT_FAILED)
     return EXIT_PLUGIN_ERROR  # an internal error: the CLI exits 3 for it too
+
+
+def signal_name(exc: BaseException) -> str:
+    """The signal an interrupt stands for: ``SIGINT`` (KeyboardInterrupt) or ``SIGTERM``."""
+    return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"

@@ -144,6 +144,27 @@ def ireebench_addoption(parser):
     """
 
 
+@hookspec(firstresult=True)
+def ireebench_expand_command_line(argv, option_specs):
+    """Turn the benchmark run's command line into the command lines of its points.
+
+    Called once per benchmark run, after the options are added and before
+    the command line is parsed (so that a value such as
+    ``--batch_size={bs}`` is replaced before it is read). The first
+    non-``None`` result wins; the built-in ``sweeps`` plugin answers when
+    ``--sweep`` is given. Each point's command line is then parsed into its
+    own configuration (see :mod:`ireebench.points`); the first one's
+    options are the run's.
+
+    :param argv: the command line (flag files expanded), without the program name.
+    :param option_specs: option name -> :class:`ireebench.config.OptionSpec`
+        of every option the command knows (whether it may vary per point).
+    :return: a list of :class:`ireebench.points.PointSpec` (``params``,
+        ``argv``, ``label``, ``name_prefix``), or ``None`` for a run of one
+        configuration.
+    """
+
+
 @hookspec
 @named_objects("backend")
 def ireebench_backends(config):
@@ -181,6 +202,25 @@ def ireebench_configure(config):
     message; keep per-run objects in ``config.stash``.
 
     :param config: the :class:`ireebench.config.Config` of this run.
+    """
+
+@hookspec
+def ireebench_generate_points(config, points):
+    """Add, remove or rewrite the configurations the run measures (its points).
+
+    Called once per run right after ``ireebench_configure`` (as pytest's
+    ``pytest_generate_tests``), with the points of the command line or
+    suite: a plain run is one point without parameters. Change the list in
+    place: append ``point.derive({"n": 16}, input=["16x512xf32=0.5"])`` (a
+    new axis value and the options it sets), remove points, replace them.
+    Every per-workload hook then sees its point in ``workload.params`` (and
+    the point's config as ``config``). The built-in ``sweeps`` plugin keeps
+    its shard here (``trylast``). The core then checks the points (options
+    of the whole run the same in every point; see :mod:`ireebench.points`).
+
+    :param config: the run's :class:`Config`.
+    :param points: the list of :class:`ireebench.points.Point` (``params``,
+        ``config``, ``label``, ``derive``), in the order they run.
     """
 
 # -------------------------------------------------------------------------
@@ -531,7 +571,7 @@ def ireebench_sessionfinish(config, session, exitstatus):
 
 
 @hookspec(firstresult=True)
-def ireebench_load_reports(config, reference):
+def ireebench_load_reports(config, reference, like):
     """Load the saved reports a reference names, when it is not a file path.
 
     Called once per reference by every command that reads Google Benchmark
@@ -540,13 +580,21 @@ def ireebench_load_reports(config, reference):
     benchmark run. The first non-``None`` result wins; ``None`` everywhere
     means the reference is a file path, read as ireebench or the native
     tool wrote it. A results store answers the references it owns
-    (``stored:latest``, ``stored:RUN_ID``) here; raise
-    :class:`ireebench.UsageError` for one of yours that names nothing.
+    (the built-in ``store``: ``stored:latest``, ``stored:RUN_ID``,
+    ``stored:history``) here; raise :class:`ireebench.UsageError` for one of
+    yours that names nothing.
 
     :param config: the command's :class:`Config`.
     :param reference: the text the user gave (a path, ``stored:...``).
+    :param like: the parsed report this one will be compared with (the
+        other side of ``ireebench compare``), or ``None``: a store picks
+        runs of its machine and its benchmarks.
     :return: a list of ``(label, report)`` pairs — ``label`` names the
         report in messages and tables, ``report`` is a parsed Google
         Benchmark JSON report (a dict with ``"context"`` and
-        ``"benchmarks"``) — or ``None``.
+        ``"benchmarks"``) — or ``None``. Return an
+        :class:`ireebench.comparison.ReportHistory` (a list) when the
+        reference names a history, runs newest first: it is compared as a
+        history (a baseline learned from the runs' spread) however many runs
+        it holds.
     """

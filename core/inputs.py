@@ -6,7 +6,10 @@ Mirrors ``iree_tooling_parse_variants`` (runtime/src/iree/tooling/function_io.c)
   ``i``/``I``/``f``/``F``).
 * ``2x2xi32=1 2 3 4``: a tensor; values separated by spaces, commas or
   brackets (``[[1 2][3 4]]``); no values = zeros; one value = splat;
-  integers may be hex (``0x1f``).
+  integers may be hex (``0x1f``). ``f32=1.5`` and ``xf32=1.5`` (an empty
+  shape before the last ``x``, as IREE's Python wrapper writes a 0-d numpy
+  array) are 0-d tensors, as ``iree_hal_parse_shape_and_element_type``
+  reads them.
 * ``2x2xf32=@file.bin`` / ``=+file.bin``: raw bytes from the start of a file,
   or continuing where the previous input read that file.
 * ``@f.npy`` / ``+f.npy``: one array from a .npy file (from the start / next);
@@ -15,7 +18,9 @@ Mirrors ``iree_tooling_parse_variants`` (runtime/src/iree/tooling/function_io.c)
 * ``(null)`` / ``(ignored)``: a zero primitive or a null reference.
 
 Parsing returns :class:`Tensor`/:class:`Scalar`/:class:`Null` values or
-raises :class:`UsageError`; nothing else. Turning them into device buffers is
+raises :class:`UsageError`; nothing else. Its status is the native tool's:
+``INVALID_ARGUMENT`` for a value or shape it cannot parse, ``UNKNOWN`` for
+a file it cannot open (what IREE's stdio streams return). Turning them into device buffers is
 :func:`to_vm_list`, done once before timing.
 """
 
@@ -30,7 +35,7 @@ import iree.runtime as rt
 import numpy as np
 
 from . import dtypes
-from .errors import UsageError, flag_error, one_line
+from .errors import INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNKNOWN, UsageError, flag_error, one_line
 
 
 @dataclass
@@ -66,8 +71,8 @@ class _Spec:
     flag: str  # "input", or "expected_output" (same grammar)
     text: str
 
-    def error(self, reason: str) -> UsageError:
-        return flag_error(self.flag, self.text, reason)
+    def error(self, reason: str, status: str = INVALID_ARGUMENT) -> UsageError:
+        return flag_error(self.flag, self.text, reason, status)
 
 
 def split_cconv(arguments: str) -> list[str]:
@@ -103,9 +108,9 @@ class _Streams:
             try:
                 handle = open(path, "rb")  # noqa: SIM115 - closed by close()
             except FileNotFoundError:
-                raise spec.error(f"file not found: {path}") from None
+                raise spec.error(f"file not found: {path}", UNKNOWN) from None
             except OSError as exc:
-                raise spec.error(f"cannot read {path}: {exc.strerror}") from None
+                raise spec.error(f"cannot read {path}: {exc.strerror}", UNKNOWN) from None
             self._files[path] = handle
         elif not append:
             handle.seek(0)
@@ -200,15 +205,17 @@ def _parse_primitive(spec: _Spec, cconv: str) -> Scalar:
 
 
 def _parse_shape_and_type(metadata: str, spec: _Spec) -> tuple[list[int], dtypes.ElementType]:
-    parts = metadata.strip().split("x")
-    type_name = parts[-1].strip()
+    # As iree_hal_parse_shape_and_element_type: the type follows the last `x`;
+    # an empty shape before it (`xf32`) is rank 0, like no `x` at all (`f32`).
+    shape_text, _, type_name = metadata.strip().rpartition("x")
+    type_name = type_name.strip()
     element_type = dtypes.by_name(type_name)
     if element_type is None:
         raise spec.error(
             f"unknown element type `{type_name}` (known: {', '.join(dtypes.ELEMENT_TYPES)})"
         )
     shape = []
-    for dim in parts[:-1]:
+    for dim in shape_text.split("x") if shape_text.strip() else []:
         dim = dim.strip()
         # isdigit() alone accepts "²" and other digits int() refuses.
         if not (dim.isascii() and dim.isdigit()):
@@ -216,7 +223,7 @@ def _parse_shape_and_type(metadata: str, spec: _Spec) -> tuple[list[int], dtypes
         shape.append(int(dim))
     # Zero dims do not excuse huge others: numpy cannot even shape such an array.
     if int(np.prod([max(dim, 1) for dim in shape], dtype=np.float64)) > _MAX_ELEMENTS:
-        raise spec.error(f"shape {metadata} is too large")
+        raise spec.error(f"shape {metadata} is too large", RESOURCE_EXHAUSTED)
     return shape, element_type
 
 
@@ -274,7 +281,7 @@ def parse_tensor(text: str, spec: _Spec, streams: _Streams | None = None,
         return _parse_tensor(text, spec, streams, check)
     except MemoryError:
         # A shape under the element limit can still exceed the host's memory.
-        raise spec.error("not enough host memory for this tensor") from None
+        raise spec.error("not enough host memory for this tensor", RESOURCE_EXHAUSTED) from None
 
 
 def _parse_tensor(text: str, spec: _Spec, streams: _Streams | None, check=None) -> Tensor:

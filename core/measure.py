@@ -67,7 +67,12 @@ class Sample:
 
 @dataclass
 class Repetition:
-    """One repetition of a workload, as ``ireebench_measure_repetition`` gets it."""
+    """One repetition of a workload, as ``ireebench_measure_repetition`` gets it.
+
+    ``batch`` is the prepared :class:`ireebench.Batch` object (of a kind with
+    ``reusable_batch``; None otherwise), not a count: ``iterations`` is the
+    count, in logical iterations (a multiple of the workload's batch size).
+    """
 
     index: int  # 0-based
     # How many the workload runs: --benchmark_repetitions. A stopping rule
@@ -238,44 +243,84 @@ def measure_workload(config, session, workload) -> list[Run]:
     ``workload.last_batch`` is left holding the batch of the last measured
     iteration (for ``ireebench_workload_finish``).
     """
-    dry_run = config.getoption("benchmark_dry_run")
-    planned = 1 if dry_run else config.getoption("benchmark_repetitions")
-    try:
-        iterations = iteration_count(config, workload, session)
-    except BenchmarkFailure as exc:
-        return [error_run(workload, planned, 0, str(exc))]
-    runs: list[Run] = []
-    index = 0
-    while True:
-        run, repetition = _repetition(config, session, workload, index, planned, iterations)
+    measurement = WorkloadMeasurement(config, session, workload)
+    measurement.start()
+    while not measurement.done:
+        measurement.step()
+    return measurement.finish()
+
+
+class WorkloadMeasurement:
+    """One workload's measurement, a repetition at a time (see :func:`measure_workload`).
+
+    ``start()`` warms up and calibrates; each ``step()`` measures one
+    repetition (with its retries) and asks the stopping rule; ``done`` says
+    when no repetition follows; ``finish()`` returns the rows with their
+    aggregates. So the repetitions of several workloads can be interleaved
+    (``--benchmark_enable_random_interleaving``), each keeping its own
+    calibration and stopping rule.
+    """
+
+    def __init__(self, config, session, workload):
+        self.config = config
+        self.session = session
+        self.workload = workload
+        self.dry_run = config.getoption("benchmark_dry_run")
+        self.planned = 1 if self.dry_run else config.getoption("benchmark_repetitions")
+        self.iterations = 0
+        self.runs: list[Run] = []
+        self.done = False
+
+    def start(self) -> None:
+        """Warm-up and calibration (a failure is the workload's error row)."""
+        try:
+            self.iterations = iteration_count(self.config, self.workload, self.session)
+        except BenchmarkFailure as exc:
+            self.runs = [error_run(self.workload, self.planned, 0, str(exc))]
+            self.done = True
+
+    def step(self) -> None:
+        """Measures the next repetition, then decides whether another follows."""
+        config, session, workload = self.config, self.session, self.workload
+        index, planned = len(self.runs), self.planned
+        # The previous repetition's batch (and the results it holds) goes
+        # before the next one is prepared: one set of results is alive at a
+        # time, as in the native tool's loop (--memory_statistics sees it).
+        workload.last_batch = None
+        run, repetition = _repetition(config, session, workload, index, planned,
+                                      self.iterations)
         while index == 0 and repetition.retry < MAX_RETRIES and _falls_short(config, run) \
-                and run.iterations >= iterations:
+                and run.iterations >= self.iterations:
             # Google Benchmark reports only a first repetition that reached
             # the minimum time; one that fell short (the machine got faster
             # than calibration saw) grows by its rule and is measured again.
-            iterations = _predict_iterations(
+            self.iterations = _predict_iterations(
                 Sample(run.iterations, run.real_accumulated_time, 0.0, None),
                 config.min_time.seconds)
             run, repetition = _repetition(config, session, workload, index, planned,
-                                          iterations, repetition.retry + 1)
-        runs.append(run)
+                                          self.iterations, repetition.retry + 1)
+        self.runs.append(run)
         if run.error_occurred:
-            break
+            self.done = True
+            return
         workload.last_batch = repetition.batch
-        index += 1
-        if dry_run:
-            break
+        if self.dry_run:
+            self.done = True
+            return
         more = call_hook(config.pm, "ireebench_continue_repetitions", config=config,
-                         workload=workload, runs=list(runs))
-        if not (index < planned if more is None else more):
-            break
-    # The count is known only now. A failure within the planned count keeps
-    # it, as Google Benchmark does.
-    if len(runs) > planned or (not runs[-1].error_occurred and len(runs) != planned):
-        for run in runs:
-            run.repetitions = len(runs)
-    statistics = STATISTICS + list(config.stash.get(EXTRA_STATISTICS, []))
-    return runs + compute_aggregates(runs, statistics)
+                         workload=workload, runs=list(self.runs))
+        self.done = not (len(self.runs) < planned if more is None else more)
+
+    def finish(self) -> list[Run]:
+        """The repetitions (their count fixed up) and the aggregates."""
+        runs, planned = self.runs, self.planned
+        # The count is known only now. A failure within the planned count keeps
+        # it, as Google Benchmark does.
+        if len(runs) > planned or (not runs[-1].error_occurred and len(runs) != planned):
+            for run in runs:
+                run.repetitions = len(runs)
+        statistics = STATISTICS + list(self.config.stash.get(EXTRA_STATISTICS, []))
+        return runs + compute_aggregates(runs, statistics)
 
 
 def _falls_short(config, run: Run) -> bool:

@@ -1,35 +1,118 @@
-"""The ``--module`` files: checked, then copied privately for the whole run.
+"""The ``--module`` files: checked, then held so that nothing can change them during the run.
 
-The runtime maps a module file into memory; a file rewritten or truncated
-while it is mapped kills the process with SIGBUS. So each module is copied
-once into the run's private scratch directory before anything loads it, and
-every consumer reads the copy: the in-process session, the native passes
-(profiling, replay capture, ``--backend=native``), the module's sha256 in
-the report. A ``--module=-`` is read from standard input into such a copy
-too, and a value a plugin resolves (``ireebench_resolve_module``: the
-``mlir_modules`` plugin compiles ``x.mlir``) is the copy of what it made. The copies are removed with the scratch directory when the run ends.
+The runtime reads a module's constants and code from the memory the module
+was loaded from; a mapped file rewritten or truncated during the run kills
+the process with SIGBUS. So each module is taken once, before anything
+loads it, as ``--module_mode`` says (the native tool's flag, and default):
+
+* ``preload`` (the default): read whole into private anonymous memory
+  (page-aligned, what ``iree_io_file_contents_read`` does natively), which
+  the in-process session loads from. The file is not needed again.
+* ``mmap``: the file is mapped. Where it cannot change during the run (on a
+  read-only mount, or immutable or append-only: ``chattr +i``/``+a``), the
+  original is mapped; anything else is copied once into the run's private
+  scratch directory (in ``TMPDIR``) and the copy is mapped.
+
+A ``--module=-`` is read from standard input into memory (the native tool
+preloads stdin in either mode), and a value a plugin resolves
+(``ireebench_resolve_module``: the ``mlir_modules`` plugin compiles
+``x.mlir``) is taken like a file. Every consumer sees the same bytes: the
+in-process session (:func:`module_images`), the native passes (profiling,
+replay capture, ``--backend=native``: :func:`module_files`, a file written
+from the image the first time one asks, or the file already mapped), the
+module's sha256 in the report (computed while reading). The copies are
+removed with the scratch directory when the run ends.
+
+In a sweep or suite every point resolves its own ``--module`` values (an
+``x.mlir`` compiled for its device and compile flags), and each distinct
+module is taken once per run, however many points use it.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import mmap
 import os
-import shutil
 import stat
+import struct
 import sys
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import UsageError, one_line
+import iree.runtime as rt
+
+from .errors import INVALID_ARGUMENT, NOT_FOUND, UsageError, one_line, runtime_status
 from .hookcall import call_hook
 from .stash import StashKey
+from .vmfb import repaired_names
 
-# The private copies of the --module files, in --module order.
-MODULE_FILES = StashKey[list]()
+# The modules taken in this run: (--module value, what a plugin resolved it
+# to, or None) -> its image. Every point of a sweep finds its modules here.
+MODULE_IMAGES = StashKey["dict[tuple[str, str | None], ModuleImage]"]()
+# --module value -> the image last taken for it (what the report context names).
+LAST_IMAGES = StashKey["dict[str, ModuleImage]"]()
+
+# The native tools' loader flags (runtime/src/iree/tooling/context_util.c and
+# parameter_util.c), with their choices; the first is the default.
+MODULE_MODES = ("preload", "mmap")
+PARAMETER_MODES = ("file", "preload")
+
+# In a worker resumed after a crash (ireebench.worker): what its predecessors
+# took, [spec, resolved or None] -> (a file with its bytes or None, sha256).
+TAKEN_BEFORE = StashKey["dict[tuple, tuple[str | None, str]]"]()
+
+# Called with each module as it is taken (``[spec, resolved]``, a file with its
+# bytes or None, its sha256): a forked worker tells its supervisor, so that a
+# worker resumed after a crash takes the same bytes (ireebench.worker).
+_observer = None
+
+# Standard input's module, read by a worker's supervisor before its first fork
+# (ireebench.worker): every worker, a resumed one too, inherits the same bytes
+# in memory, as standard input cannot be read again.
+_stdin_module: tuple[mmap.mmap, str] | None = None
+
+
+def read_stdin_module(config) -> None:
+    """Reads a ``--module=-`` from standard input now, once, into memory."""
+    global _stdin_module
+    if _stdin_module is None and "-" in (config.getoption("module") or []):
+        _stdin_module = _preload_stdin()
+
+
+def observe_module_images(callback) -> None:
+    """Calls ``callback(key, path, sha256)`` for each module taken (None: nothing)."""
+    global _observer
+    _observer = callback
+
 
 # A module read from standard input is bounded, so `--module=- </dev/zero`
-# is one line rather than a full disk.
+# is one line rather than all memory.
 MAX_STDIN_MODULE_BYTES = 4 << 30
 _CHUNK = 1 << 20
+
+# linux/fs.h: FS_IOC_GETFLAGS and the inode flags that forbid rewriting a file.
+_FS_IOC_GETFLAGS = 0x80086601
+_FS_IMMUTABLE_FL = 0x00000010
+_FS_APPEND_FL = 0x00000020
+
+
+def loader_mode(config, flag: str, modes: tuple[str, ...]) -> str:
+    """The value of the native loader flag ``--flag`` (last one wins), or its default.
+
+    An unknown value is refused with the native tool's status and words
+    (``unrecognized --module_mode= value 'x'``).
+    """
+    value = modes[0]
+    for arg in config.runtime_flags:
+        key, sep, text = arg.lstrip("-").partition("=")
+        if key == flag and sep:
+            value = text.strip().strip('"')
+    if value not in modes:
+        raise UsageError(f"--{flag}={value}: unrecognized --{flag}= value {value!r} "
+                         f"(one of: {', '.join(modes)})", status=INVALID_ARGUMENT)
+    return value
 
 
 def check_module_specs(config) -> list[str]:
@@ -40,20 +123,22 @@ def check_module_specs(config) -> list[str]:
     """
     specs = list(config.getoption("module") or [])
     if not specs:
-        raise UsageError("no user module specified; use --module=file.vmfb")
+        raise UsageError("no user module specified; use --module=file.vmfb",
+                         status=INVALID_ARGUMENT)
     for spec in specs:
         if spec == "-":
             continue
         try:
             mode = os.stat(spec).st_mode
         except OSError:
-            raise UsageError(f"--module={spec}: file not found") from None
+            raise UsageError(f"--module={spec}: file not found", status=NOT_FOUND) from None
         if stat.S_ISDIR(mode):
-            raise UsageError(f"--module={spec}: is a directory, not a .vmfb file")
+            raise UsageError(f"--module={spec}: is a directory, not a .vmfb file",
+                             status=INVALID_ARGUMENT)
         if not stat.S_ISREG(mode):
-            raise UsageError(f"--module={spec}: not a regular file")
+            raise UsageError(f"--module={spec}: not a regular file", status=INVALID_ARGUMENT)
         if os.stat(spec).st_size == 0:
-            raise UsageError(f"--module={spec}: file is empty")
+            raise UsageError(f"--module={spec}: file is empty", status=INVALID_ARGUMENT)
     return specs
 
 
@@ -62,32 +147,157 @@ def looks_like_module(head: bytes) -> bool:
     return head.startswith(b"PK\x03\x04") or head[4:8] == b"IREE" or head[8:12] == b"IREE"
 
 
-def _copy_stdin(destination: Path) -> None:
-    stream = sys.stdin.buffer
-    head = stream.read(16)
-    if not head:
-        raise UsageError("--module=-: standard input is empty")
-    if not looks_like_module(head):
-        raise UsageError("--module=-: standard input is not an IREE module (.vmfb)")
-    size = len(head)
-    with open(destination, "wb") as handle:
-        handle.write(head)
-        while chunk := stream.read(_CHUNK):
-            size += len(chunk)
-            if size > MAX_STDIN_MODULE_BYTES:
-                raise UsageError(f"--module=-: standard input is larger than "
-                                 f"{MAX_STDIN_MODULE_BYTES >> 30} GiB")
-            handle.write(chunk)
+def cannot_change(path: str) -> bool:
+    """True where no one can rewrite or truncate ``path`` while the run maps it.
 
-
-def _copy_file(spec: str, destination: Path) -> None:
+    What can be told cheaply and safely: the file is on a read-only mount,
+    or carries the immutable or append-only inode flag. Permissions say
+    nothing (the owner, or root, can still write), so anything else is
+    copied.
+    """
     try:
-        shutil.copyfile(spec, destination)
+        if os.statvfs(path).f_flag & os.ST_RDONLY:
+            return True
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return False
+    try:
+        flags = bytearray(8)
+        fcntl.ioctl(fd, _FS_IOC_GETFLAGS, flags)
+        return bool(struct.unpack_from("<I", flags)[0] & (_FS_IMMUTABLE_FL | _FS_APPEND_FL))
+    except OSError:  # a file system without inode flags (tmpfs, overlay...)
+        return False
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class ModuleImage:
+    """One ``--module`` as the run holds it.
+
+    :ivar spec: the ``--module`` value.
+    :ivar name: the file name the native tools are given (the original's).
+    :ivar data: ``preload``: the bytes, in page-aligned anonymous memory;
+        None when the module is mapped from :attr:`path`.
+    :ivar path: a file with exactly these bytes that does not change during
+        the run (``mmap``), or None until a native pass asks (:func:`module_files`).
+    :ivar sha256: hex digest of the bytes.
+    :ivar index: its place among the run's images (its scratch directory).
+    """
+
+    spec: str
+    name: str
+    data: mmap.mmap | None
+    path: str | None
+    sha256: str
+    index: int = 0
+
+
+def _scratch_error(spec: str, directory: Path, exc: OSError) -> UsageError:
+    """A private copy that could not be written: names TMPDIR, not the module."""
+    reason = exc.strerror or one_line(exc)
+    return UsageError(
+        f"--module={spec}: cannot write the run's private copy to {directory} (in TMPDIR): "
+        f"{reason}; point TMPDIR at a file system with room, or use --module_mode=preload "
+        "(in process, no copy)")
+
+
+def _read_source(handle, spec: str) -> bytes:
+    try:
+        return handle.read(_CHUNK)
     except OSError as exc:
         raise UsageError(f"--module={spec}: cannot read: {exc.strerror or one_line(exc)}") \
             from None
-    if destination.stat().st_size == 0:
-        raise UsageError(f"--module={spec}: file is empty")
+
+
+def _open_source(spec: str):
+    try:
+        return open(spec, "rb")
+    except OSError as exc:
+        raise UsageError(f"--module={spec}: cannot read: {exc.strerror or one_line(exc)}",
+                         status=NOT_FOUND if isinstance(exc, FileNotFoundError) else None) \
+            from None
+
+
+def _anonymous(size: int, spec: str) -> mmap.mmap:
+    try:
+        return mmap.mmap(-1, max(size, 1))
+    except (OSError, ValueError, OverflowError) as exc:
+        raise UsageError(f"--module={spec}: cannot hold {size} bytes in memory "
+                         f"(--module_mode=preload): {one_line(exc)}") from None
+
+
+def _preload(handle, spec: str, size: int) -> tuple[mmap.mmap, str]:
+    """Reads ``handle`` whole into anonymous memory; ``size`` is what fstat said."""
+    digest = hashlib.sha256()
+    memory = _anonymous(size, spec)
+    filled = 0
+    while chunk := _read_source(handle, spec):
+        if filled + len(chunk) > len(memory):  # the file grew while read: keep all of it
+            grown = _anonymous(max(2 * len(memory), filled + len(chunk)), spec)
+            grown[:filled] = memory[:filled]
+            memory.close()
+            memory = grown
+        memory[filled:filled + len(chunk)] = chunk
+        digest.update(chunk)
+        filled += len(chunk)
+    if filled == 0:
+        raise UsageError(f"--module={spec}: file is empty", status=INVALID_ARGUMENT)
+    if filled != len(memory):  # shrunk (or grew) while read: exactly what was read
+        exact = _anonymous(filled, spec)
+        exact[:] = memory[:filled]
+        memory.close()
+        memory = exact
+    return memory, digest.hexdigest()
+
+
+def _preload_stdin() -> tuple[mmap.mmap, str]:
+    stream = sys.stdin.buffer
+    head = stream.read(16)
+    if not head:
+        raise UsageError("--module=-: standard input is empty", status=INVALID_ARGUMENT)
+    if not looks_like_module(head):
+        raise UsageError("--module=-: standard input is not an IREE module (.vmfb)",
+                         status=INVALID_ARGUMENT)
+
+    class _Stdin:
+        pending = head
+        size = len(head)
+
+        def read(self, count):
+            if self.pending:
+                data, self.pending = self.pending, b""
+                return data
+            data = stream.read(count)
+            self.size += len(data)
+            if self.size > MAX_STDIN_MODULE_BYTES:
+                raise UsageError(f"--module=-: standard input is larger than "
+                                 f"{MAX_STDIN_MODULE_BYTES >> 30} GiB")
+            return data
+
+    return _preload(_Stdin(), "-", _CHUNK)
+
+
+def _copy_privately(handle, spec: str, destination: Path) -> str:
+    """Copies ``handle`` to ``destination`` in the scratch directory; the sha256."""
+    digest = hashlib.sha256()
+    try:
+        with open(destination, "wb") as out:
+            while chunk := _read_source(handle, spec):
+                out.write(chunk)
+                digest.update(chunk)
+            if out.tell() == 0:
+                raise UsageError(f"--module={spec}: file is empty", status=INVALID_ARGUMENT)
+    except OSError as exc:
+        raise _scratch_error(spec, destination.parent, exc) from None
+    return digest.hexdigest()
+
+
+def _file_sha256(handle, spec: str) -> str:
+    digest = hashlib.sha256()
+    while chunk := _read_source(handle, spec):
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _copy_name(spec: str) -> str:
@@ -101,34 +311,144 @@ def _copy_name(spec: str) -> str:
     return name
 
 
-def module_files(config) -> list[str]:
-    """The private copies of the --module files (made on first use, once per run)."""
-    files = config.stash.get(MODULE_FILES, None)
-    if files is not None:
-        return files
-    files = []
-    for index, spec in enumerate(check_module_specs(config)):
-        resolved = call_hook(config.pm, "ireebench_resolve_module", config=config, spec=spec)
-        # One directory per module keeps the original file name, which the
-        # native tools print in their messages.
+def _module_directory(config, index: int, spec: str) -> Path:
+    """One directory per module keeps the original file name, which the native
+    tools print in their messages."""
+    try:
         directory = config.scratch_dir() / "modules" / str(index)
-        directory.mkdir(parents=True)
-        if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
-            destination = directory / (Path(_copy_name(spec)).stem + ".vmfb")
-            _copy_file(str(resolved), destination)
-        elif spec == "-":
-            destination = directory / "stdin.vmfb"
-            _copy_stdin(destination)
-        else:
-            destination = directory / _copy_name(spec)
-            _copy_file(spec, destination)
-        files.append(str(destination))
-    config.stash[MODULE_FILES] = files
-    return files
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _scratch_error(spec, Path(tempfile.gettempdir()), exc) from None
+    return directory
+
+
+def _take(config, index: int, spec: str, resolved, mode: str, before=None) -> ModuleImage:
+    if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
+        source, name = str(resolved), Path(_copy_name(spec)).stem + ".vmfb"
+    elif spec == "-":
+        data, digest = _stdin_module or _preload_stdin()
+        return ModuleImage(spec, "stdin.vmfb", data, None, digest, index)
+    else:
+        source, name = spec, _copy_name(spec)
+    if before is not None:
+        return _take_again(config, index, spec, source, name, mode, before)
+    with _open_source(source) as handle:
+        if mode == "preload":
+            data, digest = _preload(handle, spec, os.fstat(handle.fileno()).st_size)
+            return ModuleImage(spec, name, data, None, digest, index)
+        if cannot_change(source):
+            return ModuleImage(spec, name, None, source, _file_sha256(handle, spec), index)
+        destination = _module_directory(config, index, spec) / name
+        digest = _copy_privately(handle, spec, destination)
+        return ModuleImage(spec, name, None, str(destination), digest, index)
+
+
+def _take_again(config, index: int, spec: str, source: str, name: str, mode: str,
+                before) -> ModuleImage:
+    """In a worker resumed after a crash, the bytes its predecessor took: the file
+    the run made of them (a private copy), else the
+    source read again, which must not have changed."""
+    path, digest = before
+    if path:
+        if mode != "preload":
+            return ModuleImage(spec, name, None, path, digest, index)
+        with _open_source(path) as handle:
+            data, _ = _preload(handle, spec, os.fstat(handle.fileno()).st_size)
+        return ModuleImage(spec, name, data, path, digest, index)
+    image = _take(config, index, spec, None if source == spec else source, mode)
+    if image.sha256 != digest:
+        raise UsageError(f"--module={spec}: changed since the run started (sha256 "
+                         f"{image.sha256[:12]}, was {digest[:12]}): the benchmarks after the "
+                         "crash cannot measure the same module; keep the file unchanged, or "
+                         "use --module_mode=mmap (a private copy)")
+    return image
+
+
+def _write(config, image: ModuleImage) -> str:
+    """Writes a preloaded image's bytes into the run's scratch directory, once."""
+    if image.path is None:
+        destination = _module_directory(config, image.index, image.spec) / image.name
+        try:
+            with open(destination, "wb") as out:
+                out.write(image.data)
+        except OSError as exc:
+            raise _scratch_error(image.spec, destination.parent, exc) from None
+        image.path = str(destination)
+    return image.path
+
+
+def module_images(config, as_files: bool = False) -> list[ModuleImage]:
+    """The :class:`ModuleImage` of each of this configuration's --module values.
+
+    Each module is taken once per run (on first use; a sweep's points share
+    it), as ``--module_mode`` says. ``as_files``: taken for native passes
+    only (a backend that runs the native tool), as files whatever
+    ``--module_mode`` says, so that a large module is not also held in
+    memory; the native tool is handed the mode.
+    """
+    images = config.stash.setdefault(MODULE_IMAGES, {})
+    last = config.stash.setdefault(LAST_IMAGES, {})
+    mode = "mmap" if as_files else loader_mode(config, "module_mode", MODULE_MODES)
+    taken = []
+    for spec in check_module_specs(config):
+        resolved = call_hook(config.pm, "ireebench_resolve_module", config=config, spec=spec)
+        key = (spec, None if resolved is None else str(resolved))
+        if key not in images:
+            before = config.stash.get(TAKEN_BEFORE, {}).get(key)
+            image = images[key] = _take(config, len(images), spec, resolved, mode, before)
+            if _observer is not None:
+                _observer(list(key), image.path, image.sha256)
+        last[spec] = images[key]
+        taken.append(images[key])
+    return taken
+
+
+def last_images(config) -> list[ModuleImage | None]:
+    """The images already taken for this configuration's --module values (None
+    for one not taken yet); nothing is resolved or read."""
+    last = config.stash.get(LAST_IMAGES, {})
+    return [last.get(spec) for spec in config.getoption("module") or []]
+
+
+def module_files(config) -> list[str]:
+    """Files with the bytes of this configuration's modules, for the native passes.
+
+    A preloaded module is written to the scratch directory the first time
+    (only runs with a native pass need it), from the bytes the session
+    loaded, so both run the same module.
+    """
+    return [_write(config, image) for image in module_images(config, as_files=True)]
+
+
+def open_vm_module(instance, image: ModuleImage):
+    """``(VmModule, renamed)``: ``image`` loaded for the Python runtime.
+
+    ``renamed`` maps each function name that had to be made decodable to
+    the original (see :mod:`ireebench.vmfb`). A preloaded image is loaded
+    from its memory without a copy; a mapped one is mapped read-only (the
+    bindings' own ``VmModule.mmap`` opens the file for writing, which a
+    read-only mount refuses).
+    """
+    if image.data is not None:
+        buffer = image.data
+    else:
+        with open(image.path, "rb") as handle:
+            buffer = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    repaired, renamed = repaired_names(buffer)
+    if repaired is not None:
+        copy = mmap.mmap(-1, len(repaired))
+        copy[:] = repaired
+        buffer = copy
+    try:
+        return rt.VmModule.wrap_buffer(instance, buffer), renamed
+    except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
+        raise UsageError(
+            f"--module={image.spec}: not a valid IREE module (.vmfb): {one_line(exc)}",
+            status=runtime_status(exc, INVALID_ARGUMENT)) from None
 
 
 def file_sha256(path) -> str:
-    """Hex sha256 of a file (a module, a replay capture), or "" when it cannot be read."""
+    """Hex sha256 of a file (a replay capture), or "" when it cannot be read."""
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:

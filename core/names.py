@@ -5,6 +5,12 @@ iree-benchmark-module registers each function as ``"BM_" + name`` with
 as ``BM_<fn>/process_time/real_time``; ``--benchmark_filter`` matches that
 name and ``--benchmark_list_tests`` prints it. Rows a plugin appends under a
 benchmark (dispatch statistics) are named ``BM_<fn>/<row>``.
+
+A point of a sweep adds its parameters after the function, as Google
+Benchmark's ``ArgNames`` do (``BenchmarkInstance``: the function name,
+then ``name:value`` per argument, then the time type):
+``BM_forward/bs:4/seq:2048/process_time/real_time``; a suite entry's
+``name`` prefixes its rows (``mlp/BM_forward/bs:4/process_time/real_time``).
 """
 
 from __future__ import annotations
@@ -13,14 +19,36 @@ PREFIX = "BM_"
 TIMING_SUFFIX = "/process_time/real_time"
 
 
-def family_name(function: str) -> str:
-    """``BM_<fn>``: the benchmark's family name."""
-    return PREFIX + function
+def format_value(value) -> str:
+    """A parameter value as names and ``{NAME}`` substitution spell it.
+
+    Integers plainly (Google Benchmark's ``%" PRId64``), floats in their
+    shortest round-trip form (``0.5``, ``1e-05``), booleans ``true``/``false``,
+    anything else as its text.
+    """
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
 
 
-def run_name(function: str) -> str:
-    """``BM_<fn>/process_time/real_time``: the reported, filtered and listed name."""
-    return family_name(function) + TIMING_SUFFIX
+def params_suffix(params: dict) -> str:
+    """``bs:4/seq:2048``: the parameters of a point, in axis order ("" for none)."""
+    return "/".join(f"{name}:{format_value(value)}" for name, value in params.items())
+
+
+def family_name(function: str, params: dict | None = None, prefix: str = "") -> str:
+    """``BM_<fn>``, or a point's ``[prefix/]BM_<fn>/bs:4``: the benchmark's family name."""
+    name = PREFIX + function
+    if params:
+        name += "/" + params_suffix(params)
+    return f"{prefix}/{name}" if prefix else name
+
+
+def run_name(function: str, params: dict | None = None, prefix: str = "") -> str:
+    """``BM_<fn>[/bs:4]/process_time/real_time``: the reported, filtered and listed name."""
+    return family_name(function, params, prefix) + TIMING_SUFFIX
 
 
 def family_of(run_name_: str) -> str:
@@ -29,8 +57,11 @@ def family_of(run_name_: str) -> str:
 
 
 def function_of(name: str) -> str:
-    """The function of a family or run name (``BM_add/process_time/real_time`` -> ``add``)."""
-    return name.removeprefix(PREFIX).split("/", 1)[0]
+    """The function of a family or run name (``BM_add/process_time/real_time`` -> ``add``;
+    ``mlp/BM_add/bs:4/process_time/real_time`` -> ``add``)."""
+    parts = name.split("/")
+    first = next((part for part in parts if part.startswith(PREFIX)), parts[0])
+    return first.removeprefix(PREFIX)
 
 
 def row_name(family: str, row: str) -> str:

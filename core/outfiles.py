@@ -23,6 +23,9 @@ module:
   leaves the old file as it was.
 * :func:`written_by_tool` is the same promise for a file a native tool
   writes itself (a replay capture, a profiling bundle).
+* :func:`observe_temporaries` names every temporary file created next to a
+  target to a forked worker's supervisor, which removes those a killed or
+  crashed worker left (:mod:`ireebench.worker`).
 """
 
 from __future__ import annotations
@@ -158,6 +161,18 @@ def _mode_for(target: Path) -> int:
         return 0o666 & ~umask()
 
 
+# Called with the path of each temporary file created next to a target.
+_temporary_observer = None
+
+
+def observe_temporaries(callback) -> None:
+    """Calls ``callback(path)`` for each temporary file made next to a target
+    (None: nothing is called); a forked worker tells its supervisor, which
+    removes what a worker that dies cannot."""
+    global _temporary_observer
+    _temporary_observer = callback
+
+
 def _temporary_next_to(target: Path) -> tuple[int, str]:
     """``mkstemp`` in the target's directory, with a name that still fits NAME_MAX."""
     directory = target.parent if str(target.parent) else Path(".")
@@ -165,7 +180,10 @@ def _temporary_next_to(target: Path) -> tuple[int, str]:
     room = _NAME_MAX - len(".") - len(".") - 8 - len(_TEMP_SUFFIX)
     name = target.name.encode(errors="surrogateescape")[: max(room, 1)]
     prefix = "." + name.decode(errors="ignore") + "."
-    return tempfile.mkstemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=directory)
+    fd, path = tempfile.mkstemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=directory)
+    if _temporary_observer is not None:
+        _temporary_observer(os.path.abspath(path))
+    return fd, path
 
 
 class _RecordingStream:
@@ -239,6 +257,11 @@ class OutputFile:
             raise self._error(exc) from None
         self._handle = handle
         self.stream = _RecordingStream(handle)
+
+    @property
+    def atomic(self) -> bool:
+        """Written to a temporary file and renamed into place (not a special file)."""
+        return self._temporary is not None
 
     def _error(self, exc: OSError) -> UsageError:
         return UsageError(f"--{self.flag}={self.path}: cannot write: {exc.strerror or exc}")

@@ -70,13 +70,21 @@ BUILTIN_PLUGINS = {
     "provenance": "ireebench.plugins.provenance",
     "profiling_pass": "ireebench.plugins.profiling_pass",
     "dispatch_statistics": "ireebench.plugins.dispatch_statistics",
+    "device_time": "ireebench.plugins.device_time",
     "device_profiling": "ireebench.plugins.device_profiling",
     "replay_capture": "ireebench.plugins.replay_capture",
     "mlir_modules": "ireebench.plugins.mlir_modules",
     "statistics": "ireebench.plugins.statistics",
     "cold_start": "ireebench.plugins.cold_start",
     "environment": "ireebench.plugins.environment",
+    "allocator": "ireebench.plugins.allocator",
+    "modality": "ireebench.plugins.modality",
     "allocator_statistics": "ireebench.plugins.allocator_statistics",
+    "memory_statistics": "ireebench.plugins.memory_statistics",
+    "user_counters": "ireebench.plugins.user_counters",
+    "sweeps": "ireebench.plugins.sweeps",
+    "store": "ireebench.plugins.store",
+    "report": "ireebench.plugins.report",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

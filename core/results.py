@@ -8,6 +8,7 @@ so later statistics (percentiles, confidence intervals) are computed from data.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 TIME_UNIT_MULTIPLIER = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}
@@ -26,6 +27,31 @@ class Counter:
     value: float
     is_rate: bool = False
     one_k: int = 1000
+
+
+@dataclass
+class MemoryResult:
+    """What the run's allocators saw during one repetition (Google Benchmark's
+    ``MemoryManager::Result``, as its JSON writes it).
+
+    A field is ``None`` where it is not known; the JSON leaves it out
+    (Google Benchmark's ``TombstoneValue``).
+
+    :ivar max_bytes_used: the peak of the bytes the devices' allocators held
+        (device + host heaps) from the start of the benchmark to the end of
+        this repetition; ``None`` when an earlier benchmark's peak hid it.
+    :ivar total_allocated_bytes: bytes allocated during the repetition's
+        iterations.
+    :ivar net_heap_growth: bytes held after the repetition minus bytes held
+        before it.
+    :ivar allocs_per_iter: allocations per iteration (the allocator
+        statistics do not count allocations: ``None``).
+    """
+
+    max_bytes_used: int | None = None
+    total_allocated_bytes: int | None = None
+    net_heap_growth: int | None = None
+    allocs_per_iter: float | None = None
 
 
 @dataclass
@@ -81,6 +107,14 @@ class Run:
     # The configuration point measured (axis name -> value, {"bs": 4}); empty
     # outside a sweep.
     params: dict = field(default_factory=dict)
+    # Seconds the device was busy (the union of its queue operations' and
+    # dispatches' execution intervals, from a profiling pass) over
+    # ``iterations``, like real_accumulated_time; None when not measured
+    # (--device_time). An aggregate: the statistic of the repetitions' values.
+    device_accumulated_time: float | None = None
+    # The allocators' statistics of a repetition (--memory_statistics);
+    # None when not measured, and on aggregates (as Google Benchmark's).
+    memory: MemoryResult | None = None
 
     @property
     def benchmark_name(self) -> str:
@@ -106,6 +140,24 @@ class Run:
         return self._adjusted(self.cpu_accumulated_time)
 
     @property
+    def device_time(self) -> float | None:
+        """Per-iteration device busy time in ``time_unit`` (a fraction for cv); None
+        when not measured."""
+        if self.device_accumulated_time is None:
+            return None
+        return self._adjusted(self.device_accumulated_time)
+
+    @property
+    def device_seconds(self) -> float | None:
+        """Per-iteration device busy time in seconds (a fraction for cv); None when
+        not measured."""
+        if self.device_accumulated_time is None:
+            return None
+        if self.is_percentage:
+            return self.device_accumulated_time
+        return self.device_accumulated_time / self.iterations if self.iterations else 0.0
+
+    @property
     def is_percentage(self) -> bool:
         """An aggregate that is a fraction (``cv``), not a time."""
         return self.run_type == "aggregate" and self.aggregate_unit == "percentage"
@@ -128,7 +180,8 @@ class Run:
         """Plain data, for the Python API and notebooks: every field of the row.
 
         Times are given twice: per iteration in ``time_unit`` (``real_time``,
-        as reports show them) and in seconds (``real_seconds``).
+        as reports show them) and in seconds (``real_seconds``); the device
+        time and the memory statistics are ``None`` when not measured.
         """
         return {
             "name": self.benchmark_name,
@@ -153,6 +206,10 @@ class Run:
             "cpu_seconds": self.cpu_seconds,
             "real_accumulated_time": self.real_accumulated_time,
             "cpu_accumulated_time": self.cpu_accumulated_time,
+            "device_time": self.device_time,
+            "device_seconds": self.device_seconds,
+            "device_accumulated_time": self.device_accumulated_time,
+            "memory": None if self.memory is None else dataclasses.asdict(self.memory),
             "counters": {k: c.value for k, c in self.counters.items()},
             "rate_counters": sorted(k for k, c in self.counters.items() if c.is_rate),
             "label": self.label,

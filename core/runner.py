@@ -3,23 +3,34 @@
 :func:`run_config` picks the backend (``config.backend``, from
 ``ireebench_backends``; a backend without the ``plugin_kinds`` capability
 is refused a function of a plugin's kind first), builds the
-reports (:func:`~ireebench.reporting.hub.build_hub`), calls the backend,
+reports (:func:`~ireebench.reporting.hub.build_hub`), calls the backend's
+``run``,
 and then, whatever happened (a result, a usage error, a plugin error, a
 signal), in this order:
 
-1. closes the reports (finished rows are written, files committed);
+1. closes the reports (finished rows are written, files committed; a
+   benchmark interrupted by SIGINT/SIGTERM while running is an error row);
 2. calls ``ireebench_sessionfinish`` with the real exit status and the
    in-process session, if one was opened;
 3. releases the run (``config.add_cleanup`` callbacks, last first: the
    runtime session, profiling engines; then the scratch directory).
+
+With ``--isolation=worker`` (the command line's default for a backend with
+the ``in_process`` capability) all of this runs in a forked worker process and this process
+supervises it (:mod:`ireebench.worker`), so that a function that crashes or
+never returns cannot take the finished results with it.
 
 A backend only measures and reports; it never has to remember any of this.
 """
 
 from __future__ import annotations
 
+import contextlib
+import traceback
+
+from . import worker
 from .backend import check_kinds
-from .errors import EXIT_OK, exit_status
+from .errors import EXIT_OK, Terminated, exit_status
 from .hookcall import call_hook, guarded
 from .reporting.hub import build_hub
 from .results import RunResult
@@ -28,28 +39,53 @@ from .session import SESSION
 
 def run_config(config) -> RunResult:
     """Runs the configured backend; see the module docstring for what surrounds it."""
-    hub = None
-    exit_code = EXIT_OK
-    error: BaseException | None = None
     try:
         backend = config.backend
         check_kinds(config, backend)
-        if not config.getoption("benchmark_list_tests"):
-            hub = build_hub(config)
-        exit_code = guarded(config.pm, f"backend {backend.name!r}", backend.run, config, hub)
+        isolated = worker.wanted(config, backend)
     except BaseException as exc:  # noqa: BLE001 - re-raised once the run is closed
-        error = exc
+        return run_here(config, None, failure=exc)
+    if isolated:
+        return worker.supervise(config, backend, run_here)
+    return run_here(config, backend)
+
+
+def run_here(config, backend, failure: BaseException | None = None) -> RunResult:
+    """The run in this process: reports, the backend, then the closing steps.
+
+    ``failure``: the run already failed (selecting the backend); only the
+    closing steps run, then it is raised.
+    """
+    hub = None
+    exit_code = EXIT_OK
+    error = failure
+    if error is None:
+        try:
+            if not config.getoption("benchmark_list_tests"):
+                hub = build_hub(config)
+            exit_code = guarded(config.pm, f"backend {backend.name!r}", backend.run, config,
+                                hub)
+        except BaseException as exc:  # noqa: BLE001 - re-raised once the run is closed
+            error = exc
     if hub is not None:
+        if isinstance(error, (KeyboardInterrupt, Terminated)):
+            # The benchmark it interrupted is an error row; whatever stops
+            # that, the run ends with the interrupt.
+            with contextlib.suppress(BaseException):
+                hub.abandon(error)
         try:
             hub.close(failed=error is not None)
         except BaseException as exc:  # noqa: BLE001
             error = error or exc
     status = exit_status(error) if error is not None else exit_code
+    worker.reports_closed(config, status, error)
     try:
         call_hook(config.pm, "ireebench_sessionfinish", config=config,
                   session=config.stash.get(SESSION, None), exitstatus=status)
     except BaseException as exc:  # noqa: BLE001
         error = error or exc
+    if error is not None:
+        release_frames(error)
     try:
         config.release()
     except BaseException as exc:  # noqa: BLE001
@@ -57,3 +93,24 @@ def run_config(config) -> RunResult:
     if error is not None:
         raise error
     return RunResult(exit_code, hub.runs if hub else [], hub.context if hub else None)
+
+
+def release_frames(error: BaseException) -> None:
+    """Drops the local variables of the frames ``error`` (and its causes) went through.
+
+    An exception keeps every frame it passed through alive, and with them
+    what the failed code held: after Ctrl-C in a measurement, the batch of
+    the interrupted repetition (argument and result lists, buffers,
+    fences). Released after the devices, at interpreter exit, those end
+    ``local-task`` runs in a segmentation fault; dropped here, they are
+    freed before the session closes. The traceback itself (file, line) is
+    kept.
+    """
+    pending, seen = [error], set()
+    while pending:
+        exc = pending.pop()
+        if exc is None or id(exc) in seen:
+            continue
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        pending += [exc.__cause__, exc.__context__]

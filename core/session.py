@@ -1,16 +1,34 @@
-"""The in-process runtime session: VM instance, HAL devices, modules, parameters, context."""
+"""The in-process runtime session: VM instance, HAL devices, modules, parameters, context.
+
+Modules are loaded as ``--module_mode`` says (see :mod:`ireebench.modules`);
+parameter archives as ``--parameter_mode`` says, with the native tool's
+default: ``file`` reads them with the platform's file API as the program
+asks (``ParameterIndex.load(mode="file_async")``), so an archive truncated
+or rewritten during the run cannot take the process down (a mapped one
+would, with SIGBUS); ``preload`` reads each archive whole into memory first.
+"""
 
 from __future__ import annotations
 
 import gc
-from pathlib import Path
+import os
+import stat
 
 import iree.runtime as rt
 
-from .errors import UsageError, one_line
-from .modules import check_module_specs, module_files
+from .errors import (
+    INVALID_ARGUMENT,
+    NOT_FOUND,
+    UNIMPLEMENTED,
+    UsageError,
+    one_line,
+    runtime_status,
+)
+from .modules import PARAMETER_MODES, loader_mode, module_images, open_vm_module
 from .stash import StashKey
-from .vmfb import loadable_copy
+
+# The parameter file formats the runtime reads, by file extension.
+PARAMETER_FORMATS = ("irpa", "gguf", "safetensors")
 
 # The HAL device without --device, as in the native tool.
 DEFAULT_DEVICE = "local-task"
@@ -27,6 +45,35 @@ def device_uris(config) -> list[str]:
 def driver_of(uri: str) -> str:
     """``cuda://0`` -> ``cuda``, ``local-task`` -> ``local-task``."""
     return uri.split("://", 1)[0].split(":", 1)[0]
+
+
+def check_parameter_file(spec: str, path: str) -> None:
+    """Refuses, in one line that says what ``path`` is, what cannot be an archive.
+
+    The status is the native tool's for the same path: ``NOT_FOUND`` for a
+    missing file, ``UNIMPLEMENTED`` when the extension is not a format it
+    reads (what it says for ``--parameters=.`` or ``/dev/zero``).
+    """
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        if isinstance(exc, FileNotFoundError):
+            raise UsageError(f"--parameters={spec}: file not found", status=NOT_FOUND) from None
+        raise UsageError(f"--parameters={spec}: cannot read: {exc.strerror or one_line(exc)}",
+                         status=NOT_FOUND) from None
+    extension = os.path.splitext(path)[1].lstrip(".").lower()
+    status = INVALID_ARGUMENT if extension in PARAMETER_FORMATS else UNIMPLEMENTED
+    formats = ", ".join(f".{name}" for name in PARAMETER_FORMATS)
+    if stat.S_ISDIR(mode):
+        raise UsageError(f"--parameters={spec}: is a directory, not a parameter archive "
+                         f"({formats})", status=status)
+    if not stat.S_ISREG(mode):
+        raise UsageError(f"--parameters={spec}: not a regular file (a parameter archive "
+                         f"is a {formats} file)", status=status)
+    if status == UNIMPLEMENTED:
+        raise UsageError(f"--parameters={spec}: unsupported file format "
+                         f"{'.' + extension if extension else '(no extension)'}; the "
+                         f"extension must be one of {formats}", status=status)
 
 
 class Session:
@@ -64,20 +111,24 @@ class Session:
 
     def open(self) -> Session:
         config = self.config
-        module_specs = check_module_specs(config)
+        # Taken before devices are created, as the native tool loads its
+        # modules first; a module changed during the run cannot touch them.
+        images = module_images(config)
+        parameter_mode = loader_mode(config, "parameter_mode", PARAMETER_MODES)
         self.instance = rt.VmInstance()
         self.device_uris = device_uris(config)
         for uri in self.device_uris:
             self.devices.append(self._create_device(uri))
-        # Private copies: a module rewritten during the run cannot touch them.
-        for spec, file in zip(module_specs, module_files(config)):
-            self.modules.append(self._load_module(spec, file))
-            self.module_paths.append(spec)
+        for image in images:
+            module, renamed = open_vm_module(self.instance, image)
+            self.modules.append(module)
+            self.renamed_functions.append(renamed)
+            self.module_paths.append(image.spec)
         hal_module = rt.create_hal_module(self.instance, devices=self.devices)
         vm_modules = [hal_module]
         parameters = list(config.getoption("parameters") or [])
         if parameters:
-            vm_modules.append(self._parameters_module(parameters))
+            vm_modules.append(self._parameters_module(parameters, parameter_mode))
         vm_modules.extend(self.modules)
         try:
             self.context = rt.VmContext(self.instance, modules=vm_modules)
@@ -85,8 +136,8 @@ class Session:
             raise UsageError(
                 f"--module={self.module_path}: cannot create a context "
                 f"(missing import, or compiled for another device than "
-                f"--device={','.join(self.device_uris)}?): {one_line(exc)}"
-            ) from None
+                f"--device={','.join(self.device_uris)}?): {one_line(exc)}",
+                status=runtime_status(exc)) from None
         return self
 
     def _create_device(self, uri: str):
@@ -94,35 +145,29 @@ class Session:
         if driver not in rt.query_available_drivers():
             raise UsageError(
                 f"--device={uri}: unknown driver {driver!r} "
-                f"(available: {', '.join(rt.query_available_drivers())})"
+                f"(available: {', '.join(rt.query_available_drivers())})",
+                status=NOT_FOUND,  # the native tool: "no driver 'x' registered"
             )
         try:
             return rt.get_device(uri, cache=False)
         except Exception as exc:  # noqa: BLE001
-            raise UsageError(f"--device={uri}: cannot create device: {one_line(exc)}") from None
+            raise UsageError(f"--device={uri}: cannot create device: {one_line(exc)}",
+                             status=runtime_status(exc)) from None
 
-    def _load_module(self, spec: str, file: str):
-        """Loads ``file``, the private copy of ``--module=spec`` (names made decodable)."""
-        loadable, renamed = loadable_copy(file)
-        self.renamed_functions.append(renamed)
-        try:
-            return rt.VmModule.mmap(self.instance, loadable)
-        except Exception as exc:  # noqa: BLE001
-            raise UsageError(
-                f"--module={spec}: not a valid IREE module (.vmfb): {one_line(exc)}"
-            ) from None
-
-    def _parameters_module(self, specs: list[str]):
+    def _parameters_module(self, specs: list[str], mode: str):
         providers = []
         for spec in specs:
             scope, _, path = spec.rpartition("=")
-            if not Path(path).is_file():
-                raise UsageError(f"--parameters={spec}: file not found")
+            check_parameter_file(spec, path)
             index = rt.ParameterIndex()
             try:
-                index.load(path)
+                if mode == "file":  # read as the program asks, never mapped
+                    index.load(path, mode="file_async")
+                else:
+                    index.load(path, mmap=False)
             except Exception as exc:  # noqa: BLE001
-                raise UsageError(f"--parameters={spec}: {one_line(exc)}") from None
+                raise UsageError(f"--parameters={spec}: {one_line(exc)}",
+                                 status=runtime_status(exc, INVALID_ARGUMENT)) from None
             self._parameter_indices.append(index)
             providers.append(index.create_provider(scope=scope))
         return rt.create_io_parameters_module(self.instance, *providers)

@@ -7,6 +7,9 @@
   written, so a record is never cut in half. A second signal while one is
   held gets through at once: a reporter that hangs can always be
   interrupted (its unfinished file is discarded, the previous one kept).
+* :func:`observe_signals` lets a forked worker (:mod:`ireebench.worker`)
+  tell its supervisor that a signal reached Python code, also while it is
+  held back here.
 """
 
 from __future__ import annotations
@@ -21,6 +24,22 @@ from .errors import Terminated
 _DEFERRED_SIGNALS = tuple(
     sig for sig in (getattr(signal, "SIGINT", None), getattr(signal, "SIGTERM", None)) if sig
 )
+
+
+# Called with the signal number whenever signals_deferred's handler runs.
+_observer = None
+
+
+def observe_signals(callback) -> None:
+    """Calls ``callback(signum)`` whenever :func:`signals_deferred` holds or
+    passes on a signal (None: nothing is called).
+
+    A forked worker uses it to acknowledge a forwarded signal to its
+    supervisor: a handler that runs proves the worker is in Python code and
+    will close its reports, so the supervisor does not kill it.
+    """
+    global _observer
+    _observer = callback
 
 
 def _raise_terminated(signum, frame):
@@ -69,6 +88,8 @@ def signals_deferred():
             signal.signal(sig, handler)
 
     def hold(signum, frame):
+        if _observer is not None:
+            _observer(signum)
         if pending:  # the second signal: the user insists
             pending.clear()
             restore()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from . import dtypes
-from .errors import UsageError
+from .errors import INVALID_ARGUMENT, UsageError
 
 _TENSOR = re.compile(r"^tensor<(?P<body>.*)>$")
 
@@ -140,7 +140,8 @@ def tensor_checker(function):
         if index < len(types) and not _matches(types[index], list(shape), element_type):
             raise UsageError(
                 f"--input={spec_text or _shape_text(shape, element_type)}: argument {index} of "
-                f"@{function.name} is {types[index]}, got {_shape_text(shape, element_type)}"
+                f"@{function.name} is {types[index]}, got {_shape_text(shape, element_type)}",
+                status=INVALID_ARGUMENT,  # the native tool's hal.buffer_view.assert
             )
 
     return check

@@ -17,6 +17,7 @@ plugin does, for ``--benchmark_statistics``).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -72,6 +73,53 @@ def cv(values: list[float]) -> float:
         return 0.0
     avg = mean(values)
     return stddev(values) / avg if avg else 0.0
+
+
+# --- the median's distribution-free interval (order statistics) ---------------
+
+
+def _log_binomial_half(n: int, i: int) -> float:
+    """log P(B = i) for B ~ Binomial(n, 1/2)."""
+    return math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2)
+
+
+@functools.lru_cache(maxsize=4096)
+def median_ci_rank(n: int, confidence: float) -> int | None:
+    """The largest 1-based ``k`` with ``P(x(k) <= median <= x(n+1-k)) >= confidence``.
+
+    That is the largest ``k <= (n+1)/2`` with ``P(B <= k-1) <= (1-confidence)/2``,
+    ``B ~ Binomial(n, 1/2)``; ``None`` when even ``[x(1), x(n)]`` covers the
+    median less often. Terms more than 10 standard deviations below ``n/2``
+    (under 1e-22 together, below any confidence a float can tell from 1)
+    are skipped, so a call costs O(sqrt(n)).
+    """
+    tail = (1.0 - confidence) / 2.0
+    start = max(0, math.floor(n / 2 - 5 * math.sqrt(n)))
+    best = start if start >= 1 else None  # P(B <= start - 1) is negligible
+    cdf = 0.0
+    for i in range(start, (n + 1) // 2):
+        cdf += math.exp(_log_binomial_half(n, i))  # P(B <= i)
+        if cdf > tail:
+            break
+        best = i + 1
+    return best
+
+
+def minimum_repetitions(confidence: float) -> int:
+    """The fewest values with a ``confidence`` interval of the median."""
+    n = 2
+    while median_ci_rank(n, confidence) is None:
+        n += 1
+    return n
+
+
+def median_ci(values: list[float], confidence: float) -> tuple[float, float] | None:
+    """The distribution-free ``confidence`` interval of the median (order statistics)."""
+    k = median_ci_rank(len(values), confidence)
+    if k is None:
+        return None
+    ordered = sorted(values)
+    return ordered[k - 1], ordered[len(ordered) - k]
 
 
 # Google Benchmark's aggregates, in the order of its report rows.
@@ -143,4 +191,65 @@ def compute_aggregates(reports: list[Run], statistics: list[Statistic] | None = 
                 proto = counter_proto[key]
                 run.counters[key] = Counter(value, proto.is_rate, proto.one_k)
         aggregates.append(run)
+    aggregate_device_time(reports, aggregates, statistics)
     return aggregates
+
+
+def _by_name(statistics: list[Statistic] | None) -> dict[str, Statistic]:
+    return {statistic.name: statistic
+            for statistic in (STATISTICS if statistics is None else statistics)}
+
+
+def aggregate_counters(reports: list[Run], aggregates: list[Run], names,
+                       statistics: list[Statistic] | None = None) -> None:
+    """Sets the counters ``names`` on each aggregate: its statistic of the repetitions'
+    values, as :func:`compute_aggregates` does for the counters a repetition had.
+
+    For a plugin that adds a counter to the repetitions after the aggregates
+    were computed (``--counter``, in ``ireebench_workload_finish``). A
+    counter some successful repetition lacks is left out.
+    """
+    succeeded = [r for r in reports if r.run_type != "aggregate" and not r.error_occurred]
+    if len(succeeded) < 2:
+        return
+    by_name = _by_name(statistics)
+    for name in names:
+        if any(name not in r.counters for r in succeeded):
+            continue
+        proto = succeeded[0].counters[name]
+        values = [r.counters[name].value for r in succeeded]
+        for run in aggregates:
+            statistic = by_name.get(run.aggregate_name)
+            value = None if statistic is None else statistic.compute(values)
+            if value is not None:
+                run.counters[name] = Counter(value, proto.is_rate, proto.one_k)
+
+
+def aggregate_device_time(reports: list[Run], aggregates: list[Run],
+                          statistics: list[Statistic] | None = None) -> None:
+    """Sets each aggregate's ``device_accumulated_time``: its statistic of the
+    repetitions' device times, scaled as the real time is.
+
+    For a plugin that learns the device time after the aggregates were
+    computed (``--device_time``, from a profiling pass). The aggregates keep
+    ``None`` unless every successful repetition has a device time; an
+    aggregate whose statistic is not in ``statistics`` (default: Google
+    Benchmark's four) keeps its value.
+    """
+    repetitions = [r for r in reports if r.run_type != "aggregate"]
+    succeeded = [r for r in repetitions if not r.error_occurred]
+    values = [r.device_accumulated_time for r in succeeded]
+    if len(succeeded) < 2 or any(value is None for value in values):
+        return
+    by_name = _by_name(statistics)
+    # As compute_aggregates: Google Benchmark divides by the number of reports.
+    iterations = repetitions[0].iterations
+    rescale = len(repetitions) / iterations if iterations else 0.0
+    for run in aggregates:
+        statistic = by_name.get(run.aggregate_name)
+        if statistic is None:
+            continue
+        value = statistic.compute(values)
+        if value is not None and statistic.unit == "time":
+            value *= rescale
+        run.device_accumulated_time = value

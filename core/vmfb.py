@@ -4,15 +4,15 @@ The native tools run a module whose function name or reflection attribute
 is not valid UTF-8 (they never decode names); the Python bindings cannot:
 ``VmModule.function_names`` and ``VmFunction.reflection`` raise, and
 ``lookup_function`` takes only valid strings. So, before the in-process
-session loads the run's private copy of a module, :func:`loadable_copy`
+session loads a module (:func:`ireebench.modules.open_vm_module`), :func:`repaired_names`
 reads the strings the bindings decode — the module name, the exported
 function names and the reflection attributes of the bytecode module's
 flatbuffer (``iree/schemas/bytecode_module_def.fbs``) — and, only if one
-is not valid UTF-8, writes a second copy where each undecodable byte is a
+is not valid UTF-8, makes a second copy where each undecodable byte is a
 ``?``, same length, nothing else touched. The benchmark keeps the original
 name (as Python spells undecodable bytes: surrogate escapes), which the
 reports write back as the original bytes (JSON as ``\\udcXX``), and which
-the native passes, reading the unpatched copy, understand.
+the native passes, reading the unpatched bytes, understand.
 
 The reader knows just enough of the flatbuffer format for those strings; a
 module it cannot read is left as it is (the runtime then says what is
@@ -21,9 +21,7 @@ wrong).
 
 from __future__ import annotations
 
-import mmap
 import struct
-from pathlib import Path
 
 # BytecodeModuleDef fields (bytecode_module_def.fbs), in declaration order.
 _MODULE_NAME, _MODULE_ATTRS, _EXPORTED_FUNCTIONS, _FUNCTION_SIGNATURES = 0, 3, 7, 8
@@ -115,41 +113,33 @@ def _repaired(raw: bytes) -> bytes:
     return "".join("?" if 0xDC80 <= ord(c) <= 0xDCFF else c for c in text).encode()
 
 
-def loadable_copy(path: str) -> tuple[str, dict[str, str]]:
-    """A module file the Python runtime can load, and the function names it changed.
+def repaired_names(data) -> tuple[bytearray | None, dict[str, str]]:
+    """The module bytes ``data`` with names the Python runtime can decode.
 
-    :return: ``(path, {})`` when every name decodes (the usual case), else
-        the path of a repaired copy next to ``path`` and a map from each
-        repaired function name to the original (with surrogate escapes).
+    :return: ``(None, {})`` when every name decodes (the usual case: only
+        the few name strings are read), else a repaired copy of the bytes and
+        a map from each repaired function name to the original (with
+        surrogate escapes).
     """
-    # Read through a mapping: only the few name strings are touched, so a
-    # large module costs no memory unless a name must be repaired.
-    with open(path, "rb") as handle:
+    try:
+        spans = _strings(data)
+    except (struct.error, IndexError, ValueError):
+        return None, {}  # not a layout this reader knows: the runtime will judge it
+    bad = []
+    for start, length, is_name in spans:
+        raw = bytes(data[start:start + length])
         try:
-            mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # an empty file: nothing to read
-            return path, {}
-    with mapped:
-        try:
-            spans = _strings(mapped)
-        except (struct.error, IndexError, ValueError):
-            return path, {}  # not a layout this reader knows: the runtime will judge it
-        bad = []
-        for start, length, is_name in spans:
-            raw = bytes(mapped[start:start + length])
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError:
-                bad.append((start, length, is_name, raw))
-        if not bad:
-            return path, {}
-        data = bytearray(mapped)
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad.append((start, length, is_name, raw))
+    if not bad:
+        return None, {}
+    repaired_data = bytearray(data)
     renamed: dict[str, str] = {}
     for start, length, is_name, raw in bad:
         repaired = _repaired(raw)
-        data[start:start + length] = repaired
+        repaired_data[start:start + length] = repaired
         if is_name:
             renamed[repaired.decode()] = raw.decode("utf-8", "surrogateescape")
-    copy = Path(path).with_name(Path(path).stem + ".names-repaired.vmfb")
-    copy.write_bytes(data)
-    return str(copy), renamed
+    return repaired_data, renamed
+

@@ -6,6 +6,11 @@ stream, with Google Benchmark's column widths, time precision (FormatTime),
 counter formatting (HumanReadableNumber: ``152.154k/s``) and, with
 ``--benchmark_counters_tabular``, one right-aligned column per counter and a
 new header whenever the counter set changes. Colors are never emitted.
+
+With ``--device_time`` a ``Device`` column follows ``CPU`` (the device's
+busy time per iteration, formatted as the other times), from the first
+benchmark that has one (a new header then); rows without one (extra rows)
+leave it blank. Without it the table is Google Benchmark's.
 """
 
 from __future__ import annotations
@@ -19,6 +24,17 @@ def _is_percentage(run) -> bool:
     return run.run_type == "aggregate" and run.aggregate_unit == "percentage"
 
 
+def _device_time(run):
+    return getattr(run, "device_time", None)
+
+
+def _time_cell(value: float, unit: str, percentage: bool) -> str:
+    """A time and its unit, then a space (a fraction as a percentage)."""
+    if percentage:
+        return f"{100 * value:10.2f} {'%':<4} "
+    return f"{format_time(value)} {unit:<4} "
+
+
 class ConsoleReporter(Reporter):
     """Google Benchmark's ConsoleReporter without colors."""
 
@@ -28,6 +44,7 @@ class ConsoleReporter(Reporter):
         self.name_field_width = 10
         self._printed_header = False
         self._previous_counters: list[str] | None = None
+        self.device_column = False  # a Device column, once a row has a device time
 
     def report_context(self, context) -> bool:
         self.name_field_width = context.name_field_width
@@ -38,7 +55,8 @@ class ConsoleReporter(Reporter):
 
     def header(self, run) -> str:
         """The three header lines (PrintHeader), for the counters of ``run``."""
-        text = (f"{'Benchmark':<{self.name_field_width}} {'Time':>13} {'CPU':>15} "
+        device = f" {'Device':>15}" if self.device_column else ""
+        text = (f"{'Benchmark':<{self.name_field_width}} {'Time':>13} {'CPU':>15}{device} "
                 f"{'Iterations':>12}")
         if run.counters:
             if self.tabular:
@@ -50,6 +68,9 @@ class ConsoleReporter(Reporter):
 
     def report_runs(self, runs) -> None:
         chunks = []
+        if not self.device_column and any(_device_time(run) is not None for run in runs):
+            self.device_column = True
+            self._printed_header = False  # the header gains the column
         for run in runs:
             names = sorted(run.counters)
             if not self._printed_header or (self.tabular and names != self._previous_counters):
@@ -66,11 +87,12 @@ class ConsoleReporter(Reporter):
         text = f"{run.benchmark_name:<{self.name_field_width}} "
         if run.error_occurred:
             return text + f"ERROR OCCURRED: '{run.error_message}'"
-        if not _is_percentage(run):
-            unit = run.time_unit
-            text += f"{format_time(run.real_time)} {unit:<4} {format_time(run.cpu_time)} {unit:<4} "
-        else:
-            text += f"{100 * run.real_time:10.2f} {'%':<4} {100 * run.cpu_time:10.2f} {'%':<4} "
+        percentage = _is_percentage(run)
+        text += _time_cell(run.real_time, run.time_unit, percentage)
+        text += _time_cell(run.cpu_time, run.time_unit, percentage)
+        if self.device_column:
+            device = _device_time(run)
+            text += " " * 16 if device is None else _time_cell(device, run.time_unit, percentage)
         text += f"{int(run.iterations):10d}"
         for name, counter in sorted(run.counters.items()):
             value = float(getattr(counter, "value", counter))

@@ -12,8 +12,12 @@ and ``error_message``. A percentage aggregate (``_cv``) has no time unit.
 The machine context goes to the error stream (stderr for the display, the
 file itself for ``--benchmark_out``), as Google Benchmark's CSVReporter does.
 
+With ``--device_time`` a ``device_time`` column follows ``cpu_time``
+(per iteration in ``time_unit``; empty for rows without one), when the
+first benchmark has it; without the flag the CSV is Google Benchmark's.
+
 The header is written with the first benchmark, so the user-counter columns
-are those of the first benchmark's rows. Google Benchmark aborts when a
+(and the ``device_time`` column) are those of the first benchmark's rows. Google Benchmark aborts when a
 later row brings a new counter; ireebench leaves such a counter out of the
 CSV (it stays in JSON and in the Python API).
 """
@@ -35,6 +39,10 @@ def csv_quote(text: str) -> str:
     return '"' + str(text).replace('"', '""') + '"'
 
 
+def _device_time(run):
+    return getattr(run, "device_time", None)
+
+
 def _value(counter) -> float:
     return float(getattr(counter, "value", counter))
 
@@ -45,6 +53,7 @@ class CSVReporter(Reporter):
     def __init__(self, stream, config, err_stream=None):
         super().__init__(stream, config, err_stream)
         self.user_counter_names: list[str] | None = None
+        self.columns = list(COLUMNS)
 
     def report_context(self, context) -> bool:
         print_basic_context(self.err_stream or self.stream, context)
@@ -55,7 +64,9 @@ class CSVReporter(Reporter):
         if self.user_counter_names is None:
             names = {name for run in runs for name in run.counters}
             self.user_counter_names = sorted(names - set(NAMED_COUNTERS))
-            header = ",".join(COLUMNS) + "".join(
+            if any(_device_time(run) is not None for run in runs):
+                self.columns.insert(self.columns.index("cpu_time") + 1, "device_time")
+            header = ",".join(self.columns) + "".join(
                 "," + csv_quote(name) for name in self.user_counter_names
             )
             lines.append(header)
@@ -69,15 +80,18 @@ class CSVReporter(Reporter):
         """One CSV line (without the newline)."""
         name = csv_quote(run.benchmark_name)
         if run.error_occurred:
-            return f"{name}{',' * (len(COLUMNS) - 2)}true,{csv_quote(run.error_message)}"
+            return f"{name}{',' * (len(self.columns) - 2)}true,{csv_quote(run.error_message)}"
         percentage = run.run_type == "aggregate" and run.aggregate_unit == "percentage"
         cells = [
             name,
             str(int(run.iterations)),
             cpp_stream(run.real_time),
             cpp_stream(run.cpu_time),
-            "" if percentage else run.time_unit,
         ]
+        if "device_time" in self.columns:
+            device = _device_time(run)
+            cells.append("" if device is None else cpp_stream(device))
+        cells.append("" if percentage else run.time_unit)
         for counter_name in NAMED_COUNTERS:
             counter = run.counters.get(counter_name)
             cells.append("" if counter is None else cpp_stream(_value(counter)))

@@ -36,6 +36,7 @@ from ireebench.native.flags import check_native, flag_value, session_args
 from ireebench.native.tools import list_benchmarks, private_tempdir
 from ireebench.outfiles import check_output_path
 from ireebench.plugins.profiling_pass import engine, run_native_pass
+from ireebench.points import is_sweep
 from ireebench.profiling import ProfilePass, ProfileResult, ProfilingSink
 from ireebench.results import Counter, Run
 
@@ -191,7 +192,9 @@ class DispatchStatisticsSink(ProfilingSink):
         path = Path(self.profile_output)
         if not self.several_benchmarks:
             return path
-        return path.with_name(f"{path.stem}.{benchmark}{path.suffix or '.ireeprof'}")
+        # A sweep point's name has slashes (BM_f/bs:4): one file name all the same.
+        safe = benchmark.replace("/", "_")
+        return path.with_name(f"{path.stem}.{safe}{path.suffix or '.ireeprof'}")
 
 
 class DispatchStatistics:
@@ -240,7 +243,8 @@ def ireebench_discovery_finish(config, session, workloads):
         return
     check_native(config, workloads, "--dispatch_statistics")
     _probe_session(config, session)
-    state.sink.several_benchmarks = len(workloads) > 1
+    # A sweep's points each discover their own: several benchmarks too.
+    state.sink.several_benchmarks = len(workloads) > 1 or is_sweep(config)
     state.row_names = [row_name(workload.name, key) for workload in workloads
                        for key in _probe_dispatch_names(config, workload)]
 
@@ -252,7 +256,9 @@ def ireebench_report_row_names(config, run_names):
     return state.row_names if state is not None else None
 
 
-@hookimpl
+# Optional: the hook is the profiling_pass plugin's, which -p no:profiling_pass
+# blocks (the run then refuses --dispatch_statistics at configure).
+@hookimpl(optionalhook=True)
 def ireebench_profiling_sinks(config):
     """The sink that collects the dispatch totals."""
     state = config.stash.get(STATE, None)

@@ -5,7 +5,13 @@ Benchmark v1.9 as iree-benchmark-module prints it: doubles in
 ``std::scientific`` with 16 fractional digits, integers plain, the context
 keys in Google Benchmark's order followed by the ``--benchmark_context``
 entries (sorted by key, like its std::map) and then ireebench's provenance
-(``context.extra``), which consumers such as compare.py ignore.
+(``context.extra``), which consumers such as compare.py ignore. A row of a
+sweep's point ends with its ``"params"`` object (``{"bs": 4}``, numbers as
+numbers); plain runs have none. What plugins found out while measuring
+(``context.findings``, e.g. multimodal repetitions) is known only after the
+context block was written: it follows ``"benchmarks"`` as a top-level
+``"findings"`` object, only when there is one (so a plain run's report stays
+Google Benchmark's).
 
 The report streams: the context and the opening of ``"benchmarks"`` are
 written first, each benchmark's rows as they finish, and the closing
@@ -112,6 +118,21 @@ def _counter_value(counter) -> float:
     return float(getattr(counter, "value", counter))
 
 
+def memory_lines(memory) -> list[str]:
+    """Google Benchmark's memory members (after the counters, as its JSONReporter
+    writes a run's ``memory_result``); those not known are left out."""
+    if memory is None:
+        return []
+    lines = []
+    if memory.allocs_per_iter is not None:
+        lines.append(f'"allocs_per_iter": {json_double(memory.allocs_per_iter)}')
+    for key in ("max_bytes_used", "total_allocated_bytes", "net_heap_growth"):
+        value = getattr(memory, key)
+        if value is not None:
+            lines.append(kv(key, int(value)))
+    return lines
+
+
 def run_lines(run) -> list[str]:
     """One run's members in Google Benchmark's order (PrintRunData)."""
     aggregate = run.run_type == "aggregate"
@@ -138,11 +159,17 @@ def run_lines(run) -> list[str]:
     # fraction for percentage aggregates (cv), as Google Benchmark reports.
     lines.append(f'"real_time": {json_double(run.real_time)}')
     lines.append(f'"cpu_time": {json_double(run.cpu_time)}')
+    device_time = getattr(run, "device_time", None)
+    if device_time is not None:  # --device_time: only when measured
+        lines.append(f'"device_time": {json_double(device_time)}')
     lines.append(kv("time_unit", run.time_unit))
     for name in sorted(run.counters):
         lines.append(f"{json_string(name)}: {json_double(_counter_value(run.counters[name]))}")
+    lines += memory_lines(getattr(run, "memory", None))
     if run.label:
         lines.append(kv("label", run.label))
+    if run.params:  # a point of a sweep (never in a plain run: Google Benchmark's rows)
+        lines.append(kv("params", dict(run.params)))
     return lines
 
 
@@ -153,8 +180,10 @@ class JSONReporter(Reporter):
         super().__init__(stream, config, err_stream)
         self._first_report = True
         self._opened = False
+        self._context = None
 
     def report_context(self, context) -> bool:
+        self._context = context
         members = ",\n".join("    " + line for line in context_lines(context))
         self._write('{\n  "context": {\n' + members + '\n  },\n  "benchmarks": [\n')
         self._opened = True
@@ -176,7 +205,9 @@ class JSONReporter(Reporter):
     def finalize(self) -> None:
         if self._opened:
             self._opened = False
-            self._write("\n  ]\n}\n")
+            findings = getattr(self._context, "findings", None)
+            tail = f",\n  {kv('findings', findings)}" if findings else ""
+            self._write(f"\n  ]{tail}\n}}\n")
 
     def _write(self, text: str) -> None:
         self.stream.write(text)

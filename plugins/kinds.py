@@ -19,7 +19,7 @@ import functools
 
 import iree.runtime as rt
 from ireebench import hookimpl
-from ireebench.errors import UsageError
+from ireebench.errors import INVALID_ARGUMENT, UsageError
 from ireebench.inputs import PreparedInputs, parse_inputs, to_vm_list
 from ireebench.kinds import Batch, InvocationKind
 from ireebench.signature import check_inputs, tensor_checker
@@ -31,7 +31,8 @@ def _check_inputs(workload, values, expected: int) -> None:
         raise UsageError(
             f"--input: function {workload.function.name!r} takes {expected} input(s) "
             f"({workload.function.attr('iree.abi.declaration') or workload.function.cconv}), "
-            f"got {len(values)}"
+            f"got {len(values)}",
+            status=INVALID_ARGUMENT,  # the native tool: "input list and function mismatch"
         )
     check_inputs(workload.function, values)  # shapes/types vs iree.abi.declaration
 

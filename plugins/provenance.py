@@ -27,37 +27,36 @@ from __future__ import annotations
 import os
 
 from ireebench import __version__, hookimpl
-from ireebench.modules import MODULE_FILES, file_sha256
+from ireebench.modules import last_images
 from ireebench.pluginmanager import loaded_plugin_names
 from ireebench.session import device_uris
 from ireebench.version import runtime_version
 
 
 def benchmarked_module(config) -> tuple[str, str]:
-    """(reported path, readable path) of the last --module.
+    """(reported path, sha256) of the last --module.
 
-    The bytes are hashed from the run's private copy (what was benchmarked,
-    also for a module read from stdin, reported as ``-``).
+    The digest is that of the bytes the run took (what was benchmarked, also
+    for a module read from stdin, reported as ``-``); "" when the run took
+    none (a backend that hands the path on).
     """
     specs = list(config.getoption("module") or [])
     if not specs:
         return "", ""
     spec = specs[-1]
-    copies = config.stash.get(MODULE_FILES, [])
-    readable = copies[-1] if len(copies) == len(specs) else ("" if spec == "-" else spec)
-    if spec == "-":
-        return "-", readable
-    return os.path.abspath(spec), readable
+    image = last_images(config)[-1]
+    digest = image.sha256 if image is not None else ""
+    return ("-" if spec == "-" else os.path.abspath(spec)), digest
 
 
 @hookimpl(tryfirst=True)
 def ireebench_report_context(config, context):
     """Records versions, devices, the module and its sha256, and the plugins."""
-    reported, readable = benchmarked_module(config)
+    reported, digest = benchmarked_module(config)
     context.extra["ireebench_version"] = __version__
     context.extra["iree_runtime_version"] = runtime_version()
     context.extra["iree_devices"] = device_uris(config)
     context.extra["iree_module"] = reported
-    context.extra["iree_module_sha256"] = file_sha256(readable) if readable else ""
+    context.extra["iree_module_sha256"] = digest
     context.extra["ireebench_plugins"] = loaded_plugin_names(config.pm)
     context.extra["ireebench_run_id"] = config.run_id

@@ -224,6 +224,15 @@ def capture_args(config, workloads, path: str) -> list[str]:
 
 
 @hookimpl
+def ireebench_generate_points(config, points):
+    """A capture is of one configuration: a sweep or suite is refused before it runs."""
+    output = config.getoption("device_replay_output")
+    if output and (len(points) != 1 or points[0].params or points[0].name_prefix):
+        raise UsageError(f"--device_replay_output={output}: captures one configuration; "
+                         f"this run has {len(points)} points (a sweep or suite)")
+
+
+@hookimpl
 def ireebench_discovery_finish(config, workloads):
     """Refuses before measuring what the native capture pass cannot rerun."""
     output = config.getoption("device_replay_output")

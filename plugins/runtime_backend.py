@@ -17,16 +17,42 @@ An essential plugin. One run:
    then the rows go to the reporters;
 5. the reports are finalized, then ``ireebench_measurements_finish``.
 
+Before each workload it tells the hub (``hub.begin``), so that a benchmark
+that never finishes is an error row; a worker resumed after a crash
+(:mod:`ireebench.worker`) skips the benchmarks its predecessor reported
+(``hub.already_reported``), and ``ireebench_measurements_finish`` gets the
+workloads this process measured.
+
 The core (``ireebench.runner``) closes the reports, calls
 ``ireebench_sessionfinish`` and releases the run; this backend registers
 the session's release as a cleanup, so the session is still open during
 ``ireebench_sessionfinish`` (where ``allocator_statistics`` prints
 ``--print_statistics``).
+
+A run of several points (a sweep or suite, see :mod:`ireebench.points`;
+capability ``sweeps``) first learns every point's names without a device
+(``--benchmark_list_tests`` prints them; two points reporting one name is
+one line), reports the context, then opens one session per group of points
+that share modules, parameters, devices and compile and runtime flags (in
+order of their first point), measures each point's workloads in it (its
+own function, inputs and batch flags; the hooks get the point's config) and
+closes it before the next one opens (the last one with the run). A point
+whose session or inputs fail is an error row per benchmark it would have
+reported, and the others run. With ``--benchmark_enable_random_interleaving``
+every session is opened first and the repetitions of all workloads are
+measured round by round in a random order (:func:`_interleave`). When the
+points' runtime flags differ, each point is measured by a process of its
+own (:func:`_run_point_processes`).
 """
 
 from __future__ import annotations
 
 import functools
+import os
+import random
+import subprocess
+import sys
+from dataclasses import dataclass, field
 
 from ireebench import hookimpl, names
 from ireebench.backend import (
@@ -35,12 +61,26 @@ from ireebench.backend import (
     PLUGIN_KINDS,
     PROFILING_PASSES,
     REPETITION_SAMPLES,
+    SWEEPS,
     Backend,
     machine_context,
+    runs_from_benchmark_json,
 )
-from ireebench.discovery import SKIPPED, discover_workloads
+from ireebench.discovery import SKIPPED, discover_workloads, planned_run_names
+from ireebench.errors import UsageError, one_line
 from ireebench.hookcall import call_hook
-from ireebench.measure import measure_workload, time_repetition
+from ireebench.measure import WorkloadMeasurement, error_run, measure_workload, time_repetition
+from ireebench.native.backend import named_workload
+from ireebench.native.gbench_json import split_benchmark_json
+from ireebench.points import (
+    PointPlan,
+    is_sweep,
+    point_command,
+    points_of,
+    runtime_flags_vary,
+    session_key,
+)
+from ireebench.results import Run
 from ireebench.session import SESSION, Session
 from ireebench.signature import example_inputs
 
@@ -50,7 +90,7 @@ def ireebench_backends(config):
     """Provides ``--backend=runtime``."""
     return [Backend("runtime", run_in_process,
                     {IN_PROCESS, REPETITION_SAMPLES, ADAPTIVE_REPETITIONS, PLUGIN_KINDS,
-                     PROFILING_PASSES},
+                     PROFILING_PASSES, SWEEPS},
                     "measures in this process with the IREE runtime (the default)")]
 
 
@@ -67,7 +107,7 @@ def ireebench_continue_repetitions(config, workload, runs):
 
 
 def _close_session(config, session: Session) -> None:
-    if SESSION in config.stash:
+    if config.stash.get(SESSION, None) is session:
         del config.stash[SESSION]
     session.close()
 
@@ -81,6 +121,8 @@ def _release_inputs(workloads) -> None:
 
 def run_in_process(config, hub) -> int:
     """The default backend: measures in this process with iree.runtime."""
+    if is_sweep(config) or config.getoption("benchmark_enable_random_interleaving"):
+        return run_points(config, hub)
     session = Session(config)
     config.add_cleanup(functools.partial(_close_session, config, session))
     session.open()
@@ -105,14 +147,18 @@ def run_in_process(config, hub) -> int:
         return 0
     hub.report_context(machine_context(config), [w.run_name for w in workloads])
     exit_code = 0
+    measured = []
     for family_index, workload in enumerate(workloads):
+        if hub.already_reported(workload.run_name):
+            continue  # a worker resumed after a crash: the one before reported it
+        measured.append(workload)
         code = _measure_and_report(config, session, hub, workload, family_index)
         exit_code = max(exit_code, code)
     # The reports are complete before the follow-up work prints anything
     # (outputs come after the report, as the native tool prints them).
     hub.finalize()
     for code in call_hook(pm, "ireebench_measurements_finish", config=config,
-                          workloads=workloads):
+                          workloads=measured):
         exit_code = max(exit_code, code or 0)
     _release_inputs(workloads)  # now, not at the end of the run: nothing needs them
     return exit_code
@@ -140,14 +186,42 @@ def needs_inputs_hint(config) -> str | None:
             f"{signatures}; run one with {example}")
 
 
-def _measure_and_report(config, session, hub, workload, family_index: int) -> int:
-    pm = config.pm
-    call_hook(pm, "ireebench_workload_start", config=config, session=session, workload=workload)
-    extra = [run for run in call_hook(pm, "ireebench_measure_cold_start", config=config,
-                                      session=session, workload=workload) if run is not None]
+def _measure_and_report(config, session, hub, workload, family_index: int,
+                        instance_index: int = 0) -> int:
+    extra = _start_workload(config, session, hub, workload, family_index, instance_index)
     runs = measure_workload(config, session, workload)
+    return _finish_workload(config, session, hub, workload, runs, extra, family_index,
+                            instance_index)
+
+
+def _begin(config, hub, workload, family_index: int, instance_index: int) -> None:
+    """Tells the hub the benchmark starts, with the row it is reported as if it
+    never finishes (a crash, a hang, an interrupt): the hub and a worker's
+    supervisor keep it."""
+    planned = 1 if config.getoption("benchmark_dry_run") else config.getoption(
+        "benchmark_repetitions")
+    lost = error_run(workload, planned, 0, "")
+    lost.family_index, lost.per_family_instance_index = family_index, instance_index
+    hub.begin(lost)
+
+
+def _start_workload(config, session, hub, workload, family_index: int,
+                    instance_index: int) -> list[Run]:
+    """``ireebench_workload_start``, then the cold start's rows."""
+    pm = config.pm
+    _begin(config, hub, workload, family_index, instance_index)
+    call_hook(pm, "ireebench_workload_start", config=config, session=session, workload=workload)
+    return [run for run in call_hook(pm, "ireebench_measure_cold_start", config=config,
+                                     session=session, workload=workload) if run is not None]
+
+
+def _finish_workload(config, session, hub, workload, runs, extra, family_index: int,
+                     instance_index: int) -> int:
+    """Numbers the rows, ``ireebench_workload_finish``, extra rows, then the report."""
+    pm = config.pm
     for run in runs + extra:  # Google Benchmark numbers the benchmarks that run
         run.family_index = family_index
+        run.per_family_instance_index = instance_index
     try:
         call_hook(pm, "ireebench_workload_finish", config=config, session=session,
                   workload=workload, runs=runs)
@@ -161,3 +235,296 @@ def _measure_and_report(config, session, hub, workload, family_index: int) -> in
         workload.last_batch = None  # results released before the next workload
     hub.report(runs, extra)
     return 1 if any(run.error_occurred for run in runs) else 0
+
+
+# --- a run of several points (sweeps, suites) -----------------------------------
+
+
+@dataclass
+class _Family:
+    """Google Benchmark's numbering: a family per function (and prefix), an
+    instance per point (``family_index``, ``per_family_instance_index``)."""
+
+    indices: dict = field(default_factory=dict)  # family -> [family index, instances]
+
+    def number(self, function: str, prefix: str) -> tuple[int, int]:
+        entry = self.indices.setdefault((prefix, function), [len(self.indices), 0])
+        entry[1] += 1
+        return entry[0], entry[1] - 1
+
+
+def plan_points(config) -> list[PointPlan]:
+    """Every point's names, learnt without a device; two points never share a name."""
+    plans, owners = [], {}
+    for index, point in enumerate(points_of(config)):
+        plan = PointPlan(point, index, planned_run_names(point.config))
+        for name in plan.run_names:
+            if name in owners:
+                raise UsageError(f"points {owners[name].label} and {point.label} both report "
+                                 f"{name}; give them different parameters (or suite entries a "
+                                 "`name`)")
+            owners[name] = point
+        plans.append(plan)
+    return plans
+
+
+def run_points(config, hub) -> int:
+    """Measures the points of a sweep or suite (see the module docstring)."""
+    plans = plan_points(config)
+    run_names = [name for plan in plans for name in plan.run_names]
+    if hub is None:  # --benchmark_list_tests
+        config.stdout.write("".join(f"{name}\n" for name in run_names))
+        return 0
+    if not run_names:
+        pattern = config.getoption("benchmark_filter") or "."
+        config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
+        return 0
+    hub = _ContextFirst(hub, machine_context(config), run_names)
+    if runtime_flags_vary([plan.point for plan in plans]):
+        exit_code, workloads = _run_point_processes(config, hub, plans)
+    elif config.getoption("benchmark_enable_random_interleaving"):
+        exit_code, workloads = _interleave(config, hub, plans)
+    else:
+        exit_code, workloads = _run_sessions(config, hub, plans)
+    hub.ensure_context()
+    hub.finalize()
+    for code in call_hook(config.pm, "ireebench_measurements_finish", config=config,
+                          workloads=workloads):
+        exit_code = max(exit_code, code or 0)
+    _release_inputs(workloads)
+    return exit_code
+
+
+class _ContextFirst:
+    """The hub, reporting the context right before the first measurement or row.
+
+    So a run of one point refuses its inputs before its context is printed,
+    as a plain run does; the name column is sized from every point's names.
+    """
+
+    def __init__(self, hub, context, run_names: list[str]):
+        self.hub = hub
+        self.context = context
+        self.run_names = run_names
+        self.reported = False
+
+    def ensure_context(self) -> None:
+        if not self.reported:
+            self.reported = True
+            self.hub.report_context(self.context, self.run_names)
+
+    def report(self, runs, extra_rows=()) -> None:
+        self.ensure_context()
+        self.hub.report(runs, extra_rows)
+
+    def finalize(self) -> None:
+        self.hub.finalize()
+
+    def begin(self, row) -> None:
+        self.hub.begin(row)
+
+    def already_reported(self, run_name: str) -> bool:
+        return self.hub.already_reported(run_name)
+
+
+def _session_groups(plans: list[PointPlan]) -> list[list[PointPlan]]:
+    """Points that share a session, grouped in the order of their first point."""
+    groups: dict[tuple, list[PointPlan]] = {}
+    for plan in plans:
+        groups.setdefault(session_key(plan.point.config), []).append(plan)
+    return list(groups.values())
+
+
+def _error_rows(plan: PointPlan, message: str, family: _Family) -> list[Run]:
+    """One error row per benchmark a failed point would have reported."""
+    rows = []
+    config = plan.point.config
+    for run_name in plan.run_names:
+        function = names.function_of(run_name)
+        family_index, instance = family.number(function, config.name_prefix)
+        rows.append(Run(name=names.family_of(run_name), run_name=run_name, function=function,
+                        params=dict(config.params), error_occurred=True, error_message=message,
+                        time_unit=config.getoption("time_unit") or "ms",
+                        repetitions=config.getoption("benchmark_repetitions"),
+                        batch_size=config.getoption("batch_size"),
+                        family_index=family_index, per_family_instance_index=instance))
+    return rows
+
+
+def _report_failed(hub, plans: list[PointPlan], exc: UsageError, family: _Family) -> int:
+    for plan in plans:
+        rows = _error_rows(plan, str(exc), family)
+        if rows:
+            hub.report(rows)
+    return 1
+
+
+def _open_session(config, session_config) -> Session:
+    """Opens a point's session: the run's session until the next one opens."""
+    session = Session(session_config)
+    config.add_cleanup(functools.partial(_close_session, config, session))
+    session.open()
+    config.stash[SESSION] = session
+    call_hook(config.pm, "ireebench_sessionstart", config=session_config, session=session)
+    return session
+
+
+def _discover(point_config, session) -> list:
+    workloads = discover_workloads(point_config, session)
+    call_hook(point_config.pm, "ireebench_discovery_finish", config=point_config,
+              session=session, workloads=workloads)
+    return workloads
+
+
+def _run_sessions(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
+    """One session per group of points, opened in order, each closed before the next."""
+    exit_code, measured, family = 0, [], _Family()
+    groups = _session_groups(plans)
+    single = len(plans) == 1  # then a failure is the run's one-line error
+    for number, group in enumerate(groups):
+        try:
+            session = _open_session(config, group[0].point.config)
+        except UsageError as exc:
+            if single:
+                raise
+            exit_code = _report_failed(hub, group, exc, family)
+            continue
+        group_workloads = []
+        for plan in group:
+            point_config = plan.point.config
+            try:
+                workloads = _discover(point_config, session)
+            except UsageError as exc:
+                if single:
+                    raise
+                exit_code = _report_failed(hub, [plan], exc, family)
+                continue
+            group_workloads.extend(workloads)
+            for workload in workloads:
+                hub.ensure_context()
+                family_index, instance = family.number(workload.function.name,
+                                                       point_config.name_prefix)
+                if hub.already_reported(workload.run_name):
+                    continue  # a worker resumed after a crash: the one before reported it
+                measured.append(workload)
+                code = _measure_and_report(point_config, session, hub, workload, family_index,
+                                           instance)
+                exit_code = max(exit_code, code)
+        if number < len(groups) - 1:  # sessions close in order; the last one with the run
+            _release_inputs(group_workloads)
+            _close_session(config, session)
+    return exit_code, measured
+
+
+def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
+    """Google Benchmark's random interleaving, round by round.
+
+    Every session is opened and every workload discovered, started
+    (``ireebench_workload_start``, cold start) and calibrated first, in
+    order; then each round measures one repetition of every workload still
+    running, in a fresh random order, so that drift over the run falls on
+    all of them alike. Each workload keeps its own stopping rule (adaptive
+    stopping per point) and is reported as soon as its last repetition is
+    measured.
+    """
+    exit_code, family, pending, sessions = 0, _Family(), [], []
+    single = len(plans) == 1
+    for group in _session_groups(plans):
+        try:
+            session = _open_session(config, group[0].point.config)
+        except UsageError as exc:
+            if single:
+                raise
+            exit_code = _report_failed(hub, group, exc, family)
+            continue
+        sessions.append(session)
+        for plan in group:
+            try:
+                workloads = _discover(plan.point.config, session)
+            except UsageError as exc:
+                if single:
+                    raise
+                exit_code = _report_failed(hub, [plan], exc, family)
+                continue
+            for workload in workloads:
+                numbers = family.number(workload.function.name, plan.point.config.name_prefix)
+                if hub.already_reported(workload.run_name):
+                    continue  # a worker resumed after a crash: the one before reported it
+                pending.append((plan.point.config, session, workload, numbers))
+    measurements, workloads = [], [item[2] for item in pending]
+    hub.ensure_context()
+    for point_config, session, workload, numbers in pending:
+        extra = _start_workload(point_config, session, hub, workload, *numbers)
+        measurement = WorkloadMeasurement(point_config, session, workload)
+        measurement.start()
+        measurements.append((measurement, extra, numbers))
+    shuffle = random.Random().shuffle  # seeded from the OS, as Google Benchmark's
+    active = list(measurements)
+    while active:
+        order = [item for item in active if not item[0].done]
+        shuffle(order)
+        for measurement, _, numbers in order:
+            # The benchmark that runs now is the one a crash or hang loses.
+            _begin(measurement.config, hub, measurement.workload, *numbers)
+            measurement.step()
+        for item in active:
+            measurement, extra, (family_index, instance) = item
+            if measurement.done:
+                code = _finish_workload(measurement.config, measurement.session, hub,
+                                        measurement.workload, measurement.finish(), extra,
+                                        family_index, instance)
+                exit_code = max(exit_code, code)
+        active = [item for item in active if not item[0].done]
+    # Sessions close in the order they opened (the last one with the run).
+    last = sessions[-1] if sessions else None
+    _release_inputs([workload for _, session, workload, _ in pending if session is not last])
+    for session in sessions[:-1]:
+        _close_session(config, session)
+    return exit_code, workloads
+
+
+# The environment of a point's own process: the parent warns about the machine.
+_CHILD_ENV = {"IREEBENCH_ENVIRONMENT_WARNINGS": "false"}
+
+
+def _run_point_processes(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
+    """Each point measured by a process of its own (the points' runtime flags differ).
+
+    IREE's runtime flags are process-global, and drivers read some of them
+    once per process (local-task its ``--task_topology_*`` when the driver is
+    first created), so a point with other flags cannot share this process.
+    Each process is this command line with ``--point_index`` (and JSON on
+    stdout); its rows are reported here as they come. A process that fails
+    is its point's error rows.
+    """
+    exit_code, workloads, family = 0, [], _Family()
+    environment = {**os.environ, **_CHILD_ENV}
+    hub.ensure_context()
+    for plan in plans:
+        if plan.run_names and all(hub.already_reported(name) for name in plan.run_names):
+            continue  # a worker resumed after a crash: the one before reported it
+        command = [sys.executable, "-m", "ireebench", *point_command(config, plan.index)]
+        proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                              check=False, stdin=subprocess.DEVNULL, env=environment)
+        report, _ = split_benchmark_json(proc.stdout)
+        if report is None:
+            lines = [line for line in proc.stderr.splitlines() if line.strip()]
+            reason = lines[-1].removeprefix("ireebench: error: ") if lines else \
+                f"exit status {proc.returncode}"
+            exit_code = _report_failed(hub, [plan], UsageError(
+                f"the process of point {plan.point.label} failed: {one_line(reason)}"), family)
+            continue
+        if proc.stderr:
+            config.stderr.write(proc.stderr)
+        exit_code = max(exit_code, proc.returncode)
+        point_config = plan.point.config
+        for runs in runs_from_benchmark_json(report, point_config.getoption("batch_size")):
+            family_index, instance = family.number(runs[0].function, point_config.name_prefix)
+            for run in runs:
+                run.name = names.family_of(run.run_name)
+                run.params = dict(point_config.params)
+                run.family_index, run.per_family_instance_index = family_index, instance
+            workloads.append(named_workload(point_config, runs[0].function, runs[0].time_unit))
+            workloads[-1].params = dict(point_config.params)
+            hub.report(runs)
+    return exit_code, workloads

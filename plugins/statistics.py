@@ -70,19 +70,25 @@ aggregates, ends the run there once the rows are reported),
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ireebench import StashKey, hookimpl, hookspec
 from ireebench.backend import ADAPTIVE_REPETITIONS, REPETITION_SAMPLES, require
 from ireebench.errors import PluginError, UsageError, flag_error
 from ireebench.hookcall import collect_named, described, passes_through
 from ireebench.hookspecs import named_objects
-from ireebench.stats import EXTRA_STATISTICS, STATISTICS, Statistic, median
+from ireebench.stats import (
+    EXTRA_STATISTICS,
+    STATISTICS,
+    Statistic,
+    median,
+    median_ci,
+    minimum_repetitions,
+)
 
 GROUP = "Statistics and adaptive stopping"
 DEFAULT_CONFIDENCE = 0.95
@@ -142,50 +148,6 @@ def percentile(values: list[float], q: float) -> float:
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (position - low) * (ordered[high] - ordered[low])
-
-
-def _log_binomial_half(n: int, i: int) -> float:
-    """log P(B = i) for B ~ Binomial(n, 1/2)."""
-    return math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) - n * math.log(2)
-
-
-@functools.lru_cache(maxsize=4096)
-def median_ci_rank(n: int, confidence: float) -> int | None:
-    """The largest 1-based ``k`` with ``P(x(k) <= median <= x(n+1-k)) >= confidence``.
-
-    That is the largest ``k <= (n+1)/2`` with ``P(B <= k-1) <= (1-confidence)/2``,
-    ``B ~ Binomial(n, 1/2)``; ``None`` when even ``[x(1), x(n)]`` covers the
-    median less often. Terms more than 10 standard deviations below ``n/2``
-    (under 1e-22 together, below any confidence a float can tell from 1)
-    are skipped, so a call costs O(sqrt(n)).
-    """
-    tail = (1.0 - confidence) / 2.0
-    start = max(0, math.floor(n / 2 - 5 * math.sqrt(n)))
-    best = start if start >= 1 else None  # P(B <= start - 1) is negligible
-    cdf = 0.0
-    for i in range(start, (n + 1) // 2):
-        cdf += math.exp(_log_binomial_half(n, i))  # P(B <= i)
-        if cdf > tail:
-            break
-        best = i + 1
-    return best
-
-
-def minimum_repetitions(confidence: float) -> int:
-    """The fewest values with a ``confidence`` interval of the median."""
-    n = 2
-    while median_ci_rank(n, confidence) is None:
-        n += 1
-    return n
-
-
-def median_ci(values: list[float], confidence: float) -> tuple[float, float] | None:
-    """The distribution-free ``confidence`` interval of the median (order statistics)."""
-    k = median_ci_rank(len(values), confidence)
-    if k is None:
-        return None
-    ordered = sorted(values)
-    return ordered[k - 1], ordered[len(ordered) - k]
 
 
 def relative_precision(values: list[float], confidence: float) -> float | None:
@@ -290,7 +252,9 @@ class StatisticsState:
     target: float | None = None  # --benchmark_min_rel_accuracy
     max_time: float = DEFAULT_MAX_TIME
     minimum: int = 2  # repetitions before the rule may stop
-    started: float = 0.0  # perf_counter at the current workload's start
+    # perf_counter at each workload's start, by run name (with interleaved
+    # repetitions several workloads are under way at once)
+    started: dict = field(default_factory=dict)
     noted: bool = False  # the note about too few repetitions was printed
     # A statistic that raised or returned something else than a number: the
     # run ends with it once the benchmark's rows are reported.
@@ -457,10 +421,10 @@ def ireebench_report_context(config, context):
 
 
 @hookimpl
-def ireebench_workload_start(config):
+def ireebench_workload_start(config, workload):
     state = config.stash.get(STATE, None)
     if state is not None:
-        state.started = time.perf_counter()
+        state.started[workload.run_name] = time.perf_counter()
 
 
 @hookimpl
@@ -475,7 +439,8 @@ def ireebench_continue_repetitions(config, workload, runs):
     reached = n >= minimum and precision is not None and precision <= state.target
     if reached:
         return False
-    if time.perf_counter() - state.started < state.max_time:
+    started = state.started.get(workload.run_name, time.perf_counter())
+    if time.perf_counter() - started < state.max_time:
         return True
     shown = "no interval yet" if precision is None else f"+-{100 * precision:.2f} %"
     config.stderr.write(

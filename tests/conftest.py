@@ -8,12 +8,16 @@ flags are process-global and some failures must be observed as exit codes.
 
 from __future__ import annotations
 
+import glob
 import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -127,6 +131,10 @@ class CliResult:
 # They are off for the suite, in-process runs included;
 # tests/builtin_plugins/test_environment.py turns them on where it checks them.
 os.environ.setdefault("IREEBENCH_ENVIRONMENT_WARNINGS", "false")
+# For the same reason the multimodality check is off: on this machine other
+# processes can split any run's repetitions into groups (which the check rightly
+# reports). tests/builtin_plugins/test_modality.py and test_allocator.py turn it on.
+os.environ.setdefault("IREEBENCH_MULTIMODAL_WARNINGS", "false")
 
 
 def _env() -> dict:
@@ -140,15 +148,17 @@ def _env() -> dict:
 
 @pytest.fixture(scope="session")
 def ireebench():
-    """ireebench(*args, input=None, timeout=300) runs the CLI in a subprocess."""
+    """ireebench(*args, input=None, timeout=300, cwd=None, env=None) runs the CLI in a
+    subprocess (``env``: variables added to the suite's environment)."""
 
-    def run(*args, input: bytes | None = None, timeout: float = 300, cwd=None) -> CliResult:
+    def run(*args, input: bytes | None = None, timeout: float = 300, cwd=None,
+            env: dict | None = None) -> CliResult:
         proc = subprocess.run(
             [sys.executable, "-m", "ireebench", *map(str, args)],
             input=input,
             capture_output=True,
             timeout=timeout,
-            env=_env(),
+            env={**_env(), **(env or {})},
             cwd=cwd,
             check=False,  # the exit code is part of what tests check
         )
@@ -219,3 +229,101 @@ def plugin_error_line(result: CliResult) -> str:
     assert len(lines) == 1, result.stderr
     assert lines[0].startswith("ireebench: plugin error: "), lines[0]
     return lines[0]
+
+
+# --- a real PostgreSQL server, for the results store's tests --------------------
+
+
+def _postgres_bin() -> Path | None:
+    """The directory of Debian's postgresql binaries (initdb, pg_ctl), if installed."""
+    candidates = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), reverse=True)
+    found = shutil.which("initdb")
+    paths = [Path(found)] if found else []
+    paths += [Path(candidate) for candidate in candidates]
+    for initdb in paths:
+        if (initdb.parent / "pg_ctl").exists():
+            return initdb.resolve().parent
+    return None
+
+
+def _as_server_user(command: list[str]) -> list[str]:
+    """PostgreSQL refuses to run as root: as root, run it as the postgres user."""
+    if os.geteuid() != 0:
+        return command
+    return ["runuser", "-u", "postgres", "--", *command]
+
+
+@dataclass
+class PostgresServer:
+    socket_dir: str
+    user: str = "bench"
+
+    def url(self, database: str) -> str:
+        return f"postgresql://{self.user}@/{database}?host={self.socket_dir}"
+
+    def create_database(self) -> str:
+        """A new empty database; its libpq URL."""
+        import psycopg
+
+        name = f"t_{uuid.uuid4().hex[:12]}"
+        with psycopg.connect(host=self.socket_dir, user=self.user, dbname="postgres",
+                             autocommit=True) as connection:
+            connection.execute(f'CREATE DATABASE "{name}"')
+        return self.url(name)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A PostgreSQL server of our own: initdb into a temporary directory, a unix
+    socket there and no TCP port, stopped at the end of the session. Missing
+    postgresql (Debian's package) or psycopg: a failure when CI=true, else a skip."""
+    bin_dir = _postgres_bin()
+    missing = None
+    if bin_dir is None:
+        missing = "PostgreSQL is not installed (apt-get install postgresql)"
+    elif importlib.util.find_spec("psycopg") is None:
+        missing = "psycopg is not installed (pip install -e '.[dev]')"
+    elif os.geteuid() == 0 and shutil.which("runuser") is None:
+        missing = "running as root without runuser to start PostgreSQL as postgres"
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail(missing)
+        pytest.skip(missing)
+    directory = tempfile.mkdtemp(prefix="ireebench-pg-")
+    if os.geteuid() == 0:
+        shutil.chown(directory, "postgres", "postgres")
+    data = os.path.join(directory, "data")
+    subprocess.run(_as_server_user([str(bin_dir / "initdb"), "-D", data, "-U", "bench",
+                                    "--auth=trust", "-E", "UTF8", "--no-sync"]),
+                   check=True, capture_output=True, timeout=120)
+    options = (f"-k {directory} -c listen_addresses='' -c fsync=off -c full_page_writes=off "
+               "-c shared_buffers=16MB -c max_connections=40")
+    log = os.path.join(directory, "server.log")
+    subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", data, "-o", options,
+                                    "-l", log, "-w", "-t", "120", "start"]),
+                   check=True, capture_output=True, timeout=180)
+    try:
+        yield PostgresServer(directory)
+    finally:
+        subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", data, "-m", "immediate",
+                                        "-w", "stop"]), check=False, capture_output=True,
+                       timeout=120)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+STORE_KINDS = ("sqlite", "postgresql")
+
+
+def new_store_url(request, kind: str, directory: Path) -> str:
+    """A new, empty results store of ``kind``: an SQLite file in ``directory``, or a
+    database of the session's PostgreSQL server."""
+    if kind == "sqlite":
+        return f"sqlite:///{directory / f'results-{uuid.uuid4().hex[:8]}.sqlite'}"
+    return request.getfixturevalue("postgres_server").create_database()
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store_url(request, tmp_path):
+    """A new, empty results store: an SQLite file, then a PostgreSQL database (the
+    same test on both)."""
+    return new_store_url(request, request.param, tmp_path)

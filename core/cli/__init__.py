@@ -84,7 +84,7 @@ def run_cli(argv: list[str]) -> int:
             stdout.silence()
             return EXIT_OUTPUT_CLOSED
         except UsageError as exc:
-            print(f"ireebench: error: {exc}", file=sys.stderr)
+            print(f"ireebench: error: {exc.line}", file=sys.stderr)
             return exc.exit_code
         except PluginError as exc:
             print(f"ireebench: plugin error: {exc}", file=sys.stderr)

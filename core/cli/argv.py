@@ -3,7 +3,11 @@
 * ``--flagfile=PATH`` is replaced by the flags in the file (one per line,
   ``#`` starts a comment), as IREE's tools read it. ireebench expands flag
   files itself, nested ones too, with cycle detection and a size limit, so
-  no flag file ever reaches the runtime's own parser.
+  no flag file ever reaches the runtime's own parser. The expansion is
+  bounded as a whole (how deep files nest, how many are read, how many
+  flags they give), so a chain of a thousand files or a file including the
+  next twice, 26 levels down, is one line naming the file, not a
+  RecursionError or an expansion that never ends.
 * ``--plugin``, ``-p NAME`` and ``-p no:NAME`` are read before the full
   parse, because plugins add options.
 """
@@ -18,6 +22,10 @@ from ..pluginmanager import PluginSelection
 FLAGFILE = "--flagfile="
 # Flag files are a few lines; anything larger is a mistake (a device, a binary).
 MAX_FLAGFILE_BYTES = 1 << 20
+# Bounds of one command line's expansion (far beyond any real use).
+MAX_FLAGFILE_DEPTH = 64  # files nested in files
+MAX_FLAGFILE_READS = 1024  # flag files read, the same one counted each time
+MAX_EXPANDED_ARGS = 1 << 18  # arguments after expansion
 
 
 def _read_flagfile(path: str) -> str:
@@ -38,21 +46,44 @@ def _read_flagfile(path: str) -> str:
         raise UsageError(f"--flagfile={path}: not valid UTF-8 (byte {exc.start})") from None
 
 
-def expand_flagfiles(argv: list[str], _stack: tuple[str, ...] = ()) -> list[str]:
-    """Expands ``--flagfile=PATH`` in place, recursively; a file including itself is an error."""
+def expand_flagfiles(argv: list[str]) -> list[str]:
+    """Expands ``--flagfile=PATH`` in place, nested files too (without recursion).
+
+    A file including itself, nesting deeper than :data:`MAX_FLAGFILE_DEPTH`,
+    more than :data:`MAX_FLAGFILE_READS` files read or more than
+    :data:`MAX_EXPANDED_ARGS` arguments is one error naming the file.
+    """
     expanded: list[str] = []
-    for arg in argv:
+    reads = 0
+    # Each frame: the arguments still to expand, and the file they came from.
+    frames: list[tuple[iter, str]] = [(iter(argv), "")]
+    while frames:
+        arg = next(frames[-1][0], None)
+        if arg is None:
+            frames.pop()
+            continue
         if not arg.startswith(FLAGFILE):
             expanded.append(arg)
+            if len(expanded) > MAX_EXPANDED_ARGS:
+                raise UsageError(f"--flagfile={frames[-1][1]}: the flag files expand to more "
+                                 f"than {MAX_EXPANDED_ARGS} arguments")
             continue
         path = arg[len(FLAGFILE):]
         key = os.path.realpath(path)
-        if key in _stack:
+        stack = [file for _, file in frames[1:]]
+        if key in stack:
             raise UsageError(f"--flagfile={path}: includes itself (through "
-                             f"{' -> '.join(_stack + (key,))})")
+                             f"{' -> '.join([*stack, key])})")
+        if len(stack) >= MAX_FLAGFILE_DEPTH:
+            raise UsageError(f"--flagfile={path}: flag files nested more than "
+                             f"{MAX_FLAGFILE_DEPTH} deep")
+        reads += 1
+        if reads > MAX_FLAGFILE_READS:
+            raise UsageError(f"--flagfile={path}: more than {MAX_FLAGFILE_READS} flag files "
+                             "read for one command line (files including others many times?)")
         lines = [line.strip() for line in _read_flagfile(path).splitlines()]
-        flags = [line for line in lines if line and not line.startswith("#")]
-        expanded.extend(expand_flagfiles(flags, _stack + (key,)))
+        frames.append((iter([line for line in lines if line and not line.startswith("#")]),
+                       key))
     return expanded
 
 

@@ -2,8 +2,12 @@
 
 Flags ireebench does not own (the runtime's ``--task_topology_*``, driver
 flags, ``--device_profiling_*``...) are runtime flags: they are checked with
-``iree.runtime.flags.parse_flags`` when the command line is parsed (an
-unknown one is an error naming it) and handed to the native passes.
+``iree.runtime.flags.parse_flags`` when the command line is parsed and
+handed to the native passes. A flag no one knows, and an argument that is
+not a flag, are passed over with one warning line each (naming a close
+flag or subcommand), as the native tool passes over both (its flag parser
+leaves unknown flags alone); ``--strict_flags`` (``IREEBENCH_STRICT_FLAGS=1``)
+refuses them instead.
 
 Every user error is one ``UsageError``; click's own parse errors become one
 too (:func:`make_context`).
@@ -12,6 +16,7 @@ too (:func:`make_context`).
 from __future__ import annotations
 
 import contextlib
+import difflib
 import importlib
 import importlib.metadata
 
@@ -19,7 +24,7 @@ import click
 import iree.runtime as rt
 
 from ..config import Config, OptionSpec
-from ..errors import PluginError, UsageError, one_line
+from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
 from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
 from ..pluginmanager import (
@@ -28,6 +33,7 @@ from ..pluginmanager import (
     PluginSelection,
     build_plugin_manager,
 )
+from ..points import POINTS, Point, PointSpec, check_points, runtime_flags_vary
 from .argv import expand_flagfiles, prescan_plugins
 from .invocation import Invocation
 from .options import (
@@ -116,10 +122,12 @@ class GroupedCommand(click.Command):
             )
 
 
-def add_plugin_options(pm, parser: OptionParser) -> None:
-    """Calls each plugin's ``ireebench_addoption`` in registration order (built-ins
-    first, so a later plugin is the one redefining), recording it as the owner."""
-    for name, call in implementations(pm, "ireebench_addoption", registration_order=True):
+def add_plugin_options(pm, parser: OptionParser, hook_name: str = "ireebench_addoption") -> None:
+    """Calls each plugin's ``ireebench_addoption`` (or the subcommand's hook
+    ``hook_name``, e.g. ``ireebench_compare_addoption``) in registration order
+    (built-ins first, so a later plugin is the one redefining), recording it
+    as the owner."""
+    for name, call in implementations(pm, hook_name, registration_order=True):
         parser.plugin = name
         try:
             call(parser=parser)
@@ -163,7 +171,11 @@ def make_context(command: click.Command, prog: str, argv: list[str], invocation:
     except click.exceptions.Exit:
         return None
     except click.ClickException as exc:
-        raise UsageError(one_line(exc.format_message())) from None
+        # A value the native tool's own flag parser would refuse too carries its status.
+        param = getattr(exc, "param", None)
+        native = isinstance(param, GroupedOption) and param.spec().native
+        raise UsageError(one_line(exc.format_message()),
+                         status=INVALID_ARGUMENT if native else None) from None
 
 
 def _options_of(module) -> list:
@@ -204,8 +216,9 @@ def blocked_plugin_of_flag(flag_name: str, blocked) -> str | None:
 
 # Flags of the native tools' own loaders, unknown to the Python bindings'
 # flag registry: accepted, and handed to every native pass as they are. In
-# process they change nothing: modules are a private copy, mapped; parameter
-# archives are mapped; one device leads; the VM is not traced.
+# process --module_mode and --parameter_mode are honoured (ireebench.modules,
+# ireebench.session); the others change nothing: one device leads, the VM is
+# not traced.
 NATIVE_LOADER_FLAGS = frozenset({"module_mode", "parameter_mode", "device_lead_allocator",
                                  "trace_execution"})
 
@@ -234,11 +247,39 @@ def print_native_information(runtime_flags: list[str], stdout) -> bool:
     return True
 
 
-def check_runtime_flags(runtime_flags: list[str], blocked=()) -> None:
-    """Hands flags ireebench does not own to the IREE runtime; an unknown one is an error."""
-    for flag in runtime_flags:
+STRICT_FLAGS_ENV = "IREEBENCH_STRICT_FLAGS"
+_STRICT_HINT = "--strict_flags refuses it"
+
+
+def _close_match(word: str, candidates) -> str | None:
+    found = difflib.get_close_matches(word, sorted(candidates), n=1, cutoff=0.75)
+    return found[0] if found else None
+
+
+def known_flag_names(config) -> set[str]:
+    """The flag names a suggestion may name: every option of the run, the loader flags."""
+    names = {flag.lstrip("-") for spec in config.option_specs.values() for flag in spec.flags
+             if flag.startswith("--")}
+    return names | NATIVE_LOADER_FLAGS | INFORMATION_FLAGS
+
+
+def check_runtime_flags(config, blocked=()) -> None:
+    """Hands flags ireebench does not own to the IREE runtime.
+
+    A flag the runtime does not know either is passed over with one warning
+    line (the native tool ignores it), or refused with ``--strict_flags``;
+    a flag of a plugin blocked with ``-p no:NAME`` is refused, naming it.
+    A flag passed over is not handed to the native passes either: the native
+    tools know no flag the bindings and ireebench do not (but the loader
+    flags), and some of them (iree-benchmark-replay) take a flag left
+    unparsed for a positional argument.
+    """
+    strict = bool(config.options.get("strict_flags"))
+    kept = []
+    for flag in config.runtime_flags:
         name = _flag_name(flag)
         if name in NATIVE_LOADER_FLAGS:
+            kept.append(flag)
             continue
         owner = blocked_plugin_of_flag(name, blocked) if blocked else None
         if owner is not None:
@@ -246,18 +287,42 @@ def check_runtime_flags(runtime_flags: list[str], blocked=()) -> None:
                              f"blocked with -p no:{owner})")
         try:
             rt.flags.parse_flags(flag)
+            kept.append(flag)
         except ValueError as exc:
-            detail = str(exc).rsplit(";", 1)[-1].strip()
-            raise UsageError(f"{flag}: unknown flag ({detail})") from None
+            close = _close_match(name, known_flag_names(config))
+            hint = f"did you mean --{close}?" if close else ""
+            if strict:
+                detail = str(exc).rsplit(";", 1)[-1].strip()
+                raise UsageError(f"{flag}: unknown flag ({hint + ' ' if hint else ''}"
+                                 f"{detail})") from None
+            config.stderr.write(f"ireebench: warning: {flag}: unknown flag, ignored as the "
+                                f"native tool ignores it ({hint + '; ' if hint else ''}"
+                                f"{_STRICT_HINT})\n")
+    config.runtime_flags[:] = kept
 
 
-def split_extra_args(args: list[str]) -> list[str]:
-    """The runtime flags among click's leftover arguments; anything else is an error."""
+def split_extra_args(args: list[str], invocation: Invocation, strict: bool,
+                     first_word: str | None = None) -> list[str]:
+    """The runtime flags among click's leftover arguments.
+
+    An argument that is not a flag is passed over with one warning line (the
+    native tool ignores positional arguments: sharktank appends one), or
+    refused with ``--strict_flags``; one in front of the command line
+    (``first_word``) close to a subcommand's name says so.
+    """
     runtime_flags = []
+    commands = getattr(invocation.commands, "commands", None) or {}
     for extra in args:
-        if not extra.startswith("-"):
-            raise UsageError(f"unexpected argument {extra!r}; flags are spelled --name=value")
-        runtime_flags.append(extra)
+        if extra.startswith("-"):
+            runtime_flags.append(extra)
+            continue
+        close = _close_match(extra, commands) if extra == first_word else None
+        hint = f"did you mean the subcommand {close!r}?" if close else \
+            "flags are spelled --name=value"
+        if strict:
+            raise UsageError(f"unexpected argument {extra!r} ({hint})")
+        invocation.stderr.write(f"ireebench: warning: unexpected argument {extra!r} ignored, "
+                                f"as the native tool ignores it ({hint}; {_STRICT_HINT})\n")
     return runtime_flags
 
 
@@ -285,14 +350,21 @@ def option_specs(command: click.Command) -> dict[str, OptionSpec]:
 def parse_args(argv: list[str], invocation: Invocation) -> Config | None:
     """Returns the run's :class:`Config`, or None when --help (or similar) was printed.
 
-    ``argv`` is the benchmark run's command line (flag files expanded).
+    ``argv`` is the benchmark run's command line (flag files expanded). A
+    plugin may turn it into the command lines of several points first
+    (``ireebench_expand_command_line``: a sweep); see :func:`parse_points`.
     """
     pm = invocation.pm
     command = build_command(pm, commands=invocation.commands)
+    points = call_hook(pm, "ireebench_expand_command_line", argv=list(argv),
+                       option_specs=option_specs(command))
+    if points:
+        return parse_points(points, invocation, list(argv), command)
     ctx = make_context(command, "ireebench", argv, invocation)
     if ctx is None:
         return None
-    runtime_flags = split_extra_args(ctx.args)
+    runtime_flags = split_extra_args(ctx.args, invocation, bool(ctx.params.get("strict_flags")),
+                                     first_word=argv[0] if argv else None)
     if print_native_information(runtime_flags, invocation.stdout):
         return None
     config = Config(pm, dict(ctx.params), runtime_flags, list(argv), invocation.stdout,
@@ -300,19 +372,91 @@ def parse_args(argv: list[str], invocation: Invocation) -> Config | None:
     return configure(config, invocation.selection)
 
 
-def configure(config: Config, selection: PluginSelection) -> Config:
+def parse_points(points: list[PointSpec], invocation: Invocation, command_line: list[str],
+                 command: click.Command | None = None, prog: str = "ireebench") -> Config | None:
+    """The :class:`Config` of a run of several points, each parsed from its command line.
+
+    The first point's options are the run's (each point must agree with them
+    on every option of the whole run: :func:`ireebench.points.check_points`);
+    ``command_line`` is the ireebench command line that makes this run,
+    subcommand included (a point that needs a process of its own reruns it
+    with ``--point_index``). None when --help was printed.
+    """
+    pm = invocation.pm
+    command = command or build_command(pm, commands=invocation.commands)
+    parsed = []
+    for index, spec in enumerate(points):
+        try:
+            ctx = make_context(command, prog, spec.argv, invocation)
+            if ctx is None:
+                return None
+            # Every point has the same stray arguments: warned about once.
+            extra = ctx.args if index == 0 else [arg for arg in ctx.args if arg.startswith("-")]
+            runtime_flags = split_extra_args(extra, invocation,
+                                             bool(ctx.params.get("strict_flags")))
+        except UsageError as exc:
+            raise UsageError(f"{exc} (point {spec.label})" if spec.label else str(exc),
+                             exc.exit_code, exc.status) from None
+        parsed.append((spec, dict(ctx.params), runtime_flags))
+    _, options, runtime_flags = parsed[0]
+    if print_native_information(runtime_flags, invocation.stdout):
+        return None
+    config = Config(pm, options, runtime_flags, list(points[0].argv), invocation.stdout,
+                    invocation.stderr, option_specs(command))
+    config.command_line = list(command_line)
+    point_list = [Point(config.for_point(options, runtime_flags, spec.params, spec.name_prefix,
+                                         spec.label))
+                  for spec, options, runtime_flags in parsed]
+    return configure(config, invocation.selection, point_list)
+
+
+def configure(config: Config, selection: PluginSelection, points: list | None = None) -> Config:
     """Checks the core options and runtime flags, chooses the backend, then
-    ``ireebench_configure``.
+    ``ireebench_configure`` and ``ireebench_generate_points`` (the points
+    checked and kept in ``config.stash[POINTS]``).
 
     If any of it fails, what a plugin's configure already opened is released.
     """
     try:
         validate_core_options(config)
-        check_runtime_flags(config.runtime_flags, selection.blocked)
+        check_runtime_flags(config, selection.blocked)
         config.backend  # noqa: B018 - chosen now: plugins check its capabilities in configure
         call_hook(config.pm, "ireebench_configure", config=config)
+        points = list(points) if points else [Point(config)]
+        call_hook(config.pm, "ireebench_generate_points", config=config, points=points)
+        _keep_points(config, points, selection)
     except BaseException:
         with contextlib.suppress(Exception):  # the first error is the one to report
             config.release()
         raise
     return config
+
+
+def _keep_points(config: Config, points: list, selection: PluginSelection) -> None:
+    """Checks the points and keeps them (a plain run, one point: its own config)."""
+    check_points(config, points)
+    for point in points:
+        if point.config is not config:
+            try:
+                validate_core_options(point.config)
+            except UsageError as exc:
+                raise UsageError(f"{exc} (point {point.label})", exc.exit_code,
+                                 exc.status) from None
+    parsed = tuple(config.runtime_flags)  # what the runtime holds now
+    for point in points:
+        flags = tuple(point.config.runtime_flags)
+        if flags != parsed:
+            check_runtime_flags(point.config, selection.blocked)
+            parsed = tuple(point.config.runtime_flags)
+    index = config.getoption("point_index")
+    if index is not None:  # this process measures one point of the run
+        if not 0 <= index < len(points):
+            raise UsageError(f"--point_index={index}: the run has {len(points)} points")
+        points = [points[index]]
+    if points and not runtime_flags_vary(points) and \
+            tuple(points[0].config.runtime_flags) != parsed:
+        # The process's flags (IREE's are process-global) are the points'.
+        check_runtime_flags(points[0].config, selection.blocked)
+    if len(points) == 1 and points[0].config is config:
+        return
+    config.stash[POINTS] = points

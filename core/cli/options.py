@@ -16,7 +16,7 @@ from __future__ import annotations
 import click
 
 from ..config import OptionSpec
-from ..errors import UsageError
+from ..errors import INVALID_ARGUMENT, UsageError
 from ..outfiles import check_output_path
 from ..version import version_lines
 from .invocation import Invocation
@@ -25,6 +25,8 @@ CORE = "ireebench"  # the owner of the core options
 CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
 BENCHMARK_GROUP = "Measurement and output (Google Benchmark)"
 IREEBENCH_GROUP = "ireebench"
+# --isolation's values (ireebench.worker).
+ISOLATIONS = ("none", "worker")
 
 
 def command_stdout(ctx: click.Context):
@@ -69,18 +71,22 @@ class GroupedOption(click.Option):
     native tool hand it on as it is (:func:`ireebench.backend.forwarded_argv`);
     ``whole_run=True``: natively it concerns the whole run (allocator
     statistics at exit, output processing), so such a backend runs every
-    benchmark in one native process when it is given.
+    benchmark in one native process when it is given. ``per_point=True``:
+    the option may differ between the points of a sweep or suite (a module,
+    an input, a compile flag; see :mod:`ireebench.points`); any other
+    option applies to the whole run.
     """
 
     def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE,
                  module_run: bool = False, native_flag: bool = False, whole_run: bool = False,
-                 **kwargs):
+                 per_point: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.group = group
         self.plugin = plugin
         self.module_run = module_run
         self.native_flag = native_flag
         self.whole_run = whole_run
+        self.per_point = per_point
 
     def spec(self) -> OptionSpec:
         """What the run keeps of this option (:class:`ireebench.config.OptionSpec`)."""
@@ -88,7 +94,7 @@ class GroupedOption(click.Option):
         return OptionSpec(self.name, self.plugin, self.group,
                           tuple(self.opts) + tuple(self.secondary_opts),
                           not self.is_flag and self.nargs != 0, self.default, native,
-                          self.whole_run)
+                          self.whole_run, self.per_point)
 
 
 class OptionParser:
@@ -111,7 +117,8 @@ class OptionParser:
         ``module_run=True`` marks an option that only makes sense for a run
         of a module (``ireebench replay`` refuses it); ``native_flag=True``
         one the native tool has too, ``whole_run=True`` one that natively
-        concerns the whole run (see :class:`GroupedOption`).
+        concerns the whole run, ``per_point=True`` one that may differ
+        between the points of a sweep (see :class:`GroupedOption`).
         """
         if attrs.pop("is_flag", False) or attrs.get("type") is bool:
             attrs["type"] = BOOL
@@ -143,32 +150,36 @@ def add_core_options(parser: OptionParser) -> None:
     """The options the core owns: the native tool's and Google Benchmark's, and ireebench's."""
     add = parser.addoption
     g = CORE_GROUP
-    add("--module", "module", multiple=True, group=g, metavar="FILE",
+    add("--module", "module", multiple=True, group=g, metavar="FILE", per_point=True,
         help="Module (.vmfb) to load; repeatable, the last one is benchmarked; - reads stdin.")
-    add("--device", "device", multiple=True, group=g, metavar="URI",
+    add("--device", "device", multiple=True, group=g, metavar="URI", per_point=True,
         help="HAL device (local-task, local-sync, cuda, cuda://0 ...); repeatable.")
-    add("--function", "function", default="", group=g, metavar="NAME",
+    add("--function", "function", default="", group=g, metavar="NAME", per_point=True,
         help="Benchmark only this exported function, with the --input values.")
-    add("--input", "input", multiple=True, group=g, metavar="VALUE",
+    add("--input", "input", multiple=True, group=g, metavar="VALUE", per_point=True,
         help="An input: 2x2xi32=1 2 3 4, 42, @file.npy, 4xf32=@file.bin ...; repeatable.")
     add("--parameters", "parameters", multiple=True, group=g, metavar="[SCOPE=]FILE",
+        per_point=True,
         help="Parameter archive (.irpa, .gguf, .safetensors) to provide; repeatable.")
-    add("--batch_size", "batch_size", type=int, default=1, group=g,
+    add("--batch_size", "batch_size", type=int, default=1, group=g, per_point=True,
         help="Invocations per iteration (dispatch benchmarks: the compiled repeat count).")
     add("--batch_concurrency", "batch_concurrency", type=int, default=1, group=g,
+        per_point=True,
         help="Invocations within a batch that run concurrently (async functions).")
-    add("--time_unit", "time_unit", default=None, group=g, metavar="ns|us|ms",
+    add("--time_unit", "time_unit", default=None, group=g, metavar="ns|us|ms", per_point=True,
         help="Time unit of the results (default ms; us for dispatch benchmarks).")
 
     b = BENCHMARK_GROUP
     env = lambda name: name.upper()
-    add("--benchmark_min_time", "benchmark_min_time", default="0.5s", group=b,
+    add("--benchmark_min_time", "benchmark_min_time", default="0.5s", group=b, per_point=True,
         envvar=env("benchmark_min_time"), metavar="<float>s|<int>x",
         help="Minimum time per benchmark (0.5s) or a fixed iteration count (20x).")
     add("--benchmark_min_warmup_time", "benchmark_min_warmup_time", default="0", group=b,
+        per_point=True,
         envvar=env("benchmark_min_warmup_time"), metavar="SECONDS",
         help="Warm-up time before the first repetition (not reported).")
     add("--benchmark_repetitions", "benchmark_repetitions", type=int, default=1, group=b,
+        per_point=True,
         envvar=env("benchmark_repetitions"), help="Repetitions; 2+ adds mean/median/stddev/cv.")
     add("--benchmark_filter", "benchmark_filter", default="", group=b,
         envvar=env("benchmark_filter"), metavar="REGEX",
@@ -202,8 +213,8 @@ def add_core_options(parser: OptionParser) -> None:
     _bool(parser, "benchmark_dry_run", "Run each benchmark once (1 iteration, 1 repetition).",
           b, env("benchmark_dry_run"))
     _bool(parser, "benchmark_enable_random_interleaving",
-          "Accepted for compatibility; the runtime backend runs benchmarks in order "
-          "(--backend=native forwards it).", b,
+          "Interleave the repetitions of the benchmarks (and of a sweep's points) in a "
+          "random order, round by round, so that drift does not bias their comparison.", b,
           env("benchmark_enable_random_interleaving"))
     add("--v", "v", default="0", group=b, help="Accepted for compatibility (verbosity).")
 
@@ -218,6 +229,17 @@ def add_core_options(parser: OptionParser) -> None:
              "plugin NAME (built-in or installed); repeatable.")
     add("--backend", "backend", default="runtime", group=i, metavar="NAME",
         help="Measurement backend: runtime (in-process, default) or one a plugin adds.")
+    _bool(parser, "strict_flags",
+          "Refuse unknown flags and stray arguments (by default each is ignored with a "
+          "warning line, as the native tool ignores them).", i, "IREEBENCH_STRICT_FLAGS")
+    add("--point_index", "point_index", type=int, default=None, group=i, hidden=True,
+        help="Measure only this point (0-based) of a sweep or suite: how a point that "
+             "needs a process of its own runs.")
+    add("--isolation", "isolation", default=None, group=i, envvar="IREEBENCH_ISOLATION",
+        show_envvar=True, metavar="worker|none",
+        help="worker: measure in a forked worker process, so that a function that crashes "
+             "or hangs keeps the finished results (the command line's default); none: in "
+             "this process (the Python API's default). See docs/reliability.md.")
     add("--version", "-V", "version", is_flag=True, is_eager=True, expose_value=False,
         callback=_print_version, group=i,
         help="Print the versions of ireebench, IREE, Python and third-party plugins, and exit.")
@@ -228,7 +250,7 @@ def validate_core_options(config) -> None:
     for flag in ("batch_size", "batch_concurrency"):
         if config.getoption(flag) <= 0:
             raise UsageError(f"--{flag}={config.getoption(flag)}: batch size and concurrency "
-                             "must be positive")
+                             "must be positive", status=INVALID_ARGUMENT)
     unit = config.getoption("time_unit")
     if unit is not None and unit not in ("ns", "us", "ms"):
         raise UsageError(f"--time_unit={unit}: unsupported time unit (use ms, us or ns)")
@@ -236,3 +258,6 @@ def validate_core_options(config) -> None:
     if repetitions <= 0:
         raise UsageError(f"--benchmark_repetitions={repetitions}: must be positive")
     check_output_path("benchmark_out", config.getoption("benchmark_out"))
+    isolation = config.getoption("isolation")
+    if isolation not in (None, "", *ISOLATIONS):
+        raise UsageError(f"--isolation={isolation}: expected one of {', '.join(ISOLATIONS)}")

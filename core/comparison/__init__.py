@@ -13,6 +13,7 @@ plugins judge with this same engine.
 from .inputs import (
     BenchmarkFile,
     BenchmarkRows,
+    ReportHistory,
     benchmark_file,
     load_benchmark_file,
     load_reports,
@@ -57,6 +58,7 @@ __all__ = [
     "CompareReporter",
     "Comparison",
     "RatioInterval",
+    "ReportHistory",
     "Threshold",
     "UTestResult",
     "benchmark_file",

@@ -3,12 +3,17 @@
 Reads what ireebench writes (``--benchmark_out``, ``--benchmark_format=json``)
 and what the native ``iree-benchmark-module`` writes, aggregate rows of any
 name included (``_mean``, ``_median``, a custom ``_p90``...). Per benchmark
-(its ``run_name``), the per-repetition times in seconds per iteration, real
-and CPU; failed rows are kept as messages; aggregates are kept by name, and
-only ``median`` then ``mean`` are ever used (as a single value, for a file
-written with ``--benchmark_report_aggregates_only``). Text a tool printed
-after the report (``--benchmark_format=json`` with output printing) is
-ignored, as the native backend ignores it.
+(its ``run_name``), the per-repetition value of every metric a row has:
+the times (:data:`TIME_METRICS`: ``real_time``, ``cpu_time`` and, with
+``--device_time``, ``device_time``) in seconds per iteration, every other
+number of the row as it is (Google Benchmark's memory members such as
+``max_bytes_used``, counters such as ``items_per_second``: anything but
+the row's identity, :data:`NOT_METRICS`); failed rows are kept as
+messages; aggregates are kept by name, and only ``median`` then ``mean``
+are ever used (as a single value, for a file written with
+``--benchmark_report_aggregates_only``). Text a tool printed after the
+report (``--benchmark_format=json`` with output printing) is ignored, as
+the native backend ignores it.
 """
 
 from __future__ import annotations
@@ -17,17 +22,19 @@ import json
 import math
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..errors import UsageError, one_line
 from ..hookcall import call_hook
 from ..results import TIME_UNIT_MULTIPLIER
 
+# The metrics that are times (per iteration in the row's time_unit).
+TIME_METRICS = ("real_time", "cpu_time", "device_time")
+# What every Google Benchmark report has.
 METRICS = ("real_time", "cpu_time")
-# The fields of a row this reader uses.
-COMPARED_FIELDS = frozenset({
-    "name", "run_name", "run_type", "time_unit", *METRICS, "error_occurred", "error_message",
-    "skipped", "skip_message", "aggregate_name", "aggregate_unit"})
+# Numbers of a row that say which row it is, never a measurement.
+NOT_METRICS = frozenset({"family_index", "per_family_instance_index", "repetitions",
+                         "repetition_index", "threads", "iterations"})
 # Aggregates a file without repetition rows is compared on, in this order.
 FALLBACK_AGGREGATES = ("median", "mean")
 # A benchmark report larger than this is not a report.
@@ -41,65 +48,37 @@ _LOW, _HIGH = TIME_RANGE
 _CHUNK = 16 << 20
 
 
+@dataclass(slots=True)  # a report of 200,000 benchmarks holds 200,000 a side
 class BenchmarkRows:
-    """One benchmark of a file: its repetitions, aggregates and errors.
+    """One benchmark of a file: its repetitions, aggregates and errors."""
 
-    :ivar repetitions: metric -> per-repetition values in seconds per
-        iteration, in file order.
-    :ivar aggregates: aggregate name -> metric -> seconds (time aggregates
-        only; cv is skipped).
-    :ivar errors: the messages of its failed rows.
-
-    Slots, and containers made only when a row needs them: a report of
-    200,000 benchmarks holds 200,000 of these a side.
-    """
-
-    __slots__ = ("_aggregates", "_errors", "_values", "run_name", "time_unit")
-
-    def __init__(self, run_name: str, time_unit: str):
-        self.run_name = run_name
-        self.time_unit = time_unit
-        self._values = tuple([] for _ in METRICS)
-        self._aggregates: dict[str, dict[str, float]] | None = None
-        self._errors: list[str] | None = None
-
-    @property
-    def repetitions(self) -> dict[str, list[float]]:
-        return dict(zip(METRICS, self._values))
-
-    @property
-    def aggregates(self) -> dict[str, dict[str, float]]:
-        return self._aggregates if self._aggregates is not None else {}
-
-    @property
-    def errors(self) -> list[str]:
-        return self._errors if self._errors is not None else []
-
-    def add_repetition(self, times: tuple[float, ...]) -> None:
-        """One repetition's values, in the order of :data:`METRICS`."""
-        for values, value in zip(self._values, times):
-            values.append(value)
-
-    def add_aggregate(self, name: str, times: dict[str, float]) -> None:
-        if self._aggregates is None:
-            self._aggregates = {}
-        self._aggregates[name] = times
-
-    def add_error(self, message: str) -> None:
-        if self._errors is None:
-            self._errors = []
-        self._errors.append(message)
+    run_name: str
+    time_unit: str
+    # metric -> per-repetition values, file order (times in seconds per
+    # iteration); a metric some rows lack has fewer values
+    repetitions: dict[str, list[float]] = field(
+        default_factory=lambda: {metric: [] for metric in METRICS})
+    # aggregate name -> metric -> value (time aggregates only; cv is skipped)
+    aggregates: dict[str, dict[str, float]] = field(default_factory=dict)
+    errors: list[str] = field(default_factory=list)
 
     def values(self, metric: str) -> tuple[list[float], str]:
         """The values to compare and where they come from (``repetitions``,
         ``median aggregate``...; ``""`` when there is none)."""
-        repeated = self._values[METRICS.index(metric)]
-        if repeated:
-            return list(repeated), "repetitions"
+        if self.repetitions.get(metric):
+            return list(self.repetitions[metric]), "repetitions"
         for name in FALLBACK_AGGREGATES:
-            if name in self.aggregates:
+            if metric in self.aggregates.get(name, {}):
                 return [self.aggregates[name][metric]], f"{name} aggregate"
         return [], ""
+
+    @property
+    def metrics(self) -> set[str]:
+        """Every metric some row of this benchmark has."""
+        found = {metric for metric, values in self.repetitions.items() if values}
+        for values in self.aggregates.values():
+            found.update(values)
+        return found
 
 
 @dataclass
@@ -111,21 +90,22 @@ class BenchmarkFile:
     benchmarks: dict[str, BenchmarkRows]
 
 
-def _fail(path: str, reason: str) -> UsageError:
-    return UsageError(f"compare: {path}: {reason}")
+def _fail(path: str, reason: str, command: str = "compare") -> UsageError:
+    return UsageError(f"{command}: {path}: {reason}")
 
 
-def _read_text(path: str) -> str:
+def _read_text(path: str, command: str) -> str:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise _fail(path, "file not found") from None
+        raise _fail(path, "file not found", command) from None
     except OSError as exc:
-        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}") from None
+        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}", command) from None
     if stat.S_ISDIR(info.st_mode):
-        raise _fail(path, "is a directory")
+        raise _fail(path, "is a directory", command)
+    too_large = f"larger than {MAX_FILE_BYTES} bytes; not a benchmark report"
     if info.st_size > MAX_FILE_BYTES:
-        raise _fail(path, f"larger than {MAX_FILE_BYTES} bytes; not a benchmark report")
+        raise _fail(path, too_large, command)
     chunks, size = [], 0
     try:
         with open(path, "rb") as handle:
@@ -135,55 +115,49 @@ def _read_text(path: str) -> str:
                 chunks.append(chunk)
                 size += len(chunk)
     except OSError as exc:
-        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}") from None
+        raise _fail(path, f"cannot read: {exc.strerror or one_line(exc)}", command) from None
     if size > MAX_FILE_BYTES:
-        raise _fail(path, f"larger than {MAX_FILE_BYTES} bytes; not a benchmark report")
+        raise _fail(path, too_large, command)
     data = b"".join(chunks)
     del chunks
     if not data.strip():
-        raise _fail(path, "file is empty")
+        raise _fail(path, "file is empty", command)
     return data.decode("utf-8", errors="replace")
 
 
-def _compared_fields(entry: dict) -> dict:
-    """A row (it has a time or an error) with only the fields a comparison
-    reads; any other object as it is (the context)."""
-    if "real_time" in entry or "error_occurred" in entry or "skipped" in entry:
-        return {key: value for key, value in entry.items() if key in COMPARED_FIELDS}
-    return entry
-
-
-def _parse(path: str, text: str, object_hook=None) -> dict:
+def _parse(path: str, text: str, command: str) -> dict:
     try:
-        report, _ = json.JSONDecoder(object_hook=object_hook).raw_decode(text.lstrip())
+        report, _ = json.JSONDecoder().raw_decode(text.lstrip())
     except ValueError as exc:
-        raise _fail(path, f"not JSON ({one_line(exc)})") from None
+        raise _fail(path, f"not JSON ({one_line(exc)})", command) from None
     except RecursionError:
-        raise _fail(path, "not JSON (nested too deeply)") from None
+        raise _fail(path, "not JSON (nested too deeply)", command) from None
     if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), list):
-        raise _fail(path, 'not a Google Benchmark JSON report (no "benchmarks" list)')
+        raise _fail(path, 'not a Google Benchmark JSON report (no "benchmarks" list)', command)
     return report
 
 
-def _seconds(path: str, where, entry: dict, key: str, scale: float) -> float:
-    """A time of the row in seconds per iteration, within :data:`TIME_RANGE`
-    (``where()`` names the row, only for the error)."""
+def _number(path: str, where: str, entry: dict, key: str) -> float:
     value = entry.get(key)
-    if type(value) is not float:  # the rows' times are floats: checked once, fast
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _fail(path, f"{where()}: {key} is not a finite number ({_shown(value)})")
-        try:
-            value = float(value)
-        except OverflowError:  # an integer beyond any float
-            raise _fail(path, f"{where()}: {key} is not a finite number "
-                              f"({_shown(value)})") from None
-    seconds = value / scale
+    if type(value) is float and math.isfinite(value):  # the rows' numbers: fast
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _fail(path, f"{where}: {key} is not a finite number ({_shown(value)})")
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond any float
+        raise _fail(path, f"{where}: {key} is not a finite number ({_shown(value)})") from None
+    if not math.isfinite(value):
+        raise _fail(path, f"{where}: {key} is not a finite number ({value!r})")
+    return value
+
+
+def _seconds(path: str, where: str, entry: dict, key: str, unit: str) -> float:
+    """A time of the row in seconds per iteration, within :data:`TIME_RANGE`."""
+    value = _number(path, where, entry, key)
+    seconds = value / TIME_UNIT_MULTIPLIER[unit]
     if not _LOW <= abs(seconds) <= _HIGH and seconds != 0:
-        if not math.isfinite(value):
-            raise _fail(path, f"{where()}: {key} is not a finite number ({value!r})")
-        unit = next(name for name, multiplier in TIME_UNIT_MULTIPLIER.items()
-                    if multiplier == scale)
-        raise _fail(path, f"{where()}: {key} {value:g} {unit} is not a time a benchmark "
+        raise _fail(path, f"{where}: {key} {value:g} {unit} is not a time a benchmark "
                           f"takes (between {_LOW:g} s and {_HIGH:g} s per iteration)")
     return seconds
 
@@ -194,26 +168,23 @@ def _shown(value) -> str:
 
 
 def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows]) -> None:
+    where = f"benchmark #{index + 1}"
     if not isinstance(entry, dict):
-        raise _fail(path, f"benchmark #{index + 1}: not a JSON object")
+        raise _fail(path, f"{where}: not a JSON object")
     name = entry.get("run_name") or entry.get("name")
     if not isinstance(name, str) or not name:
-        raise _fail(path, f"benchmark #{index + 1}: no name")
-
-    def where() -> str:  # built only for an error: a report may have 10^6 rows
-        return f"benchmark #{index + 1} ({name})"
-
+        raise _fail(path, f"{where}: no name")
+    where = f"{where} ({name})"
     unit = entry.get("time_unit", "ns")
-    scale = TIME_UNIT_MULTIPLIER.get(unit) if isinstance(unit, str) else None
-    if scale is None:
-        raise _fail(path, f"{where()}: unknown time_unit {_shown(unit)} (one of "
+    if not isinstance(unit, str) or unit not in TIME_UNIT_MULTIPLIER:
+        raise _fail(path, f"{where}: unknown time_unit {_shown(unit)} (one of "
                           f"{', '.join(TIME_UNIT_MULTIPLIER)})")
     rows = benchmarks.get(name)
     if rows is None:
         rows = benchmarks[name] = BenchmarkRows(name, unit)
     if entry.get("error_occurred") or entry.get("skipped"):
         message = entry.get("error_message") or entry.get("skip_message") or "failed"
-        rows.add_error(one_line(message))
+        rows.errors.append(one_line(message))
         return
     run_type = entry.get("run_type", "iteration")
     if run_type == "aggregate":
@@ -221,20 +192,46 @@ def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows
         if entry.get("aggregate_unit", "time") != "time" or not aggregate:
             return  # cv (a fraction), or something that is not a time
         try:
-            rows.add_aggregate(aggregate, {metric: _seconds(path, where, entry, metric, scale)
-                                           for metric in METRICS})
+            for metric in METRICS:
+                _number(path, where, entry, metric)
+            rows.aggregates[aggregate] = _metrics(path, where, entry, unit)
         except UsageError:
-            pass  # an aggregate of another shape (BigO, RMS): never compared
+            return  # an aggregate of another shape (BigO, RMS): never compared
         return
     if run_type != "iteration":
         return  # a row kind this reader does not know (e.g. complexity fits)
-    rows.add_repetition(tuple(_seconds(path, where, entry, metric, scale)
-                              for metric in METRICS))
+    values = _metrics(path, where, entry, unit)
+    for metric in METRICS:
+        if metric not in values:
+            _number(path, where, entry, metric)  # says what is wrong with it
+    for metric, value in values.items():
+        rows.repetitions.setdefault(metric, []).append(value)
 
 
-def read_report(path: str) -> dict:
-    """A Google Benchmark JSON report file, parsed; any problem is one UsageError line."""
-    return _parse(path, _read_text(path))
+def _metrics(path: str, where: str, entry: dict, unit: str) -> dict[str, float]:
+    """Every metric of a row: its times in seconds per iteration, its other numbers as
+    they are. A time that is not a finite number is an error; another member that is
+    not a number is not a metric."""
+    found = {}
+    for key, value in entry.items():
+        if key in NOT_METRICS:
+            continue
+        if key in TIME_METRICS:
+            found[key] = _seconds(path, where, entry, key, unit)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            try:
+                number = float(value)
+            except OverflowError:  # an integer beyond any float: not a metric
+                continue
+            if math.isfinite(number):
+                found[key] = number
+    return found
+
+
+def read_report(path: str, command: str = "compare") -> dict:
+    """A Google Benchmark JSON report file, parsed; any problem is one UsageError line
+    (``command: path: reason``)."""
+    return _parse(path, _read_text(path, command), command)
 
 
 def benchmark_file(label: str, report: dict) -> BenchmarkFile:
@@ -249,37 +246,46 @@ def benchmark_file(label: str, report: dict) -> BenchmarkFile:
 
 
 def read_benchmark_file(path: str) -> BenchmarkFile:
-    """Reads a Google Benchmark JSON report; any problem is one UsageError line.
+    """Reads a Google Benchmark JSON report; any problem is one UsageError line."""
+    return benchmark_file(path, read_report(path))
 
-    Each row is kept, while the file is parsed, with only the fields a
-    comparison reads (:data:`COMPARED_FIELDS`): a report of 200,000 rows then
-    needs a third of the memory of its whole objects.
+
+class ReportHistory(list):
+    """The ``(label, report)`` pairs of a reference that names a history: several runs
+    of the same benchmarks, newest first (a results store's ``stored:history``).
+
+    A plain list of one report is one run; a history is compared as a
+    history (a baseline learned from its runs' spread) whatever its length,
+    also with one run or none (nothing stored yet). ``notes``: what its
+    loader says of it (why it is empty: no run of this machine...).
     """
-    return benchmark_file(path, _parse(path, _read_text(path), _compared_fields))
+
+    def __init__(self, reports=(), notes=()):
+        super().__init__(reports)
+        self.notes = list(notes)
 
 
-def _resolved(config, reference: str):
-    """What a plugin resolves ``reference`` to (``ireebench_load_reports``), or None."""
-    return call_hook(config.pm, "ireebench_load_reports", config=config, reference=reference)
-
-
-def load_reports(config, reference: str) -> list[tuple[str, dict]]:
+def load_reports(config, reference: str, like: dict | None = None,
+                 command: str = "compare") -> list[tuple[str, dict]]:
     """The ``(label, report)`` pairs ``reference`` names: what a plugin resolves
     (``ireebench_load_reports``: a results store's ``stored:...``), else the
-    report file at that path."""
-    loaded = _resolved(config, reference)
+    report file at that path (``command`` names the command in its errors).
+
+    ``like``: the report the result will be compared with (the other side
+    of a comparison), so that a store picks runs of the same machine and
+    benchmarks; ``None`` when there is none. A :class:`ReportHistory`
+    answer stays one.
+    """
+    loaded = call_hook(config.pm, "ireebench_load_reports", config=config, reference=reference,
+                       like=like)
     if loaded is None:
-        return [(reference, read_report(reference))]
-    return list(loaded)
+        return [(reference, read_report(reference, command))]
+    return loaded if isinstance(loaded, ReportHistory) else list(loaded)
 
 
-def load_benchmark_file(config, reference: str) -> BenchmarkFile:
-    """The one report ``reference`` names, read for a comparison (a file with
-    :func:`read_benchmark_file`)."""
-    loaded = _resolved(config, reference)
-    if loaded is None:
-        return read_benchmark_file(reference)
-    loaded = list(loaded)
-    if len(loaded) != 1:
+def load_benchmark_file(config, reference: str, like: dict | None = None) -> BenchmarkFile:
+    """The one report ``reference`` names, read for a comparison."""
+    loaded = load_reports(config, reference, like)
+    if len(loaded) != 1 or isinstance(loaded, ReportHistory):
         raise _fail(reference, f"names {len(loaded)} reports; a comparison takes one a side")
     return benchmark_file(*loaded[0])

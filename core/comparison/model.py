@@ -1,8 +1,10 @@
 """A comparison of two benchmark files: a verdict per benchmark, a summary, an exit status.
 
-Benchmarks are matched by ``run_name``. For each one in both files:
+Benchmarks are matched by ``run_name``, and compared on one metric
+(``--metric``: a time, ``real_time`` by default, or any number of the rows:
+``max_bytes_used``, a counter). For each one in both files:
 
-* ``old``/``new``: the medians of the per-repetition times;
+* ``old``/``new``: the medians of the per-repetition values;
 * ``change``: the Hodges-Lehmann ratio new/old minus 1, with its
   distribution-free interval at ``confidence``
   (:func:`~ireebench.comparison.utest.ratio_interval`);
@@ -15,6 +17,13 @@ Benchmarks are matched by ``run_name``. For each one in both files:
   (it failed);
 * ``regression``: ``slower`` by more than its threshold. Any regression makes
   the exit status 1 (:data:`EXIT_REGRESSION`).
+
+A metric whose values do not vary between repetitions (the memory members:
+the same bytes every repetition) has nothing to test: it is compared
+exactly (:func:`compare_exactly`), a change beyond the threshold is the
+verdict. "Slower" means worse: larger for times, bytes and most numbers,
+smaller for a rate (``--higher_is_better``, automatic for a counter named
+``*_per_second`` or listed in the report's ``rate_counters``).
 
 The summary is the geometric mean of the ratios over the compared
 benchmarks (each counts once, whatever its time).
@@ -30,7 +39,7 @@ from dataclasses import dataclass, field
 
 from ..errors import UsageError, flag_error
 from ..stash import StashKey
-from .inputs import METRICS, BenchmarkFile, BenchmarkRows
+from .inputs import TIME_METRICS, BenchmarkFile, BenchmarkRows
 from .utest import choose_method, geometric_mean, mann_whitney_u, ratio_interval
 
 # Fewer repetitions a side than this and no verdict can be "significant"
@@ -98,6 +107,12 @@ class CompareOptions:
     metric: str = "real_time"
     thresholds: tuple[Threshold, ...] = ()
     min_repetitions: int = MIN_REPETITIONS
+    # None: decided per metric (a rate is better higher, everything else lower).
+    higher_is_better: bool | None = None
+
+    @property
+    def is_time(self) -> bool:
+        return self.metric in TIME_METRICS
 
     def threshold_for(self, name: str) -> Threshold | None:
         """The last matching pattern's threshold, else the last global one, else None (0%)."""
@@ -116,10 +131,11 @@ COMPARE_OPTIONS = StashKey[CompareOptions]()
 
 @dataclass(slots=True)
 class BenchmarkComparison:
-    """One benchmark in both files. Times in seconds per iteration."""
+    """One benchmark in both files. Times in seconds per iteration; other metrics as
+    the files have them."""
 
     name: str
-    time_unit: str  # the old file's, for display
+    time_unit: str  # the old file's, for display ("" for a metric that is not a time)
     n_old: int
     n_new: int
     old: float | None = None  # median
@@ -129,18 +145,27 @@ class BenchmarkComparison:
     low: float | None = None  # interval of the change (None: unbounded)
     high: float | None = None
     pvalue: float | None = None
-    method: str = ""  # "exact" or "asymptotic"
+    method: str = ""  # the U test's "exact" or "asymptotic"; "equal values": no U test
     verdict: str = NOT_COMPARED
     threshold: float = 0.0  # the fraction that applies
     regression: bool = False
     notes: list[str] = field(default_factory=list)
+    # Against a history (ireebench.comparison.history): the runs whose pooled
+    # repetitions are "old", newest first, and the band their medians and
+    # intervals span (seconds). None/empty in a comparison of two reports.
+    baseline_runs: list[str] = field(default_factory=list)
+    band_low: float | None = None
+    band_high: float | None = None
 
     def to_dict(self) -> dict:
-        return {
+        is_time = bool(self.time_unit)
+        data = {
             "name": self.name,
             "time_unit": self.time_unit,
-            "old_median_seconds": self.old,
-            "new_median_seconds": self.new,
+            "old_median": self.old,
+            "new_median": self.new,
+            "old_median_seconds": self.old if is_time else None,
+            "new_median_seconds": self.new if is_time else None,
             "old_repetitions": self.n_old,
             "new_repetitions": self.n_new,
             "change": self.change,
@@ -153,6 +178,10 @@ class BenchmarkComparison:
             "regression": self.regression,
             "notes": list(self.notes),
         }
+        if self.baseline_runs:
+            data.update(baseline_runs=list(self.baseline_runs),
+                        band_low_seconds=self.band_low, band_high_seconds=self.band_high)
+        return data
 
 
 @dataclass
@@ -168,6 +197,9 @@ class Comparison:
     geomean_change: float | None = None  # over the benchmarks with a change
     geomean_count: int = 0
     notes: list[str] = field(default_factory=list)  # about the files as a whole
+    higher_is_better: bool = False  # how the metric was judged
+    # Against a history: the labels of its runs, newest first (None: two reports).
+    history: list[str] | None = None
 
     @property
     def regressions(self) -> list[BenchmarkComparison]:
@@ -182,13 +214,14 @@ class Comparison:
 
     def to_dict(self) -> dict:
         options = self.options
-        return {
+        data = {
             "old": self.old_path,
             "new": self.new_path,
             "metric": options.metric,
             "alpha": options.alpha,
             "confidence": options.confidence,
             "min_repetitions": options.min_repetitions,
+            "higher_is_better": self.higher_is_better,
             "thresholds": [{"pattern": t.pattern, "percent": t.percent}
                            for t in options.thresholds],
             "benchmarks": [b.to_dict() for b in self.benchmarks],
@@ -200,6 +233,9 @@ class Comparison:
             "regressions": [b.name for b in self.regressions],
             "exit_status": self.exit_status,
         }
+        if self.history is not None:
+            data["history"] = list(self.history)
+        return data
 
 
 def _side_notes(side: str, rows: BenchmarkRows, source: str) -> list[str]:
@@ -211,23 +247,59 @@ def _side_notes(side: str, rows: BenchmarkRows, source: str) -> list[str]:
     return notes
 
 
+def _constant(values: list[float]) -> bool:
+    return all(value == values[0] for value in values)
+
+
+def compare_exactly(result: BenchmarkComparison, old: float, new: float,
+                    higher_is_better: bool) -> BenchmarkComparison:
+    """A metric that does not vary between repetitions: the change is exact, no U test.
+
+    ``faster``/``slower`` (better/worse) when the change is beyond the
+    threshold, else ``no significant change``; a regression is worse beyond
+    it. From 0 to anything else the change has no ratio (``None``) and is
+    beyond every threshold.
+    """
+    result.old, result.new, result.method = old, new, "equal values"
+    result.notes.append("the values do not vary between repetitions: compared exactly, "
+                        "without a U test")
+    if old == new:
+        result.change, result.verdict = 0.0, NO_CHANGE
+        return result
+    result.change = None if old == 0 else new / old - 1.0
+    beyond = result.change is None or abs(result.change) > result.threshold
+    worse = (new < old) if higher_is_better else (new > old)
+    if beyond:
+        result.verdict = SLOWER if worse else FASTER
+    else:
+        result.verdict = NO_CHANGE
+    result.regression = beyond and worse
+    return result
+
+
 def compare_benchmark(name: str, old_rows: BenchmarkRows, new_rows: BenchmarkRows,
-                      options: CompareOptions) -> BenchmarkComparison:
+                      options: CompareOptions,
+                      higher_is_better: bool = False) -> BenchmarkComparison:
     """Compares one benchmark (see the module docstring)."""
     old, old_source = old_rows.values(options.metric)
     new, new_source = new_rows.values(options.metric)
-    result = BenchmarkComparison(name, old_rows.time_unit, len(old), len(new))
+    unit = old_rows.time_unit if options.is_time else ""
+    result = BenchmarkComparison(name, unit, len(old), len(new))
     result.notes += _side_notes("old", old_rows, old_source)
     result.notes += _side_notes("new", new_rows, new_source)
     threshold = options.threshold_for(name)
     result.threshold = threshold.fraction if threshold is not None else 0.0
+    what = "time" if options.is_time else options.metric
     if not old or not new:
         missing = " and ".join(side for side, values in (("old", old), ("new", new))
                                if not values)
-        result.notes.append(f"no time in {missing}")
+        result.notes.append(f"no {what} in {missing}")
         return result
+    repeated = min(len(old), len(new)) >= 2
+    if _constant(old) and _constant(new) and (repeated or not options.is_time):
+        return compare_exactly(result, old[0], new[0], higher_is_better)
     if min(old + new) <= 0:
-        result.notes.append("a time is not positive")
+        result.notes.append(f"a {'time' if options.is_time else 'value'} is not positive")
         return result
     result.old, result.new = statistics.median(old), statistics.median(new)
     result.method = choose_method(len(old), len(new), len(set(old + new)) < len(old) + len(new))
@@ -243,10 +315,12 @@ def compare_benchmark(name: str, old_rows: BenchmarkRows, new_rows: BenchmarkRow
         result.notes.append(f"fewer than {options.min_repetitions} repetitions a side "
                             f"({len(old)} vs {len(new)}): no verdict")
     elif result.pvalue < options.alpha and result.change != 0:
-        result.verdict = SLOWER if result.change > 0 else FASTER
+        worse = result.change < 0 if higher_is_better else result.change > 0
+        result.verdict = SLOWER if worse else FASTER
     else:
         result.verdict = NO_CHANGE
-    result.regression = result.verdict == SLOWER and result.change > result.threshold
+    worsening = -result.change if higher_is_better else result.change
+    result.regression = result.verdict == SLOWER and worsening > result.threshold
     return result
 
 
@@ -261,7 +335,7 @@ def _tool(context: dict) -> str:
     return os.path.basename(str(context.get("executable", "")))
 
 
-def _context_notes(old: BenchmarkFile, new: BenchmarkFile) -> list[str]:
+def context_notes(old: BenchmarkFile, new: BenchmarkFile) -> list[str]:
     """Differences between the machines or tools of the two files worth knowing."""
     notes = []
     for key, what in (("host_name", "hosts"), ("num_cpus", "CPU counts"),
@@ -275,24 +349,63 @@ def _context_notes(old: BenchmarkFile, new: BenchmarkFile) -> list[str]:
     return notes
 
 
+def _metrics_of(benchmark_file: BenchmarkFile) -> set[str]:
+    found: set[str] = set()
+    for rows in benchmark_file.benchmarks.values():
+        found |= rows.metrics
+    return found
+
+
+def check_metric(metric: str, old: BenchmarkFile, new: BenchmarkFile) -> None:
+    """A metric neither file has is a usage error listing what they have."""
+    if not metric:
+        raise flag_error("metric", metric, "name a number of the rows: real_time, cpu_time, "
+                                           "device_time, max_bytes_used, a counter")
+    for side in (old, new):
+        if metric in _metrics_of(side):
+            return
+    known = sorted(_metrics_of(old) | _metrics_of(new))
+    raise flag_error("metric", metric, f"no row of {old.path} or {new.path} has it "
+                                       f"(their metrics: {', '.join(known) or 'none'})")
+
+
+def _rate_counters(benchmark_file: BenchmarkFile) -> set[str]:
+    listed = benchmark_file.context.get("rate_counters")
+    if isinstance(listed, str):
+        listed = listed.split(",")
+    return {str(name) for name in listed} if isinstance(listed, list) else set()
+
+
+def higher_is_better(options: CompareOptions, old: BenchmarkFile, new: BenchmarkFile) -> bool:
+    """Whether a larger value of the metric is better: ``--higher_is_better``, else true
+    for a rate (``*_per_second``, or listed in a file's ``rate_counters``)."""
+    if options.higher_is_better is not None:
+        return options.higher_is_better
+    if options.is_time:
+        return False
+    return (options.metric.endswith("_per_second")
+            or options.metric in _rate_counters(old) | _rate_counters(new))
+
+
 def compare(old: BenchmarkFile, new: BenchmarkFile, options: CompareOptions) -> Comparison:
     """Compares every benchmark found in both files (old's order).
 
-    :raises UsageError: no benchmark in common, an unknown metric.
+    :raises UsageError: no benchmark in common, a metric neither file has.
     """
-    if options.metric not in METRICS:
-        raise UsageError(f"--metric={options.metric}: one of {', '.join(METRICS)}")
     common = [name for name in old.benchmarks if name in new.benchmarks]
     if not common:
         raise UsageError(f"compare: {old.path} and {new.path} have no benchmark in common "
                          f"({len(old.benchmarks)} and {len(new.benchmarks)} benchmarks)")
+    check_metric(options.metric, old, new)
+    higher = higher_is_better(options, old, new)
     comparison = Comparison(
         old.path, new.path, options,
-        [compare_benchmark(name, old.benchmarks[name], new.benchmarks[name], options)
+        [compare_benchmark(name, old.benchmarks[name], new.benchmarks[name], options, higher)
          for name in common],
         only_old=[name for name in old.benchmarks if name not in new.benchmarks],
         only_new=[name for name in new.benchmarks if name not in old.benchmarks],
-        notes=_context_notes(old, new),
+        notes=context_notes(old, new),
+        higher_is_better=higher,
     )
     ratios = [b.ratio for b in comparison.benchmarks if b.ratio is not None]
     if ratios:

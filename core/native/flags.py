@@ -9,8 +9,12 @@ every native pass runs exactly what the in-process measurement ran.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 from ..errors import UsageError
 from ..modules import module_files
+from ..names import run_name
 from ..session import device_uris
 from ..stash import StashKey
 
@@ -64,8 +68,11 @@ def native_inputs(config, workload) -> list[str] | None:
     """The ``--input`` values ``workload``'s kind gives for native passes (asked once)."""
     known = config.stash.setdefault(NATIVE_INPUTS, {})
     if workload.name not in known:
-        directory = config.scratch_dir() / "native-inputs" / str(len(known))
-        directory.mkdir(parents=True)
+        parent = config.scratch_dir() / "native-inputs"
+        parent.mkdir(exist_ok=True)
+        # A fresh directory: a worker resumed after a crash (ireebench.worker)
+        # starts its count again in the same scratch directory.
+        directory = Path(tempfile.mkdtemp(prefix=f"{len(known)}-", dir=parent))
         known[workload.name] = workload.kind.native_inputs(workload, directory)
     return known[workload.name]
 
@@ -111,7 +118,8 @@ def selection_args(config, workloads=None) -> list[str]:
         args.append(f"--function={config.getoption('function')}")
         args += [f"--input={value}" for value in config.getoption("input") or []]
     elif workloads is not None:
-        names = "|".join(ere_escape(w.run_name) for w in workloads)
+        # The native tool's names (a sweep point's parameters are ireebench's).
+        names = "|".join(ere_escape(run_name(w.function.name)) for w in workloads)
         args.append(f"--benchmark_filter=^({names})$")
     args += [
         f"--batch_size={config.getoption('batch_size')}",

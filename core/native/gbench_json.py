@@ -7,15 +7,29 @@ import json
 from ..context import CacheInfo, Context
 from ..errors import UsageError
 from ..names import function_of
-from ..results import TIME_UNIT_MULTIPLIER, Counter, Run
+from ..results import TIME_UNIT_MULTIPLIER, Counter, MemoryResult, Run
 
-# Keys of a Google Benchmark JSON run that are not user counters.
-_RUN_KEYS = {
+# Google Benchmark's memory members of a JSON run (MemoryManager::Result).
+MEMORY_KEYS = ("allocs_per_iter", "max_bytes_used", "total_allocated_bytes", "net_heap_growth")
+# Keys of a Google Benchmark JSON run that are not user counters (with
+# ireebench's device_time and params).
+RUN_KEYS = frozenset({
     "name", "family_index", "per_family_instance_index", "run_name", "run_type",
     "repetitions", "repetition_index", "threads", "iterations", "real_time", "cpu_time",
     "time_unit", "aggregate_name", "aggregate_unit", "error_occurred", "error_message",
-    "label", "skipped", "big_o", "rms", "complexity_n",
-}
+    "label", "skipped", "skip_message", "big_o", "rms", "complexity_n",
+    "device_time", "params", *MEMORY_KEYS,
+})
+
+
+def _memory_of(entry: dict) -> MemoryResult | None:
+    """The memory members of a JSON run, or None without any."""
+    present = {key: entry[key] for key in MEMORY_KEYS
+               if isinstance(entry.get(key), (int, float)) and not isinstance(entry[key], bool)}
+    if not present:
+        return None
+    return MemoryResult(**{key: (float(value) if key == "allocs_per_iter" else int(value))
+                           for key, value in present.items()})
 
 
 def split_benchmark_json(text: str) -> tuple[dict | None, str]:
@@ -56,7 +70,7 @@ def run_from_benchmark_json(entry: dict, batch_size: int = 1) -> Run:
         scale = iterations / TIME_UNIT_MULTIPLIER[unit]
     counters = {}
     for key, value in entry.items():
-        if key not in _RUN_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if key not in RUN_KEYS and isinstance(value, (int, float)) and not isinstance(value, bool):
             # Google Benchmark's JSON does not say which counters are rates;
             # its own rate counters are named *_per_second.
             counters[key] = Counter(float(value), is_rate=key.endswith("_per_second"))
@@ -83,6 +97,13 @@ def run_from_benchmark_json(entry: dict, batch_size: int = 1) -> Run:
         error_message=str(entry.get("error_message", "")),
         batch_size=batch_size,
     )
+    device_time = entry.get("device_time")
+    if isinstance(device_time, (int, float)) and not isinstance(device_time, bool):
+        run.device_accumulated_time = float(device_time) * scale
+    run.memory = _memory_of(entry)
+    params = entry.get("params")
+    if isinstance(params, dict):
+        run.params = dict(params)
     if run_type == "iteration" and iterations and not run.error_occurred:
         run.samples = [run.real_seconds]  # one value per repetition, as in process
     return run

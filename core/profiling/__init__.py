@@ -3,6 +3,8 @@
 * :mod:`.rows`: the typed rows of ``iree-profile statistics``;
 * :mod:`.passes`: :class:`ProfilePass`, :class:`ProfileResult` and the
   :class:`ProfilingSink` interface plugins implement;
+* :mod:`.timeline`: the individual execution events of a bundle
+  (``iree-profile export``) and the device's busy time (their union);
 
 The passes themselves are the built-in plugin ``profiling_pass``
 (:mod:`ireebench.plugins.profiling_pass`): it declares the hooks
@@ -21,9 +23,18 @@ from .rows import (
     parse_statistics,
     read_statistics,
 )
+from .timeline import (
+    ExecutionEvent,
+    Timeline,
+    busy_ns,
+    parse_timeline,
+    read_timeline,
+    split_repetitions,
+)
 
 __all__ = [
-    "DISPATCH_FUNCTION", "FUNCTION_ROW_TYPES", "HOST_EXECUTION_FUNCTION", "ProfilePass",
-    "ProfileResult", "ProfilingSink", "StatisticsRow", "StatisticsSummary",
-    "merge_modes", "parse_statistics", "profiling_mode", "read_statistics",
+    "DISPATCH_FUNCTION", "FUNCTION_ROW_TYPES", "HOST_EXECUTION_FUNCTION", "ExecutionEvent",
+    "ProfilePass", "ProfileResult", "ProfilingSink", "StatisticsRow", "StatisticsSummary",
+    "Timeline", "busy_ns", "merge_modes", "parse_statistics", "parse_timeline",
+    "profiling_mode", "read_statistics", "read_timeline", "split_repetitions",
 ]

@@ -3,9 +3,13 @@
 A built-in plugin that owns everything of the subcommand:
 
 * :mod:`.command`: its command line (its own options; usage errors exit 2);
-* :mod:`.run`: the run: files read and compared, reporters from
-  ``ireebench_compare_reporters`` (declared here, ``ireebench_addhooks``),
-  the display and the ``--out`` file;
+* :mod:`.run`: the run: reports read (through
+  :func:`ireebench.comparison.inputs.load_reports`, so a results store's
+  ``stored:...`` references work) and compared, two reports or a run against
+  a history (:mod:`ireebench.comparison.history`), reporters from
+  ``ireebench_compare_reporters`` (declared here, ``ireebench_addhooks``, as
+  ``ireebench_compare_addoption``, the options other plugins add), the
+  display and the ``--out`` file;
 * :mod:`.reporters`: the ``console``, ``markdown`` and ``json`` reporters.
 
 The statistics, the verdicts and the reading of Google Benchmark JSON are
@@ -18,7 +22,7 @@ from __future__ import annotations
 from ireebench import hookimpl, hookspec
 from ireebench.cli.commands import ArgvCommand
 from ireebench.errors import EXIT_COMPARE_USAGE
-from ireebench.hookspecs import named_objects
+from ireebench.hookspecs import named_objects, per_plugin
 
 from .command import HELP, compare_main
 from .reporters import ConsoleCompareReporter, JSONCompareReporter, MarkdownCompareReporter
@@ -52,10 +56,30 @@ class CompareHooks:
             :class:`ireebench.comparison.CompareReporter`).
         """
 
+    @staticmethod
+    @hookspec
+    @per_plugin
+    def ireebench_compare_addoption(parser):
+        """Register options of ``ireebench compare``.
+
+        Called once per plugin while ``ireebench compare``'s command line is
+        built (never for a benchmark run, whose options come from
+        ``ireebench_addoption``), after the comparison's own options. For a
+        plugin that resolves references for the comparison (a results
+        store's ``--benchmark_storage``, ``--where``, ``--window``), read in
+        its ``ireebench_load_reports`` as ``config.getoption(NAME)``. An
+        option defined twice is an error naming both plugins. Implement it
+        with ``@hookimpl(optionalhook=True)``: with ``-p no:compare`` nobody
+        declares it.
+
+        :param parser: an :class:`ireebench.cli.options.OptionParser`
+            (``parser.addoption("--my_flag", help=..., group=...)``).
+        """
+
 
 @hookimpl
 def ireebench_addhooks(pluginmanager):
-    """Declares ``ireebench_compare_reporters``."""
+    """Declares ``ireebench_compare_reporters`` and ``ireebench_compare_addoption``."""
     pluginmanager.add_hookspecs(CompareHooks)
 
 

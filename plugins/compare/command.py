@@ -17,10 +17,15 @@ from __future__ import annotations
 
 import math
 
-from ireebench.cli.command import GroupedCommand, known_names, make_context
-from ireebench.cli.options import GroupedOption
+from ireebench.cli.command import (
+    GroupedCommand,
+    add_plugin_options,
+    known_names,
+    make_context,
+    option_specs,
+)
+from ireebench.cli.options import CORE, OptionParser
 from ireebench.comparison import COMPARE_OPTIONS, CompareOptions, parse_threshold
-from ireebench.comparison.inputs import METRICS
 from ireebench.comparison.model import DEFAULT_ALPHA
 from ireebench.config import Config
 from ireebench.errors import EXIT_COMPARE_USAGE, UsageError, flag_error
@@ -30,15 +35,19 @@ from ireebench.results import RunResult
 from .run import DEFAULT_OUT_FORMAT, DEFAULT_REPORTER, run_compare
 
 COMPARE_GROUP = "Comparison"
+PLUGIN_NAME = "compare"  # this plugin's registration name
 PLUGIN_GROUP = "Plugins"
 
 HELP = """Compare two Google Benchmark JSON reports: ireebench's (--benchmark_out,
---benchmark_format=json) or iree-benchmark-module's.
+--benchmark_format=json) or iree-benchmark-module's; or runs a results store
+keeps (stored:latest, stored:RUN_ID; stored:history as OLD: the gate against
+the recent stored runs, see docs/store.md).
 
-Per benchmark (matched by name): the median times, the change new/old with
-its confidence interval, a two-sided Mann-Whitney U test of the repetitions
-(9 or more a side for a verdict) and a verdict: faster, slower or no
-significant change. Then the geometric mean of the changes.
+Per benchmark (matched by name), on --metric (real_time by default): the
+medians, the change new/old with its confidence interval, a two-sided
+Mann-Whitney U test of the repetitions (9 or more a side for a verdict) and
+a verdict: faster, slower or no significant change (better, worse for a
+metric that is not a time). Then the geometric mean of the changes.
 
 Exit status: 0 no regression; 1 a significant slowdown beyond its threshold;
 2 bad input or usage; 3 a plugin error. See docs/compare.md.
@@ -59,36 +68,56 @@ class CompareCommand(GroupedCommand):
                 option.metavar = names.replace(", ", "|")
 
 
-def _options() -> list:
+def add_compare_options(parser: OptionParser) -> None:
+    """The options of ``ireebench compare`` itself (owned by this plugin)."""
     g = COMPARE_GROUP
-    return [
-        GroupedOption(("--threshold", "threshold"), multiple=True, group=g,
-                      metavar="[PATTERN=]PERCENT",
-                      help="Fail (exit 1) on a significant slowdown larger than PERCENT "
-                           "(5%); PATTERN=PERCENT for the benchmarks the regex PATTERN "
-                           "finds, winning over a plain PERCENT (the last matching pattern "
-                           "wins); repeatable. Default 0%: any significant slowdown."),
-        GroupedOption(("--alpha", "alpha"), type=float, default=DEFAULT_ALPHA, group=g,
-                      help="Significance level of the U test (0.05)."),
-        GroupedOption(("--confidence", "confidence"), type=float, default=None, group=g,
-                      help="Level of the change's interval (default 1 - alpha: the "
-                           "interval excludes 0 exactly when the test is significant)."),
-        GroupedOption(("--metric", "metric"), default="real_time", group=g,
-                      metavar="|".join(METRICS), help="The time compared (real_time)."),
-        GroupedOption(("--reporter", "reporter"), default=DEFAULT_REPORTER, group=g,
-                      metavar="NAME", help="Display reporter: console, markdown, json, or "
-                                           "one a plugin adds."),
-        GroupedOption(("--out", "out"), default="", group=g, metavar="FILE",
-                      help="Also write the comparison to FILE (atomically)."),
-        GroupedOption(("--out_format", "out_format"), default=DEFAULT_OUT_FORMAT, group=g,
-                      metavar="NAME", help="Reporter of --out (json)."),
-        GroupedOption(("--plugin", "plugin"), multiple=True, group=PLUGIN_GROUP,
-                      metavar="MODULE|FILE.py", help="Load a plugin module or file; "
-                                                    "repeatable."),
-        GroupedOption(("-p", "block"), multiple=True, group=PLUGIN_GROUP,
-                      metavar="NAME|no:NAME",
-                      help="-p NAME loads a plugin; -p no:NAME blocks one; repeatable."),
-    ]
+    parser.addoption("--threshold", "threshold", multiple=True, group=g,
+                     metavar="[PATTERN=]PERCENT",
+                     help="Fail (exit 1) on a significant slowdown larger than PERCENT "
+                          "(5%); PATTERN=PERCENT for the benchmarks the regex PATTERN "
+                          "finds, winning over a plain PERCENT (the last matching pattern "
+                          "wins); repeatable. Default 0%: any significant slowdown.")
+    parser.addoption("--alpha", "alpha", type=float, default=DEFAULT_ALPHA, group=g,
+                     help="Significance level of the U test (0.05).")
+    parser.addoption("--confidence", "confidence", type=float, default=None, group=g,
+                     help="Level of the change's interval (default 1 - alpha: the "
+                          "interval excludes 0 exactly when the test is significant).")
+    parser.addoption("--metric", "metric", default="real_time", group=g, metavar="NAME",
+                     help="What is compared: real_time (default), cpu_time, device_time, "
+                          "max_bytes_used, total_allocated_bytes, or any counter. A metric "
+                          "that does not vary between repetitions (memory) is compared "
+                          "exactly: a change beyond the threshold is the verdict.")
+    parser.addoption("--higher_is_better", "higher_is_better", is_flag=True, default=None,
+                     group=g,
+                     help="A larger value of --metric is better (a regression is a decrease). "
+                          "Default: only for rates (a counter *_per_second, or one the report "
+                          "lists in rate_counters, as --counter does).")
+    parser.addoption("--reporter", "reporter", default=DEFAULT_REPORTER, group=g,
+                     metavar="NAME", help="Display reporter: console, markdown, json, or "
+                                          "one a plugin adds.")
+    parser.addoption("--out", "out", default="", group=g, metavar="FILE",
+                     help="Also write the comparison to FILE (atomically).")
+    parser.addoption("--out_format", "out_format", default=DEFAULT_OUT_FORMAT, group=g,
+                     metavar="NAME", help="Reporter of --out (json).")
+
+
+def _plugin_options(parser: OptionParser) -> None:
+    parser.addoption("--plugin", "plugin", multiple=True, group=PLUGIN_GROUP,
+                     metavar="MODULE|FILE.py", help="Load a plugin module or file; repeatable.")
+    parser.addoption("-p", "block", multiple=True, group=PLUGIN_GROUP, metavar="NAME|no:NAME",
+                     help="-p NAME loads a plugin; -p no:NAME blocks one; repeatable.")
+
+
+def _options(pm) -> list:
+    """This plugin's options, the plugin flags, then those of ``ireebench_compare_addoption``
+    (a results store's ``--benchmark_storage``...): a flag defined twice names both."""
+    parser = OptionParser()
+    parser.plugin = PLUGIN_NAME
+    add_compare_options(parser)
+    parser.plugin = CORE
+    _plugin_options(parser)
+    add_plugin_options(pm, parser, "ireebench_compare_addoption")
+    return parser.options
 
 
 def _level(flag: str, value: float) -> float:
@@ -102,12 +131,15 @@ def compare_options(params: dict) -> CompareOptions:
     alpha = _level("alpha", params["alpha"])
     confidence = params.get("confidence")
     confidence = 1.0 - alpha if confidence is None else _level("confidence", confidence)
-    metric = params["metric"]
-    if metric not in METRICS:
-        raise flag_error("metric", metric, f"one of {', '.join(METRICS)}")
+    metric = str(params["metric"] or "").strip()
+    if not metric:
+        raise flag_error("metric", params["metric"], "name a number of the rows: real_time, "
+                                                     "cpu_time, device_time, max_bytes_used, "
+                                                     "a counter")
     thresholds = tuple(parse_threshold(text) for text in params.get("threshold") or ())
     return CompareOptions(alpha=alpha, confidence=confidence, metric=metric,
-                          thresholds=thresholds)
+                          thresholds=thresholds,
+                          higher_is_better=params.get("higher_is_better"))
 
 
 def parse_compare_args(argv: list[str], invocation) -> Config | None:
@@ -115,7 +147,7 @@ def parse_compare_args(argv: list[str], invocation) -> Config | None:
     pm = invocation.pm
     # The two files are the positional arguments (click's leftovers); an
     # unknown option is still an error.
-    command = CompareCommand("ireebench compare", params=_options(), help=HELP,
+    command = CompareCommand("ireebench compare", params=_options(pm), help=HELP,
                              context_settings={"help_option_names": ["--help", "-h"],
                                                "allow_extra_args": True},
                              pm=pm)
@@ -131,7 +163,8 @@ def parse_compare_args(argv: list[str], invocation) -> Config | None:
     options["old"], options["new"] = files
     settings = compare_options(options)
     check_output_path("out", options["out"])
-    config = Config(pm, options, [], list(argv), invocation.stdout, invocation.stderr)
+    config = Config(pm, options, [], list(argv), invocation.stdout, invocation.stderr,
+                    option_specs(command))
     config.stash[COMPARE_OPTIONS] = settings
     return config
 

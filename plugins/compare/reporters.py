@@ -62,12 +62,31 @@ def layout(headers: list[str], rows: list[list[str]], style: str) -> str:
     return "\n".join([line(headers), rule, *map(line, rows)])
 
 
+# Against a history: the pooled baseline, the stored runs' band, how many runs.
+HISTORY_HEADERS = ["Benchmark", "Baseline", "Band", "New", "Change", "CI", "p-value", "Reps",
+                   "Runs", "Verdict"]
+
+
 def format_time(seconds: float | None, unit: str) -> str:
+    """A time in ``unit``; a metric that is not a time (``unit`` "") as it is."""
     if seconds is None:
         return "-"
+    if not unit:
+        return format_value(seconds)
     value = seconds * TIME_UNIT_MULTIPLIER.get(unit, 1.0)
     text = f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
     return f"{text} {unit}"
+
+
+def format_value(value: float) -> str:
+    """A number of the rows: whole numbers (bytes) in full, others with 4 digits."""
+    if float(value).is_integer() and abs(value) < 1e18:
+        return str(int(value))
+    return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
+
+
+# How the verdicts read for a metric that is not a time.
+VALUE_VERDICTS = {"faster": "better", "slower": "worse"}
 
 
 def format_change(change: float | None) -> str:
@@ -91,34 +110,76 @@ def format_pvalue(pvalue: float | None) -> str:
 
 
 def format_verdict(benchmark) -> str:
+    verdict = benchmark.verdict
+    if not benchmark.time_unit:
+        verdict = VALUE_VERDICTS.get(verdict, verdict)
     if benchmark.regression:
-        return f"{benchmark.verdict}: REGRESSION (> {format_percent(benchmark.threshold)})"
+        return f"{verdict}: REGRESSION (> {format_percent(benchmark.threshold)})"
     if benchmark.verdict == SLOWER:
-        return f"{benchmark.verdict} (within {format_percent(benchmark.threshold)})"
-    return benchmark.verdict
+        return f"{verdict} (within {format_percent(benchmark.threshold)})"
+    return verdict
+
+
+def format_band(benchmark) -> str:
+    if benchmark.band_low is None:
+        return "-"
+    return (f"[{format_time(benchmark.band_low, benchmark.time_unit)}, "
+            f"{format_time(benchmark.band_high, benchmark.time_unit)}]")
 
 
 def table_rows(comparison) -> list[list[str]]:
     rows = []
     for b in comparison.benchmarks:
-        rows.append([printable(b.name), format_time(b.old, b.time_unit),
-                     format_time(b.new, b.time_unit),
-                     format_change(b.change), format_interval(b), format_pvalue(b.pvalue),
-                     f"{b.n_old} vs {b.n_new}", format_verdict(b)])
+        old = [format_time(b.old, b.time_unit)]
+        if comparison.history is not None:
+            old.append(format_band(b))
+        row = [printable(b.name), *old, format_time(b.new, b.time_unit), format_change(b.change),
+               format_interval(b), format_pvalue(b.pvalue), f"{b.n_old} vs {b.n_new}"]
+        if comparison.history is not None:
+            row.append(str(len(b.baseline_runs)))
+        rows.append(row + [format_verdict(b)])
     return rows
 
 
 def headers(comparison) -> list[str]:
     level = f"{comparison.options.confidence * 100:g}% CI"
-    return [level if header == "CI" else header for header in HEADERS]
+    names = HEADERS if comparison.history is None else HISTORY_HEADERS
+    return [level if header == "CI" else header for header in names]
 
 
 def describe(comparison) -> str:
     options = comparison.options
-    return (f"{options.metric}, median of the repetitions; two-sided Mann-Whitney U test at "
+    direction = " (higher is better)" if comparison.higher_is_better else ""
+    if comparison.history is not None:
+        return (f"{options.metric}{direction}; a regression is a new median above the band of "
+                f"the stored runs' median {options.confidence * 100:g}% intervals, a "
+                f"significant two-sided Mann-Whitney U test against their pooled repetitions at "
+                f"alpha {options.alpha:g} ({options.min_repetitions}+ new repetitions) and a "
+                f"Hodges-Lehmann change beyond the threshold")
+    return (f"{options.metric}{direction}, median of the repetitions; two-sided "
+            f"Mann-Whitney U test at "
             f"alpha {options.alpha:g} ({options.min_repetitions}+ repetitions a side for a "
             f"verdict); change: Hodges-Lehmann ratio new/old with its "
             f"{options.confidence * 100:g}% interval")
+
+
+def title(comparison) -> str:
+    """What is compared with what (the runs of a history, newest first)."""
+    if comparison.history is None:
+        return f"Comparing {comparison.old_path} (old) with {comparison.new_path} (new)"
+    runs = comparison.history
+    used = f": {', '.join(runs)}" if runs else ""
+    return (f"Comparing {comparison.new_path} (new) with {comparison.old_path}, "
+            f"{len(runs)} stored run(s), newest first{used}")
+
+
+def history_lines(comparison) -> list[str]:
+    """A benchmark whose baseline is not every run of the history says which runs it used."""
+    if comparison.history is None:
+        return []
+    return [f"Note: {b.name}: baseline of {len(b.baseline_runs)} run(s): "
+            f"{', '.join(b.baseline_runs)}"
+            for b in comparison.benchmarks if b.baseline_runs != comparison.history]
 
 
 def summary_lines(comparison) -> list[str]:
@@ -130,8 +191,10 @@ def summary_lines(comparison) -> list[str]:
     counts = {}
     for b in comparison.benchmarks:
         counts[b.verdict] = counts.get(b.verdict, 0) + 1
-    lines.append("Verdicts: " + ", ".join(f"{count} {verdict}"
-                                          for verdict, count in counts.items()))
+    words = {} if comparison.options.is_time else VALUE_VERDICTS
+    lines.append("Verdicts: " + (", ".join(f"{count} {words.get(verdict, verdict)}"
+                                           for verdict, count in counts.items()) or "none"))
+    lines += history_lines(comparison)
     for b in comparison.benchmarks:
         for note in b.notes:
             lines.append(f"Note: {b.name}: {note}")
@@ -141,7 +204,10 @@ def summary_lines(comparison) -> list[str]:
                      f"{comparison.options.min_repetitions} (or more)")
     if comparison.only_old:
         lines.append(f"Only in old ({comparison.old_path}): {', '.join(comparison.only_old)}")
-    if comparison.only_new:
+    if comparison.only_new and comparison.history is not None:
+        lines.append(f"No stored run (no baseline, not compared): "
+                     f"{', '.join(comparison.only_new)}")
+    elif comparison.only_new:
         lines.append(f"Only in new ({comparison.new_path}): {', '.join(comparison.only_new)}")
     for note in comparison.notes:
         lines.append(f"Note: {note}")
@@ -161,9 +227,7 @@ class ConsoleCompareReporter(CompareReporter):
 
     def report(self, comparison) -> None:
         table = layout(headers(comparison), table_rows(comparison), "simple")
-        title = (f"Comparing {printable(comparison.old_path)} (old) with "
-                 f"{printable(comparison.new_path)} (new)")
-        text = [title, describe(comparison), "", table, ""]
+        text = [printable(title(comparison)), describe(comparison), "", table, ""]
         text += map(printable, summary_lines(comparison))
         self.stream.write("\n".join(text) + "\n")
         self.stream.flush()
@@ -191,9 +255,11 @@ class MarkdownCompareReporter(CompareReporter):
                 if benchmark.regression:
                     row[-1] = f"**{row[-1]}**"
         table = layout(headers(comparison), rows, "github")
-        title = (f"**ireebench compare**: {_code(comparison.old_path)} (old) → "
-                 f"{_code(comparison.new_path)} (new)")
-        text = [title, "", f"_{describe(comparison)}_", "", table, ""]
+        heading = (f"**ireebench compare**: {_code(comparison.old_path)} (old) → "
+                   f"{_code(comparison.new_path)} (new)")
+        if comparison.history is not None:
+            heading = f"**ireebench compare**: {_cell(title(comparison))}"
+        text = [heading, "", f"_{describe(comparison)}_", "", table, ""]
         text += [f"- {_cell(line)}" for line in summary_lines(comparison)]
         self.stream.write("\n".join(text) + "\n")
         self.stream.flush()

@@ -52,7 +52,8 @@ def ireebench_addoption(parser):
     parser.addoption("--compile_flag", "compile_flag", multiple=True, group=GROUP,
                      metavar="FLAG",
                      help="An extra iree-compile flag for --module=*.mlir; repeatable "
-                          "(e.g. --compile_flag=--iree-opt-level=O3).", module_run=True)
+                          "(e.g. --compile_flag=--iree-opt-level=O3).", module_run=True,
+                     per_point=True)
 
 
 def compile_flags(config, spec: str) -> list[str]:

@@ -93,7 +93,7 @@ def ireebench_discovery_finish(config, workloads):
 @hookimpl
 def ireebench_workload_finish(config, workload, runs):
     """Profiles the measured workload when a sink wants it."""
-    engine(config).profile(workload, runs)
+    engine(config).profile(workload, runs, config)
 
 
 @hookimpl(trylast=True)

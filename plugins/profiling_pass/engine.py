@@ -41,18 +41,20 @@ class ProfilingEngine:
                 self._sinks.extend(provided if isinstance(provided, (list, tuple)) else [provided])
         return self._sinks
 
-    def mode(self) -> str:
+    def mode(self, config=None) -> str:
         """The pass mode: the devices' per-function families plus every sink's ``modes``."""
-        return merge_modes(profiling_mode(device_uris(self.config)),
+        return merge_modes(profiling_mode(device_uris(config or self.config)),
                            *(",".join(getattr(s, "modes", ()) or ()) for s in self.sinks))
 
-    def profile(self, workload, runs) -> ProfileResult | None:
+    def profile(self, workload, runs, config=None) -> ProfileResult | None:
         """The pass result of ``workload``, running the pass on first request.
 
-        Returns ``None`` when no sink is active or the workload was not
-        measured (a failed benchmark is not profiled, like the native tool's
-        skipped profiling pass).
+        ``config``: the configuration that measured it (a sweep's point; the
+        run's by default). Returns ``None`` when no sink is active or the
+        workload was not measured (a failed benchmark is not profiled, like
+        the native tool's skipped profiling pass).
         """
+        config = config or self.config
         if workload.name in self.results:
             return self.results[workload.name]
         measured = [r for r in runs if r.run_type == "iteration" and not r.extra_row]
@@ -62,19 +64,19 @@ class ProfilingEngine:
         with private_tempdir("ireebench-profile-") as scratch:
             profile_pass = ProfilePass(
                 workload=workload,
-                mode=self.mode(),
+                mode=self.mode(config),
                 iterations=max(r.iterations for r in measured),
                 repetitions=len(measured),
-                bundle_path=scratch / f"{workload.name}.ireeprof",
+                bundle_path=scratch / f"{workload.name.replace('/', '_')}.ireeprof",
             )
-            result = self._run(workload, runs, profile_pass)
+            result = self._run(config, workload, runs, profile_pass)
         self.results[workload.name] = result
         return result
 
-    def _run(self, workload, runs, profile_pass: ProfilePass) -> ProfileResult:
+    def _run(self, config, workload, runs, profile_pass: ProfilePass) -> ProfileResult:
         try:
             self._notify("begin_pass", profile_pass)
-            result = self._pass_and_rows(workload, runs, profile_pass)
+            result = self._pass_and_rows(config, workload, runs, profile_pass)
         except BaseException as exc:
             # Sinks still learn that the pass ended (e.g. to stop a profiler).
             failed = ProfileResult(workload, None, profile_pass.mode,
@@ -85,9 +87,8 @@ class ProfilingEngine:
         self._notify("end_pass", profile_pass, result)
         return result
 
-    def _pass_and_rows(self, workload, runs, profile_pass: ProfilePass) -> ProfileResult:
+    def _pass_and_rows(self, config, workload, runs, profile_pass: ProfilePass) -> ProfileResult:
         """Runs the pass hook, then hands the rows to the sinks."""
-        config = self.config
         result = call_hook(config.pm, "ireebench_profiling_pass", config=config,
                            workload=workload, runs=runs, profile_pass=profile_pass)
         if result is None:

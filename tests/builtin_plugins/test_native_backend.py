@@ -191,7 +191,8 @@ def test_output_processing_is_done_by_the_native_tool(ireebench, compile_mlir):
     (["--module={tmp}/missing.vmfb"], "--module={tmp}/missing.vmfb: file not found"),
     (["--module={tmp}"], "--module={tmp}: is a directory"),  # the in-process message
     ([], "no user module specified"),
-    (["--module={simple}", "--not_a_runtime_flag=1"], "--not_a_runtime_flag=1: unknown flag"),
+    (["--module={simple}", "--strict_flags=true", "--not_a_runtime_flag=1"],
+     "--not_a_runtime_flag=1: unknown flag"),
     (["--module={simple}", "--backend=nosuch"], "--backend=nosuch: unknown backend"),
 ])
 def test_native_failures_are_one_line(ireebench, compile_mlir, tmp_path, args, expected):

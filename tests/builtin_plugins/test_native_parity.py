@@ -436,9 +436,12 @@ def test_list_and_buffer_results(both, ireebench, native_tool, outputs, tmp_path
 # --- deliberate differences (docs/usage.md) ----------------------------------
 
 
-def test_an_unknown_flag_is_refused_where_the_native_tool_ignores_it(both, simple):
+def test_an_unknown_flag_is_ignored_with_a_warning_as_the_native_tool_ignores_it(both, simple):
     ours, native = both(simple, "--no_such_flag=1")
-    assert native.returncode == 0
+    assert native.returncode == 0 and ours.returncode == 0, ours.stderr
+    warnings = [line for line in ours.stderr.splitlines() if line.startswith("ireebench:")]
+    assert len(warnings) == 1 and warnings[0].startswith("ireebench: warning: --no_such_flag=1")
+    ours, _ = both(simple, "--strict_flags=true", "--no_such_flag=1")
     assert "--no_such_flag=1" in one_error_line(ours)
 
 

@@ -108,7 +108,7 @@ def test_iree_runtime_benchmark_module_stdin_function_and_inputs(
 def test_iree_runtime_benchmark_module_reports_failures(ireebench_executable, tmp_path):
     from iree.runtime.benchmark import BenchmarkToolError, benchmark_module
 
-    with pytest.raises(BenchmarkToolError, match="ireebench: error: --module="):
+    with pytest.raises(BenchmarkToolError, match="ireebench: error: NOT_FOUND; --module="):
         benchmark_module(tmp_path / "missing.vmfb", device="local-sync",
                          executable=ireebench_executable)
 

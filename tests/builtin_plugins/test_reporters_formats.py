@@ -31,7 +31,8 @@ func.func @fails() -> i32 {
 """
 
 PROVENANCE = ["ireebench_version", "iree_runtime_version", "iree_devices", "iree_module",
-              "iree_module_sha256", "ireebench_plugins", "ireebench_run_id"]
+              "iree_module_sha256", "ireebench_plugins", "ireebench_run_id", "malloc_trim",
+              "malloc_parameters"]
 MEASURED = {"real_time", "cpu_time", "items_per_second"}
 JSON_DOUBLE = re.compile(r"-?\d\.\d{16}e[+-]\d{2,3}|NaN|-?Infinity")
 CPP_DOUBLE = re.compile(r"-?(\d+(\.\d+)?|\d(\.\d+)?e[+-]\d\d)")

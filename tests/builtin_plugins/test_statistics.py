@@ -21,16 +21,16 @@ import numpy as np
 import pytest
 import scipy.stats
 from conftest import one_error_line, require_compare_py, run_compare_py
-from ireebench.plugins.statistics import (
+from ireebench.plugins.statistics import outlier_fraction, percentile, relative_precision
+from ireebench.results import Run
+from ireebench.stats import (
+    STATISTICS,
+    Statistic,
+    compute_aggregates,
     median_ci,
     median_ci_rank,
     minimum_repetitions,
-    outlier_fraction,
-    percentile,
-    relative_precision,
 )
-from ireebench.results import Run
-from ireebench.stats import STATISTICS, Statistic, compute_aggregates
 
 LOCAL = "--device=local-sync"
 # Fixed samples: skewed, with ties, with an outlier, tiny and larger.
@@ -264,10 +264,10 @@ def test_statistic_defined_twice_names_both_plugins(ireebench, module):
 @pytest.mark.parametrize("flags, message", [
     (["--benchmark_statistics=p90,bogus"],
      ("--benchmark_statistics=p90,bogus: unknown statistic 'bogus' (known: ci, max, min, "
-     "outliers, pNN, precision)")),
+     "modes, outliers, pNN, precision)")),
     (["--benchmark_statistics=p101"],
-     ("--benchmark_statistics=p101: unknown statistic 'p101' (known: ci, max, min, outliers, "
-     "pNN, precision)")),
+     ("--benchmark_statistics=p101: unknown statistic 'p101' (known: ci, max, min, modes, "
+     "outliers, pNN, precision)")),
     (["--benchmark_statistics=median"],
      "--benchmark_statistics=median: 'median' is always reported (with 2+ repetitions)"),
     (["--benchmark_statistics=ci", "--confidence=1.5"],

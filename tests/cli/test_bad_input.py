@@ -164,8 +164,11 @@ CATALOGUE = [
     case("plugin-raises-at-import", [*SIMPLE_ARGS, "--plugin={dir}/raising_plugin.py"],
          "--plugin={dir}/raising_plugin.py", "boom at import"),
     case("unknown-backend", [*SIMPLE_ARGS, "--backend=nope"], "--backend=nope"),
-    case("unknown-flag", [*SIMPLE_ARGS, "--no_such_flag=1"], "--no_such_flag=1"),
-    case("positional-argument", [*SIMPLE_ARGS, "stray"], "stray"),
+    # Passed over with a warning by default (as the native tool does): see
+    # tests/cli/test_drop_in.py; refused with --strict_flags.
+    case("unknown-flag", [*SIMPLE_ARGS, "--strict_flags=true", "--no_such_flag=1"],
+         "--no_such_flag=1"),
+    case("positional-argument", [*SIMPLE_ARGS, "--strict_flags=true", "stray"], "stray"),
     case("missing-flagfile", ["--flagfile={dir}/missing.flags"], "--flagfile={dir}/missing.flags"),
     # --- conflicting flags ---------------------------------------------------
     case("output-processing-several-functions", [*SIMPLE_ARGS, "--enable_output_processing"],

@@ -50,7 +50,9 @@ def test_runtime_flags_pass_through(compile_mlir, ireebench):
     result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-task",
                        "--task_topology_group_count=1", "--benchmark_min_time=2x")
     assert result.returncode == 0, result.stderr
-    line = one_error_line(ireebench(f"--module={compile_mlir('simple')}", "--no_such_flag=1"))
+    assert "warning" not in result.stderr  # a flag the runtime knows: no warning
+    line = one_error_line(ireebench(f"--module={compile_mlir('simple')}", "--strict_flags=true",
+                                    "--no_such_flag=1"))
     assert "--no_such_flag=1" in line
 
 

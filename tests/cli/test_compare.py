@@ -259,7 +259,7 @@ def test_bad_threshold(reports, ireebench, value, reason):
          "(got 0: none)")),
     (["--alpha=1.5"], "--alpha=1.5: must be between 0 and 1 (exclusive)"),
     (["--confidence=0"], "--confidence=0.0: must be between 0 and 1 (exclusive)"),
-    (["--metric=wall"], "--metric=wall: one of real_time, cpu_time"),
+    (["--metric=wall"], "--metric=wall: no row of "),
     (["--reporter=html"], ("--reporter=html: unknown compare reporter "
                           "(known: console, json, markdown)")),
     (["--benchmark_repetitions=3"], "No such option '--benchmark_repetitions'"),
@@ -470,3 +470,33 @@ def test_a_report_of_many_benchmarks(ireebench, tmp_path):
     result = ireebench("compare", old, new, "--reporter=markdown", timeout=600)
     assert result.returncode == 1, result.stderr
     assert result.stdout.count("REGRESSION") == 5000
+
+
+def test_different_allocator_settings_are_one_warning(reports, ireebench, tmp_path):
+    """Reports measured under different --malloc_trim settings (or one that does
+    not record it, as the native tool's) get one warning line and a note."""
+    data = json.loads(reports["light"].read_text())
+    assert data["context"]["malloc_trim"] == "off"
+    on = tmp_path / "on.json"
+    on.write_text(json.dumps({**data, "context": {
+        **data["context"], "malloc_trim": "on",
+        "malloc_parameters": {"M_TRIM_THRESHOLD": 0, "M_TOP_PAD": 0,
+                              "M_MMAP_THRESHOLD": 131072}}}))
+    unrecorded = tmp_path / "unrecorded.json"
+    unrecorded.write_text(json.dumps({**data, "context": {
+        key: value for key, value in data["context"].items()
+        if key not in ("malloc_trim", "malloc_parameters")}}))
+    expected = {
+        on: "old: malloc_trim=off, new: malloc_trim=on",
+        unrecorded: "old: malloc_trim=off, new: not recorded",
+    }
+    for new, settings in expected.items():
+        result = ireebench("compare", reports["light"], new, "--reporter=json")
+        assert result.returncode == 0, result.stderr
+        note = (f"old and new were measured with different allocator settings ({settings}): "
+                "the heap regime alone can change the times; see --malloc_trim in "
+                "docs/usage.md")
+        assert result.stderr.splitlines() == [f"ireebench: warning: compare: {note}"]
+        assert note in _json(result)["notes"]
+    same = ireebench("compare", reports["light"], reports["heavy"])
+    assert "allocator" not in same.stderr + same.stdout

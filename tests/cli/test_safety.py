@@ -228,21 +228,32 @@ def test_stdin_module_scratch_is_removed(compile_mlir, tmp_path, extra, exit_cod
     assert list(tmpdir.iterdir()) == []
 
 
-def test_stdin_module_scratch_is_removed_after_sigterm(compile_mlir, tmp_path):
+@pytest.mark.parametrize("source", ["stdin", "mmap"])
+def test_module_scratch_is_removed_after_sigterm(compile_mlir, tmp_path, source):
+    """A module from stdin is held in memory (no file in TMPDIR, also with the
+    worker); a mapped one is a private copy in TMPDIR, removed on SIGTERM."""
     from test_faults import FAULTS_MLIR
 
     tmpdir = tmp_path / "tmp"
     tmpdir.mkdir()
+    module = compile_mlir(FAULTS_MLIR)
+    args = ["--module=-"] if source == "stdin" else [f"--module={module}", "--module_mode=mmap"]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ireebench", "--module=-", "--device=local-sync",
+        [sys.executable, "-m", "ireebench", *args, "--device=local-sync",
          "--benchmark_min_time=40x", "--benchmark_filter=BM_(ok|slow)"],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env(tmpdir))
     try:
-        proc.stdin.write(compile_mlir(FAULTS_MLIR).read_bytes())
+        if source == "stdin":
+            proc.stdin.write(module.read_bytes())
         proc.stdin.close()
         for line in proc.stdout:
             if line.startswith(b"BM_ok"):
-                assert list(tmpdir.iterdir()), "the stdin copy was expected in TMPDIR"
+                # The worker's supervisor makes the (empty) scratch directory.
+                files = [path for path in tmpdir.rglob("*") if path.is_file()]
+                if source == "stdin":
+                    assert files == [], "stdin is read into memory"
+                else:
+                    assert files, "the private copy was expected in TMPDIR"
                 proc.send_signal(signal.SIGTERM)
                 break
         proc.wait(timeout=60)

@@ -252,3 +252,104 @@ def test_cpu_time_metric_and_json_shape(tmp_path):
     assert data["metric"] == "cpu_time" and data["exit_status"] == 0
     assert data["benchmarks"][0]["verdict"] == NO_CHANGE
     assert set(data["counts"]) == {FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, NOT_COMPARED}
+
+
+# --- metrics beyond the real time (--metric=NAME) -----------------------------
+
+
+def _metric_file(tmp_path, name, values: list, key: str, context=None, **extra):
+    """A file whose BM_a repetitions have ``key`` = each value (and real times that vary)."""
+    rows = [_row("BM_a", BASE[i], repetition_index=i, **{key: value}, **extra)
+            for i, value in enumerate(values)]
+    return read_benchmark_file(_report(tmp_path / name, rows, context))
+
+
+def test_every_number_of_a_row_is_a_metric_times_in_seconds(tmp_path):
+    rows = [_row("BM_a", 2.0, "ms", device_time=1.5, max_bytes_used=4096, flops=3e9,
+                 params={"bs": 4}, label="x")]
+    a = read_benchmark_file(_report(tmp_path / "a.json", rows)).benchmarks["BM_a"]
+    assert a.values("device_time") == ([0.0015], "repetitions")
+    assert a.values("max_bytes_used") == ([4096.0], "repetitions")
+    assert a.values("flops") == ([3e9], "repetitions")
+    assert "iterations" not in a.metrics and "repetition_index" not in a.metrics
+    assert "params" not in a.metrics and "label" not in a.metrics
+
+
+def test_constant_values_are_compared_exactly(tmp_path):
+    small = _metric_file(tmp_path, "a.json", [1000] * 3, "max_bytes_used")
+    large = _metric_file(tmp_path, "b.json", [8000] * 3, "max_bytes_used")
+    slightly = _metric_file(tmp_path, "c.json", [1030] * 3, "max_bytes_used")
+    options = CompareOptions(metric="max_bytes_used")
+    result = compare(small, large, options)
+    (b,) = result.benchmarks
+    assert (b.verdict, b.regression, b.pvalue, b.method) == (SLOWER, True, None, "equal values")
+    assert b.change == pytest.approx(7.0) and b.time_unit == ""
+    assert result.exit_status == 1
+    assert compare(large, small, options).exit_status == 0  # smaller: better
+    assert compare(large, small, options).benchmarks[0].verdict == FASTER
+    same = compare(small, small, options).benchmarks[0]
+    assert (same.verdict, same.change, same.regression) == (NO_CHANGE, 0.0, False)
+    # A change within the threshold is no verdict; beyond it, one (no U test).
+    within = CompareOptions(metric="max_bytes_used", thresholds=(parse_threshold("5%"),))
+    assert compare(small, slightly, within).benchmarks[0].verdict == NO_CHANGE
+    assert compare(small, large, within).exit_status == 1
+    # One repetition a side is enough: nothing varies.
+    one, other = (_metric_file(tmp_path, n, [v], "max_bytes_used")
+                  for n, v in (("d.json", 1000), ("e.json", 2000)))
+    assert compare(one, other, options).exit_status == 1
+
+
+def test_from_zero_is_a_change_beyond_every_threshold(tmp_path):
+    zero = _metric_file(tmp_path, "a.json", [0, 0], "max_bytes_used")
+    some = _metric_file(tmp_path, "b.json", [512, 512], "max_bytes_used")
+    options = CompareOptions(metric="max_bytes_used", thresholds=(parse_threshold("50%"),))
+    b = compare(zero, some, options).benchmarks[0]
+    assert (b.verdict, b.change, b.regression) == (SLOWER, None, True)
+    assert compare(zero, zero, options).benchmarks[0].verdict == NO_CHANGE
+
+
+def test_a_rate_is_better_higher(tmp_path):
+    slow = [1e9 * v for v in BASE]
+    fast = [2e9 * v for v in BASE]
+    for key, context in (("items_per_second", None), ("flops", {"rate_counters": ["flops"]})):
+        old = _metric_file(tmp_path, f"{key}_a.json", slow, key, context)
+        new = _metric_file(tmp_path, f"{key}_b.json", fast, key, context)
+        options = CompareOptions(metric=key)
+        better = compare(old, new, options)
+        assert better.higher_is_better and better.benchmarks[0].verdict == FASTER
+        assert better.exit_status == 0
+        worse = compare(new, old, options)
+        assert worse.benchmarks[0].verdict == SLOWER and worse.exit_status == 1
+    # Without rate_counters a counter is judged lower-is-better, unless told.
+    old = _metric_file(tmp_path, "c.json", slow, "flops")
+    new = _metric_file(tmp_path, "d.json", fast, "flops")
+    assert compare(old, new, CompareOptions(metric="flops")).exit_status == 1
+    assert compare(old, new, CompareOptions(metric="flops", higher_is_better=True)) \
+        .exit_status == 0
+
+
+def test_device_time_is_a_time(tmp_path):
+    old = _metric_file(tmp_path, "a.json", list(BASE), "device_time")
+    new = _metric_file(tmp_path, "b.json", [2 * v for v in BASE], "device_time")
+    b = compare(old, new, CompareOptions(metric="device_time")).benchmarks[0]
+    assert b.time_unit == "ms" and b.method in ("exact", "asymptotic")
+    assert b.verdict == SLOWER and b.regression
+    assert b.old == pytest.approx(float(np.median(BASE)) * 1e-3)
+    # Times of one value a side are not "constant": no verdict from them.
+    one = _metric_file(tmp_path, "c.json", [1.0], "device_time")
+    two = _metric_file(tmp_path, "d.json", [2.0], "device_time")
+    assert compare(one, two, CompareOptions(metric="device_time")).benchmarks[0].verdict \
+        == INCONCLUSIVE
+
+
+def test_a_metric_neither_file_has_is_a_usage_error(tmp_path):
+    old = _metric_file(tmp_path, "a.json", [1, 1], "max_bytes_used")
+    with pytest.raises(UsageError, match=r"--metric=flops: no row of .* has it \(their "
+                                         r"metrics: cpu_time, max_bytes_used, real_time\)"):
+        compare(old, old, CompareOptions(metric="flops"))
+    # A metric only some benchmarks have: the others are not compared.
+    rows = [_row("BM_a", 1.0, max_bytes_used=5), _row("BM_b", 1.0)]
+    both = read_benchmark_file(_report(tmp_path / "b.json", rows))
+    result = compare(both, both, CompareOptions(metric="max_bytes_used"))
+    assert [b.verdict for b in result.benchmarks] == [NO_CHANGE, NOT_COMPARED]
+    assert result.benchmarks[1].notes == ["no max_bytes_used in old and new"]

@@ -2,16 +2,29 @@
 
 Read from the source (AST), so an import hidden inside a function counts
 like any other: a cycle cannot hide there, and there is nothing to hide.
+
+The one exception is :data:`LAZY_IMPORTS`: a heavy optional dependency
+(an extra of pyproject.toml) imported inside the one function that needs it,
+so that ``--help`` and plain runs never load it. Such a dependency is
+imported at the top of its own modules, and one function imports the first
+of them lazily. Each entry names the module, the module it imports lazily,
+and the packages that keeps out; the import must be exactly that, loading
+the plugins must not load those packages, and no module a run or ``--help``
+imports may reach them through module-level imports (checked below).
 """
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 from conftest import ROOT
+from ireebench.pluginmanager import BUILTIN_PLUGINS
 
 PACKAGES = {"core": "ireebench", "plugins": "ireebench.plugins"}
+
 
 
 def _modules() -> dict[str, Path]:
@@ -26,6 +39,20 @@ def _modules() -> dict[str, Path]:
 
 
 MODULES = _modules()
+
+# module -> {module it imports inside a function: the third-party packages that keeps
+# out of a plain run}. The documented way to add a lazy import: add it here.
+LAZY_IMPORTS = {
+    # The results store's database code is the `store` extra (SQLAlchemy, psycopg):
+    # opened only by --benchmark_save, `ireebench history`, stored: references.
+    "ireebench.plugins.store.location": {"ireebench.plugins.store.database": ("sqlalchemy",
+                                                                             "psycopg")},
+    # The report's drawing is the `report` extra (matplotlib): only when a report is made.
+    "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
+}
+# The extras' libraries: never reached from startup but through LAZY_IMPORTS.
+EXTRA_LIBRARIES = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
+                                for packages in lazy.values() for package in packages}))
 
 
 def _is_package(name: str) -> bool:
@@ -42,11 +69,13 @@ def _resolve(module: str, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _imports(module: str) -> list[tuple[str, ast.AST]]:
-    """(imported ireebench module, node) for each import in ``module``."""
+def _imports(module: str, top_level_only: bool = False,
+             everything: bool = False) -> list[tuple[str, ast.AST]]:
+    """(imported ireebench module, node) for each import in ``module`` (``everything``:
+    other packages' too)."""
     tree = ast.parse(MODULES[module].read_text())
     found = []
-    for node in ast.walk(tree):
+    for node in (tree.body if top_level_only else ast.walk(tree)):
         if isinstance(node, ast.Import):
             found += [(alias.name, node) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -55,7 +84,7 @@ def _imports(module: str) -> list[tuple[str, ast.AST]]:
                 # `from pkg import submodule` imports the submodule.
                 candidate = f"{target}.{alias.name}"
                 found.append((candidate if candidate in MODULES else target, node))
-    return [(name, node) for name, node in found if name in MODULES]
+    return [(name, node) for name, node in found if everything or name in MODULES]
 
 
 def _graph() -> dict[str, set[str]]:
@@ -91,18 +120,39 @@ def test_no_import_cycle():
             visit(module)
 
 
+def _lazily_allowed(module: str, node: ast.AST) -> bool:
+    allowed = LAZY_IMPORTS.get(module, {})
+    targets = [name for name, found in _imports(module) if found.lineno == node.lineno]
+    return bool(targets) and all(target in allowed for target in targets)
+
+
 def test_every_import_is_at_module_level():
-    """No import inside a function or class (to dodge a cycle, or otherwise)."""
+    """No import inside a function or class (to dodge a cycle, or otherwise), except
+    the documented lazy imports of optional extras (:data:`LAZY_IMPORTS`)."""
     nested = []
-    for path in MODULES.values():
+    for module, path in MODULES.items():
         tree = ast.parse(path.read_text())
         top = {id(node) for node in tree.body}
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
                 if isinstance(node, ast.ImportFrom) and node.module == "__future__":
                     continue
+                if _lazily_allowed(module, node):
+                    continue
                 nested.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert nested == []
+
+
+def test_lazy_imports_stay_out_of_a_plain_start():
+    """Loading every built-in plugin (what --help and every run do) loads no extra."""
+    packages = sorted({package for lazy in LAZY_IMPORTS.values()
+                       for packages in lazy.values() for package in packages})
+    code = ("import sys, ireebench.pluginmanager as pm; "
+            "pm.build_plugin_manager(pm.PluginSelection(), autoload=False); "
+            f"print([m for m in {packages!r} if m in sys.modules])")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    assert found == "[]"
 
 
 def test_core_never_imports_the_plugins():
@@ -121,3 +171,33 @@ def test_every_package_is_in_pyproject():
     listed = {name.strip(",") for name in listed}
     packages = {name for name in MODULES if _is_package(name)}
     assert packages == listed
+
+
+def test_the_lazy_imports_exist():
+    """Every allowance names a real nested import (none outlives its reason)."""
+    for module, targets in LAZY_IMPORTS.items():
+        tree = ast.parse(MODULES[module].read_text())
+        top = {id(node) for node in tree.body}
+        for target in targets:
+            nested = [node for name, node in _imports(module) if name == target
+                      and id(node) not in top]
+            assert nested, (module, target)
+
+
+def test_extras_stay_out_of_startup():
+    """No module that a run or --help imports (the core, the built-in plugins)
+    reaches an extra's library through module-level imports."""
+    start = ["ireebench", "ireebench.cli"] + list(BUILTIN_PLUGINS.values())
+    seen, stack = set(), list(start)
+    while stack:
+        module = stack.pop()
+        if module in seen:
+            continue
+        seen.add(module)
+        for name, _ in _imports(module, top_level_only=True, everything=True):
+            assert name.split(".")[0] not in EXTRA_LIBRARIES, \
+                f"{module} imports {name} at startup: import it lazily (LAZY_IMPORTS)"
+            if name in MODULES:
+                stack.append(name)
+    assert "ireebench.plugins.report" in seen
+    assert "ireebench.plugins.report.charts" not in seen

@@ -99,6 +99,13 @@ def render_hook_reference() -> str:
     return "\n".join(rows)
 
 
+def test_plugins_md_hook_reference_is_generated_from_the_specs():
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    found = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    expected = render_hook_reference()
+    assert found == expected, f"paste this between the markers of docs/plugins.md:\n{expected}"
+
+
 def test_every_hook_has_a_docstring():
     for name in hook_names():
         assert (getattr(hookspecs, name).__doc__ or "").strip(), name

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
 import json
 
 import pytest
-from conftest import ROOT, one_error_line
+from conftest import FIXTURE_PLUGINS, ROOT, one_error_line
+from ireebench.backend import forwarded_argv
+from ireebench.cli.command import load_plugins, parse_args
 
 LOCAL = ["--device=local-sync", "--benchmark_min_time=2x", "--benchmark_filter=noargs"]
 SUBPROCESS = ROOT / "examples" / "plugins" / "subprocess_backend" / "ireebench_subprocess.py"
@@ -83,7 +86,7 @@ def test_plugins_lists_each_backend_with_its_capabilities(ireebench):
     listed = {entry["name"]: entry for entry in json.loads(ireebench("plugins", "--json").stdout)}
     runtime = listed["runtime_backend"]["backend_capabilities"]["runtime"]
     assert runtime == ["adaptive_repetitions", "in_process", "plugin_kinds", "profiling_passes",
-                       "repetition_samples"]
+                       "repetition_samples", "sweeps"]
     assert listed["native_backend"]["backend_capabilities"]["native"] == [
         "native_flags", "repetition_samples"]
 
@@ -101,3 +104,21 @@ def test_a_backend_failing_is_blamed_on_its_plugin(ireebench):
     assert result.stderr.splitlines()[-1] == ("ireebench: plugin error: plugin 'fake_backend' "
                                               "failed in backend 'fake': ZeroDivisionError: "
                                               "fake bug")
+
+
+def test_forwarded_argv_keeps_what_the_native_tool_understands():
+    """ireebench's own flags and plugins' flags go; native ones (and native_flag options) stay."""
+    argv = ["--module=m.vmfb", "--device=local-sync", "--backend=native", "-pno:console",
+            "--plugin", str(FIXTURE_PLUGINS / "fake_backend.py"), "--fake_outcome=ok", "--benchmark_repetitions=2",
+            "--task_topology_max_group_count=2", "--enable_output_processing",
+            "--reporter=json", "--print_statistics"]
+    invocation = load_plugins(argv, io.StringIO(), io.StringIO())
+    config = parse_args(argv, invocation)
+    try:
+        assert forwarded_argv(config) == [
+            "--module=m.vmfb", "--device=local-sync", "--benchmark_repetitions=2",
+            "--task_topology_max_group_count=2", "--enable_output_processing",
+            "--print_statistics"]
+        assert "--fake_outcome=ok" in forwarded_argv(config, keep=("fake_outcome",))
+    finally:
+        config.release()

@@ -11,6 +11,12 @@ import textwrap
 
 import pytest
 from conftest import one_error_line
+from ireebench.pluginmanager import (
+    BUILTIN_PLUGINS,
+    ESSENTIAL_PLUGINS,
+    PluginSelection,
+    build_plugin_manager,
+)
 
 
 def _plugin(directory, name: str, body: str):
@@ -118,6 +124,20 @@ def test_blocked_plugin_flags_are_unknown(ireebench, simple):
     assert line == ("ireebench: error: --enable_output_processing: unknown flag (it belongs "
                     "to the plugin 'output_processing', blocked with -p "
                     "no:output_processing)")
+
+
+@pytest.mark.parametrize("name", sorted(set(BUILTIN_PLUGINS) - ESSENTIAL_PLUGINS))
+def test_each_optional_builtin_can_be_blocked_alone(name):
+    """Built-ins implement hooks other built-ins declare only as optional hooks."""
+    pm = build_plugin_manager(PluginSelection(blocked=[name]))
+    assert pm.get_plugin(name) is None
+
+
+def test_every_optional_builtin_blocked_at_once_still_runs(ireebench, simple):
+    blocked = sorted(set(BUILTIN_PLUGINS) - ESSENTIAL_PLUGINS - {"json"})
+    result = ireebench(*simple, "--reporter=json", *(f"-pno:{name}" for name in blocked))
+    assert result.returncode == 0, result.stderr
+    assert '"benchmarks"' in result.stdout
 
 
 def test_optional_builtin_can_be_blocked(ireebench, simple):

@@ -1,0 +1,220 @@
+"""Configuration points: one run that measures many configurations.
+
+A *point* is one configuration of a run: a command line of its own, parsed
+into its own :class:`~ireebench.config.Config` (``Config.for_point``), with
+``params`` (axis name -> value, numbers as numbers) that name its rows
+(``BM_forward/bs:4/process_time/real_time``, see :mod:`ireebench.names`).
+A plain run is one point without parameters: its own config.
+
+Where points come from: a plugin turns the benchmark run's command line
+into the command lines of its points (``ireebench_expand_command_line``:
+the ``sweeps`` plugin's ``--sweep``), or builds them itself (its ``ireebench
+run SUITE.toml``) and has the core parse them (:func:`ireebench.cli.command.parse_points`);
+then, once the run is configured, every plugin may add or rewrite points
+(``ireebench_generate_points``, as pytest's ``pytest_generate_tests``), and
+the core checks them (:func:`check_points`) and keeps them in
+``config.stash[POINTS]``.
+
+What may differ between points: the options marked ``per_point`` (the
+core's module, device, parameters, function, inputs, batch and measurement
+flags; plugins' such as ``--compile_flag``) and the runtime flags. Every
+other option applies to the whole run (reports, output files, statistics
+settings) and must be the same in every point.
+
+How a backend runs them (the in-process backend, capability ``sweeps``):
+points whose :func:`session_key` is equal (the same modules, parameters,
+devices, compile flags and runtime flags) share one session; each point's
+workloads are discovered with its own function, inputs and batch flags.
+IREE's runtime flags are process-global and drivers read some of them once
+per process (local-task reads ``--task_topology_*`` when its driver is first
+created), so when the points' runtime flags differ, each point runs in a
+process of its own: the same command line with ``--point_index=INDEX``
+(:func:`point_command`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import names
+from .backend import SWEEPS
+from .errors import UsageError
+from .native.flags import USER_PASS_FLAGS
+from .stash import StashKey
+
+# The points of the run, in order (absent: the run is its own single point).
+POINTS = StashKey["list[Point]"]()
+
+# Options of one workload: points that differ only in these share a session.
+WORKLOAD_OPTIONS = frozenset({
+    "function", "input", "batch_size", "batch_concurrency", "time_unit",
+    "benchmark_min_time", "benchmark_min_warmup_time", "benchmark_repetitions",
+})
+
+# The flags that make a point's own process report to its parent: JSON on
+# stdout, no file, every row (the parent applies the aggregates-only flags).
+CHILD_REPORT_FLAGS = (
+    "--benchmark_format=json", "--reporter=json", "--benchmark_out=",
+    "--benchmark_report_aggregates_only=false", "--benchmark_display_aggregates_only=false",
+    "--benchmark_list_tests=false", "--benchmark_enable_random_interleaving=false",
+)
+
+
+@dataclass
+class PointSpec:
+    """A point as a command line, before it is parsed.
+
+    :ivar params: axis name -> value (numbers as numbers), in axis order.
+    :ivar argv: the point's command line (``{NAME}`` already replaced).
+    :ivar label: where it comes from, for messages (``bs=4``, ``entry 2 of s.toml``).
+    :ivar name_prefix: prefixes its rows' names (a suite entry's ``name``).
+    """
+
+    params: dict
+    argv: list[str]
+    label: str = ""
+    name_prefix: str = ""
+
+
+@dataclass
+class Point:
+    """One configuration of the run (what ``ireebench_generate_points`` sees).
+
+    :ivar config: the point's :class:`~ireebench.config.Config` (its options,
+        runtime flags, ``params``; the run's stash, streams and cleanups).
+    """
+
+    config: object
+
+    @property
+    def params(self) -> dict:
+        return self.config.params
+
+    @property
+    def label(self) -> str:
+        """Where it comes from, for messages (``bs=4``, ``entry 2 of suite.toml``)."""
+        return self.config.point_label or describe_params(self.params) or "the run"
+
+    @property
+    def name_prefix(self) -> str:
+        return self.config.name_prefix
+
+    def derive(self, params: dict | None = None, label: str = "", **options) -> Point:
+        """A new point: this one with more (or changed) ``params`` and options.
+
+        ``options`` are option names with their parsed values (a list for a
+        repeatable flag: ``input=["16x512xf32=0.5"]``); the new parameters
+        come after this point's in its name.
+        """
+        merged = dict(self.config.options)
+        for name, value in options.items():
+            if name not in merged:
+                raise UsageError(f"point {self.label}: unknown option {name!r}")
+            merged[name] = list(value) if isinstance(value, (list, tuple)) else value
+        all_params = {**self.params, **(params or {})}
+        return Point(self.config.run.for_point(
+            merged, self.config.runtime_flags, all_params, self.name_prefix,
+            label or describe_params(all_params)))
+
+
+def describe_params(params: dict) -> str:
+    """``bs=4, seq=2048``: a point's parameters in messages."""
+    return ", ".join(f"{name}={names.format_value(value)}" for name, value in params.items())
+
+
+def points_of(config) -> list[Point]:
+    """The points of the run: those the plugins made (maybe none: an empty
+    shard), or the run itself."""
+    points = config.run.stash.get(POINTS, None)
+    return [Point(config.run)] if points is None else list(points)
+
+
+def is_sweep(config) -> bool:
+    """Does the run measure several points, none, or one with parameters?"""
+    points = points_of(config)
+    return len(points) != 1 or bool(points[0].params or points[0].name_prefix)
+
+
+def _frozen(value):
+    return tuple(value) if isinstance(value, (list, tuple)) else value
+
+
+def session_key(config) -> tuple:
+    """What a point's session depends on: every option but the workload's, and
+    the runtime flags. Points with equal keys share one session."""
+    options = tuple((name, _frozen(value)) for name, value in sorted(config.options.items())
+                    if name not in WORKLOAD_OPTIONS)
+    return options, tuple(config.runtime_flags)
+
+
+def per_point_options(config) -> set[str]:
+    """The names of the options that may differ between points (marked ``per_point``:
+    the core's module, device, parameters, function, input, batch and measurement
+    flags; plugins' such as ``--compile_flag``)."""
+    return {spec.name for spec in config.option_specs.values() if spec.per_point}
+
+
+def _shown_flag(name: str, value) -> str:
+    if isinstance(value, bool):
+        return f"--{name}" if value else f"--{name}=false"
+    if isinstance(value, (list, tuple)):
+        return " ".join(f"--{name}={item}" for item in value) or f"--{name}"
+    return f"--{name}={value}"
+
+
+def check_points(config, points: list[Point]) -> None:
+    """Refuses points that cannot be one run, in one line naming the flag and the point.
+
+    Options that apply to the whole run must be the same in every point;
+    options of the whole run's follow-up passes (``whole_run``: allocator
+    statistics at exit, output processing) and the device profiling and
+    capture flags need one configuration; the backend must run points
+    (capability ``sweeps``). (That two points never report the same name is
+    checked once their names are known, before anything is measured.)
+    """
+    run = config.run
+    varying = per_point_options(run)
+    for point in points:
+        for name, value in point.config.options.items():
+            if name in varying or _frozen(value) == _frozen(run.options.get(name)):
+                continue
+            raise UsageError(f"{_shown_flag(name, value)} (point {point.label}): cannot vary "
+                             "per point: it applies to the whole run")
+    if len(points) == 1 and not (points[0].params or points[0].name_prefix):
+        return
+    backend = run.backend
+    if not backend.has(SWEEPS):
+        raise UsageError(f"a run of {len(points)} configurations (point {points[0].label}"
+                         f"{' ...' if len(points) > 1 else ''}) needs "
+                         f"a backend that measures many configurations in one run (capability "
+                         f"'{SWEEPS}'); --backend={backend.name} does not have it")
+    for spec in run.option_specs.values():
+        value = run.options.get(spec.name)
+        if spec.whole_run and value not in (None, spec.default, (), [], ""):
+            raise UsageError(f"{_shown_flag(spec.name, value)}: concerns the whole run of one "
+                             f"configuration and cannot be used with a sweep or suite "
+                             f"({len(points)} points)")
+    for flag in run.runtime_flags:
+        if flag.startswith(USER_PASS_FLAGS):
+            raise UsageError(f"{flag}: a native pass over the whole run of one configuration; "
+                             f"it cannot be used with a sweep or suite ({len(points)} points)")
+
+
+def runtime_flags_vary(points: list[Point]) -> bool:
+    """Do the points' runtime flags differ (so each needs a process of its own)?"""
+    return len({tuple(point.config.runtime_flags) for point in points}) > 1
+
+
+@dataclass
+class PointPlan:
+    """What one point will report, known before any session opens."""
+
+    point: Point
+    index: int  # its index among the run's points (--point_index)
+    run_names: list[str] = field(default_factory=list)  # BM_f/bs:4/process_time/real_time ...
+
+
+def point_command(config, index: int) -> list[str]:
+    """The ireebench command line that measures only point ``index`` of this run,
+    reporting JSON on stdout (see :data:`CHILD_REPORT_FLAGS`)."""
+    return [*config.run.command_line, *CHILD_REPORT_FLAGS, f"--point_index={index}"]

@@ -1,0 +1,809 @@
+"""The run in a forked worker process, so that the measurement survives the function.
+
+In process, a function that never returns cannot be interrupted (the call
+into the runtime does not come back to Python, where signals are
+handled), and one that crashes takes the process with it: every finished
+row is lost. iree-benchmark-module has the same fate (exit 139); the
+native backend (:mod:`ireebench.native.backend`) runs one native process
+per benchmark, so that a crash is that benchmark's error row
+(``iree-benchmark-module failed: killed by signal 11``) and the others
+still run. This module gives the in-process backend that behaviour with
+one process for all benchmarks, as long as none dies. The anchors are
+pyperf (a benchmark measured in worker processes that stream results to
+the runner) and pytest-forked (a test run in a forked child whose death
+becomes a failed report).
+
+* **Where.** :func:`ireebench.runner.run_config` asks :func:`wanted`, then
+  calls :func:`supervise`: the original process becomes a small
+  supervisor and ``os.fork()`` s a worker that runs the normal run
+  (:func:`ireebench.runner.run_here`: reports, backend, every hook of the
+  run's plugins, the display on the real stdout/stderr) and ends with
+  ``os._exit`` (no interpreter teardown, no atexit handler run twice).
+  Plugins are loaded and ``ireebench_configure`` has run before the fork,
+  and the run's scratch directory exists; the IREE runtime (devices,
+  sessions, threads) starts only in the worker, so the supervisor can fork
+  again safely.
+* **The channel.** A pipe from the worker: length-prefixed JSON messages
+  that the worker's hub writes (the context once reported, "benchmark X is
+  starting", each benchmark's rows, the reports finalized, every temporary
+  file created next to an output, "reports closed with status S", the
+  end). JSON rather than pickle: ireebench never unpickles
+  (docs/reliability.md), and rows and context are dataclasses of plain
+  data (:func:`encode`). A second pipe carries one byte per signal that the
+  worker's Python code handled ("a signal arrived"): written from a signal
+  handler, a single byte cannot interleave with a message.
+* **A worker that ends** (any status): the supervisor passes its status on
+  and re-raises its error, so the command line prints the same one line as
+  in process and the Python API gets the same exception; its stdout and
+  stderr were the real ones all along.
+* **Signals.** The worker has a process group of its own, so a terminal's
+  Ctrl-C (sent to the foreground group) reaches only the supervisor, which
+  forwards SIGINT/SIGTERM to the worker's group exactly once per signal.
+  In one shared group the worker would get Ctrl-C twice (from the
+  terminal, and forwarded), and a second signal means "the user insists"
+  (it gets through a hanging reporter and discards the unfinished file);
+  the supervisor cannot tell a signal the whole group got (a terminal,
+  ``kill -- -PGID``) from one sent to it alone (``kill PID``, a CI
+  runner), so it could not de-duplicate. A worker in Python code handles
+  the signal as in process (reports closed, 130/143) and first
+  acknowledges it, from the handler (also while
+  :func:`ireebench.signals.signals_deferred` holds it back). One that does
+  not acknowledge within :data:`GRACE_SECONDS` (0.4 s: Python code answers
+  in microseconds, and the run must end within about a second) is stuck in
+  native code: it is killed (SIGKILL, its whole group), and the reports
+  are finished from the rows received, the running benchmark an error row.
+  The cost of a group of its own is job control, done here: Ctrl-Z stops
+  the worker, then the supervisor, and ``fg`` (SIGCONT) resumes both; the
+  worker ignores SIGTTOU/SIGTTIN (a background group writing to a terminal
+  with ``stty tostop``); and it dies with the supervisor
+  (``PR_SET_PDEATHSIG`` on Linux), so a supervisor killed with SIGKILL, or
+  by a hang-up, leaves no worker measuring.
+* **A worker that dies** while a benchmark runs (a crash, an outside
+  SIGKILL): that benchmark is an error row naming the signal, and a fresh
+  worker resumes: it opens the session again, discovers the same
+  workloads, replays what its predecessors reported into its own reporters
+  (the display muted, no streaming hook; ``--benchmark_out`` rewritten
+  whole), reports the error row and measures the benchmarks not reported
+  yet. Each resume consumes one benchmark, so resumes are bounded by the
+  workloads; a worker that dies before starting a benchmark ends the run
+  (one line, exit 1). The reports of a worker that cannot go on (killed
+  after a signal, dead before any benchmark) are finished by a *finalizer*
+  worker: a resumed worker that measures nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import dataclasses
+import gc
+import io
+import json
+import numbers
+import os
+import select
+import signal
+import struct
+import sys
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+
+from .backend import IN_PROCESS, Backend
+from .context import CacheInfo, Context
+from .errors import (
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_PLUGIN_ERROR,
+    OutputClosed,
+    PluginError,
+    Terminated,
+    UsageError,
+    exit_status,
+)
+from .modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
+from .outfiles import is_special_file, observe_temporaries
+from .results import Counter, MemoryResult, Run, RunResult
+from .signals import observe_signals
+from .stash import StashKey
+from .streams import CliStream
+
+# How long a worker has to acknowledge a forwarded SIGINT/SIGTERM before it
+# is taken to be stuck in native code and killed. Python code handles a
+# signal within microseconds; a longer wait only delays Ctrl-C.
+GRACE_SECONDS = 0.4
+
+# In a worker: the channel to the supervisor (the hub writes it), and what
+# a resumed worker replays (ireebench.reporting.hub).
+REPORT_CHANNEL = StashKey["Channel"]()
+RESUME = StashKey["Resume"]()
+
+# Set to see the traceback of an internal error (ireebench.cli.DEBUG_ENV).
+_DEBUG_ENV = "IREEBENCH_DEBUG"
+_USER_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+# Signals that end a process because its code went wrong (a "crash").
+_CRASHES = {getattr(signal, name) for name in
+            ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE", "SIGSYS", "SIGTRAP")
+            if hasattr(signal, name)}
+_PR_SET_PDEATHSIG = 1
+
+
+def wanted(config, backend) -> bool:
+    """Whether this run measures in a worker: the one place that decides.
+
+    ``--isolation=worker`` (or ``IREEBENCH_ISOLATION=worker``), or no
+    choice on the command line (``ireebench.cli.run_cli``, whose streams
+    are :class:`~ireebench.streams.CliStream`); never for the Python API
+    unless asked, never where ``os.fork`` is missing or outside the main
+    thread (signal handlers), and only for a backend that measures in this
+    process (the ``in_process`` capability): the others (``native``,
+    ``replay``) already run their measurements in processes of their own.
+    """
+    choice = config.getoption("isolation") or None
+    if choice not in (None, "worker", "none"):
+        raise UsageError(f"--isolation={choice}: one of worker, none")
+    if choice == "none" or not backend.has(IN_PROCESS):
+        return False
+    possible = hasattr(os, "fork") and threading.current_thread() is threading.main_thread()
+    if choice == "worker":
+        if not possible:
+            raise UsageError("--isolation=worker: needs os.fork and the main thread "
+                             "(use --isolation=none)")
+        return True
+    return possible and isinstance(config.stdout, CliStream)
+
+
+def reports_closed(config, status: int, error: BaseException | None) -> None:
+    """In a worker: tells the supervisor the reports are closed with ``status``
+    (a worker that dies after this, in its teardown, still exits ``status``)."""
+    channel = config.stash.get(REPORT_CHANNEL, None)
+    if channel is not None:
+        channel.send("closed", status, encode_error(error))
+
+
+def supervise(config, backend, run) -> RunResult:
+    """Runs ``run(config, backend)`` in forked workers; see the module docstring.
+
+    :param run: :func:`ireebench.runner.run_here`.
+    """
+    held = None
+    try:
+        # Made here, so that every worker shares it and the supervisor
+        # removes what a dead worker left there (the module copies).
+        config.scratch_dir()
+        read_stdin_module(config)
+        held = _hold_special_output(config)
+    except BaseException as exc:  # noqa: BLE001 - the run is closed and it is raised
+        return run(config, None, failure=exc)
+    try:
+        return Supervisor(config, backend, run).supervise()
+    finally:
+        if held is not None:
+            os.close(held)
+
+
+def _hold_special_output(config) -> int | None:
+    """Keeps a ``--benchmark_out`` FIFO (or device) open for the whole run.
+
+    Its reader then does not see the end of the report when a worker dies,
+    and the next worker's open finds the reader still there (a FIFO without
+    a reader blocks the open): the report continues where it stopped.
+    """
+    path = config.getoption("benchmark_out")
+    if not path or config.getoption("benchmark_list_tests") or not is_special_file(path):
+        return None
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    except OSError:
+        return None  # the worker's own open says why, in one line
+
+
+# --- the messages -------------------------------------------------------------
+
+# The dataclasses that cross the channel, by name (nothing else is built).
+_TYPES = {cls.__name__: cls for cls in (Run, Counter, MemoryResult, Context, CacheInfo)}
+
+
+def encode(value):
+    """``value`` as JSON data: the channel's dataclasses tagged by name, dicts
+    and tuples tagged, other objects as their ``str`` (as JSON reports show them)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    if isinstance(value, (list, tuple)):
+        items = [encode(item) for item in value]
+        return items if isinstance(value, list) else {"~": "tuple", "v": items}
+    if isinstance(value, dict):
+        return {"~": "dict", "v": [[encode(k), encode(v)] for k, v in value.items()]}
+    for name, cls in _TYPES.items():
+        if isinstance(value, cls):
+            return {"~": name, "v": {f.name: encode(getattr(value, f.name))
+                                     for f in dataclasses.fields(cls)}}
+    return str(value)
+
+
+def decode(data):
+    """The inverse of :func:`encode`."""
+    if isinstance(data, list):
+        return [decode(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    tag, value = data["~"], data["v"]
+    if tag == "tuple":
+        return tuple(decode(item) for item in value)
+    if tag == "dict":
+        return {decode(k): decode(v) for k, v in value}
+    return _TYPES[tag](**{name: decode(item) for name, item in value.items()})
+
+
+def encode_error(exc: BaseException | None):
+    """How a worker's run ended, as data the supervisor re-raises (:func:`decode_error`)."""
+    if exc is None:
+        return None
+    if isinstance(exc, KeyboardInterrupt):
+        return {"kind": "interrupt"}
+    if isinstance(exc, Terminated):
+        return {"kind": "terminated"}
+    if isinstance(exc, OutputClosed):
+        return {"kind": "output_closed"}
+    if isinstance(exc, UsageError):
+        return {"kind": "usage", "message": str(exc), "exit_code": exc.exit_code,
+                "status": exc.status}
+    if isinstance(exc, PluginError):
+        return {"kind": "plugin", "message": str(exc), "where": exc.where,
+                "plugin": exc.plugin_name}
+    if isinstance(exc, SystemExit):
+        code = exc.code
+        return {"kind": "exit", "code": code if code is None or isinstance(code, int)
+                else str(code)}
+    return {"kind": "internal", "type": type(exc).__name__, "message": str(exc)}
+
+
+def decode_error(data) -> BaseException:
+    """The exception a worker's run ended with, to raise in the supervisor."""
+    kind = data["kind"]
+    if kind == "interrupt":
+        return KeyboardInterrupt()
+    if kind == "terminated":
+        return Terminated()
+    if kind == "output_closed":
+        return OutputClosed()
+    if kind == "usage":
+        return UsageError(data["message"], data["exit_code"], data.get("status"))
+    if kind == "plugin":
+        error = PluginError.__new__(PluginError)
+        Exception.__init__(error, data["message"])
+        error.where, error.plugin_name, error.original = data["where"], data["plugin"], None
+        return error
+    if kind == "exit":
+        return SystemExit(data["code"])
+    # An internal error keeps its type's name, which the CLI's line shows.
+    return type(data["type"], (Exception,), {})(data["message"])
+
+
+def interrupt(signum: int) -> BaseException:
+    """The exception a run interrupted by ``signum`` ends with."""
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
+
+
+class Channel:
+    """The worker's end: messages to the supervisor, and acknowledgements."""
+
+    def __init__(self, data_fd: int, ack_fd: int):
+        self._data = data_fd
+        self._ack = ack_fd
+        os.set_blocking(ack_fd, False)
+
+    def send(self, kind: str, *args) -> None:
+        """One message (never interleaved with another, also when a signal
+        handler sends one while it is written)."""
+        payload = json.dumps([kind, *map(encode, args)]).encode()
+        frame = memoryview(struct.pack(">I", len(payload)) + payload)
+        # Held back while the frame is written: a handler that raises
+        # (Ctrl-C) must not cut it in half. Another thread (OpenBLAS's) may
+        # still take the signal and the handler then run here: the frame is
+        # finished first, and what the handler raised is raised after.
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _USER_SIGNALS)
+        raised = None
+        try:
+            while frame:
+                try:
+                    frame = frame[os.write(self._data, frame):]
+                except OSError:
+                    break  # the supervisor is gone; the worker dies with it
+                except BaseException as exc:  # noqa: BLE001 - raised once the frame is out
+                    raised = raised or exc
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        if raised is not None:
+            raise raised
+
+    def acknowledge(self, signum: int | None = None) -> None:
+        """"A signal arrived, and Python code handles it" (from a signal handler)."""
+        with contextlib.suppress(OSError):
+            os.write(self._ack, b"!")
+
+
+class _ForwardedStream(io.TextIOBase):
+    """A worker's stdout or stderr written by the supervisor (Python API streams
+    that live in the caller's memory)."""
+
+    def __init__(self, channel: Channel, name: str):
+        super().__init__()
+        self._channel = channel
+        self._name = name
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        self._channel.send("write", self._name, text)
+        return len(text)
+
+
+class _Frames:
+    """Reassembles the length-prefixed messages of the channel."""
+
+    def __init__(self):
+        self._buffer = bytearray()
+
+    def feed(self, data: bytes) -> list:
+        self._buffer += data
+        messages = []
+        while len(self._buffer) >= 4:
+            (length,) = struct.unpack(">I", self._buffer[:4])
+            if len(self._buffer) < 4 + length:
+                break
+            message = json.loads(bytes(self._buffer[4:4 + length]))
+            del self._buffer[:4 + length]
+            messages.append((message[0], [decode(arg) for arg in message[1:]]))
+        return messages
+
+
+@dataclass
+class Resume:
+    """What a resumed (or finalizing) worker's hub replays: the context and
+    rows reported so far, and the error rows of the benchmarks lost."""
+
+    context: Context | None
+    groups: list = field(default_factory=list)  # (runs, extra rows) per benchmark, in order
+    pending: list = field(default_factory=list)  # (runs, extra rows) of lost benchmarks
+    # The modules its predecessors took: ([spec, resolved], a file with the
+    # bytes or None, sha256); taken again, the same bytes (a --module=- is
+    # read once).
+    modules: list = field(default_factory=list)
+
+    @property
+    def run_names(self) -> set[str]:
+        return {run.run_name for runs, _ in self.groups + self.pending for run in runs}
+
+
+@dataclass
+class _Worker:
+    """One worker process, as its supervisor saw it."""
+
+    pid: int
+    running: Run | None = None  # the benchmark begun and not reported
+    began: bool = False  # this worker began a benchmark
+    finalized: bool = False  # its reports were finalized (files committed)
+    closed: tuple | None = None  # (status, error): its reports were closed
+    done: tuple | None = None  # (status, error): its run ended
+    wait_status: int = 0
+    killed: bool = False  # by the supervisor, after an unacknowledged signal
+    ended: int | None = None  # its wait status, when reaped before the loop saw it
+
+
+def describe_death(wait_status: int) -> str:
+    """How a process ended, in words: ``crashed: SIGSEGV (Segmentation fault)``."""
+    if os.WIFSIGNALED(wait_status):
+        number = os.WTERMSIG(wait_status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        verb = "crashed" if number in _CRASHES else "was killed"
+        return f"{verb}: {name} ({signal.strsignal(number) or name})"
+    return f"exited with status {os.waitstatus_to_exitcode(wait_status)}"
+
+
+def _lost(row: Run, message: str) -> tuple[list[Run], list[Run]]:
+    row = dataclasses.replace(row, error_occurred=True, error_message=message)
+    return [row], []
+
+
+def _signal_worker(pid: int, signum: int) -> None:
+    """To the worker's process group (its native tools too, as a terminal's
+    Ctrl-C would reach them), or the worker alone before it has one."""
+    try:
+        os.killpg(pid, signum)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signum)
+
+
+def _flush(config) -> None:
+    for stream in (config.stdout, config.stderr, sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception, OutputClosed):
+            stream.flush()
+
+
+def _die_with(supervisor: int) -> None:
+    """The worker gets SIGKILL when the supervisor dies (Linux; best effort)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0),
+                   ctypes.c_ulong(0), ctypes.c_ulong(0))
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != supervisor:  # it died before prctl
+        os._exit(EXIT_FAILED)
+
+
+def _note(signum, frame) -> None:
+    """The supervisor's handler: the wakeup fd carries the signal to its loop."""
+
+
+def _raising(channel: Channel, exception):
+    def handler(signum, frame):
+        channel.acknowledge(signum)
+        raise exception()
+
+    return handler
+
+
+class Supervisor:
+    """The original process while workers run: forwards signals, collects the
+    rows, and finishes what a dead or stuck worker could not."""
+
+    def __init__(self, config, backend, run):
+        self.config = config
+        self.backend = backend
+        self.run = run
+        self.context: Context | None = None
+        self.groups: list = []
+        self.pending: list = []
+        self.temporaries: list[str] = []
+        self.modules: list = []
+        self.signals: list[int] = []  # user signals received, first first
+        self.crashed = False  # a benchmark was lost: the run exits 1
+        self._previous: dict = {}
+        self._deadline: float | None = None
+
+    # --- the whole run ----------------------------------------------------
+
+    def supervise(self) -> RunResult:
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_r, False)
+        os.set_blocking(self._wake_w, False)
+        handled = [*_USER_SIGNALS, signal.SIGTSTP, signal.SIGCONT, signal.SIGCHLD]
+        for signum in handled:
+            previous = signal.getsignal(signum)
+            self._previous[signum] = previous
+            # An ignored signal (`nohup`, `&`) stays ignored; SIGCHLD is always
+            # caught (ignored, it would reap the worker before waitpid could).
+            if previous != signal.SIG_IGN or signum == signal.SIGCHLD:
+                signal.signal(signum, _note)
+        old_wakeup = signal.set_wakeup_fd(self._wake_w, warn_on_full_buffer=False)
+        in_process = False
+        try:
+            return self._workers()
+        except _NoFork:
+            in_process = True
+        finally:
+            signal.set_wakeup_fd(old_wakeup)
+            for signum, previous in self._previous.items():
+                signal.signal(signum, previous)
+            os.close(self._wake_r)
+            os.close(self._wake_w)
+            for path in self.temporaries:  # what a dead worker left
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            if not in_process:
+                self.config.remove_scratch()
+        # No worker could be forked: measured here, as with --isolation=none.
+        return self.run(self.config, self.backend)
+
+    def _workers(self) -> RunResult:
+        mode, reason = "run", None
+        while True:
+            if self.signals and mode == "resume":
+                mode, reason = "finalize", interrupt(self.signals[0])
+            worker = self._start(mode, reason)
+            outcome = worker.done or worker.closed
+            if outcome is not None and self._unfinished(mode, worker, outcome[1]):
+                # Interrupted before it rewrote the reports: finish them.
+                mode, reason = "finalize", decode_error(outcome[1])
+                continue
+            if outcome is not None:
+                if worker.done is None and os.WIFSIGNALED(worker.wait_status):
+                    self.config.stderr.write(
+                        f"ireebench: warning: the worker process "
+                        f"{describe_death(worker.wait_status)} after closing its reports\n")
+                return self._result(*outcome)
+            if mode == "finalize":
+                # The finalizer died too: nothing more can be written.
+                raise reason
+            mode, reason = self._after_death(worker)
+
+    def _unfinished(self, mode: str, worker: _Worker, error) -> bool:
+        """A resumed worker interrupted before its hub replayed the reports (a
+        signal pending since the fork) leaves them to a finalizer."""
+        return (mode == "resume" and self.context is not None and not worker.finalized
+                and error is not None and error["kind"] in ("interrupt", "terminated"))
+
+    def _after_death(self, worker: _Worker):
+        """What follows a worker that died without closing its reports."""
+        how = describe_death(worker.wait_status)
+        if worker.killed:  # stuck in native code after a signal
+            name = signal.Signals(self.signals[0]).name
+            if worker.running is not None:
+                self.pending.append(_lost(worker.running, (
+                    f"interrupted by {name} while running (the function did not return; "
+                    "the worker was killed)")))
+            if worker.finalized:
+                raise interrupt(self.signals[0])
+            return "finalize", interrupt(self.signals[0])
+        if worker.running is not None:
+            self.crashed = True
+            self.pending.append(_lost(worker.running,
+                                      f"the process {how} while running {worker.running.name}"))
+            if self.signals:
+                return "finalize", interrupt(self.signals[0])
+            return "resume", None
+        if worker.finalized:
+            raise UsageError(f"the worker process {how} after the reports were written")
+        where = ("before any benchmark ran" if not self.groups
+                 else f"after {self.groups[-1][0][0].name}" if self.groups[-1][0]
+                 else "between benchmarks")
+        if self.pending and not worker.began:
+            where = f"after resuming (before it ran a benchmark; {where})"
+        reason = interrupt(self.signals[0]) if self.signals else UsageError(
+            f"the worker process {how} {where}")
+        return "finalize", reason
+
+    def _result(self, status: int, error) -> RunResult:
+        if error is not None:
+            raise decode_error(error)
+        if status == EXIT_OK and self.crashed:
+            status = EXIT_FAILED  # a lost benchmark is a failed benchmark
+        rows = [row for runs, extra in self.groups for row in [*runs, *extra]]
+        return RunResult(status, rows, self.context)
+
+    # --- one worker -------------------------------------------------------
+
+    def _start(self, mode: str, reason) -> _Worker:
+        """Forks a worker and watches it until it has ended."""
+        resume = None if mode == "run" else Resume(self.context, list(self.groups),
+                                                    list(self.pending), list(self.modules))
+        backend = self.backend if mode != "finalize" else _finalizer(reason)
+        data_r, data_w = os.pipe()
+        ack_r, ack_w = os.pipe()
+        _flush(self.config)  # or the worker would write the buffered text again
+        supervisor = os.getpid()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, _USER_SIGNALS)
+        # The objects made so far move out of the collector's reach in the
+        # worker: its collections would otherwise write to every page the
+        # two processes share, copying it (a fork's main cost).
+        gc.freeze()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            gc.unfreeze()
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            for fd in (data_r, data_w, ack_r, ack_w):
+                os.close(fd)
+            if mode == "run":
+                self.config.stderr.write(f"ireebench: warning: --isolation=worker: cannot "
+                                         f"fork ({exc.strerror}); measuring in process\n")
+                raise _NoFork() from None
+            raise UsageError(f"--isolation=worker: cannot fork a worker: {exc.strerror}") \
+                from None
+        if pid == 0:
+            try:
+                self._worker(supervisor, backend, resume, data_w, ack_w, (data_r, ack_r), held)
+            finally:
+                os._exit(EXIT_PLUGIN_ERROR)
+        gc.unfreeze()
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+        os.close(data_w)
+        os.close(ack_w)
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)  # also here: no signal may miss the group
+        worker = _Worker(pid)
+        try:
+            self._watch(worker, data_r, ack_r)
+        except BaseException:
+            # The supervisor itself failed: no worker may go on without it.
+            _signal_worker(pid, signal.SIGKILL)
+            with contextlib.suppress(OSError):
+                os.waitpid(pid, 0)
+            raise
+        finally:
+            os.close(data_r)
+            os.close(ack_r)
+        return worker
+
+    def _worker(self, supervisor: int, backend, resume, data_w: int, ack_w: int, other_fds,
+                held) -> None:
+        """The worker process: the normal run, then ``os._exit`` (never returns)."""
+        config = self.config
+        status, error, channel = EXIT_PLUGIN_ERROR, None, None
+        try:
+            signal.set_wakeup_fd(-1)
+            for fd in (*other_fds, self._wake_r, self._wake_w):
+                os.close(fd)
+            with contextlib.suppress(OSError):
+                os.setpgid(0, 0)
+            _die_with(supervisor)
+            channel = Channel(data_w, ack_w)
+            for signum, exception in ((signal.SIGINT, KeyboardInterrupt),
+                                      (signal.SIGTERM, Terminated)):
+                if self._previous[signum] != signal.SIG_IGN:
+                    signal.signal(signum, _raising(channel, exception))
+            for signum in (signal.SIGTSTP, signal.SIGCONT, signal.SIGCHLD):
+                signal.signal(signum, self._previous[signum])
+            # In a group of its own, the worker writes to the terminal from
+            # the background: `stty tostop` must not stop it (nor a read).
+            for signum in (signal.SIGTTOU, signal.SIGTTIN):
+                signal.signal(signum, signal.SIG_IGN)
+            observe_signals(channel.acknowledge)
+            observe_temporaries(lambda path: channel.send("temporary", path))
+            observe_module_images(lambda key, path, digest:
+                                  channel.send("module", key, path, digest))
+            if not isinstance(config.stdout, CliStream):  # the Python API's streams
+                config.stdout = _ForwardedStream(channel, "stdout")
+                config.stderr = _ForwardedStream(channel, "stderr")
+            config.stash[REPORT_CHANNEL] = channel
+            if resume is not None:
+                config.stash[RESUME] = resume
+                config.stash[TAKEN_BEFORE] = {tuple(key): (path, digest)
+                                              for key, path, digest in resume.modules}
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
+            status = self.run(config, backend).exit_code
+        except BaseException as exc:  # noqa: BLE001 - told to the supervisor
+            status, error = exit_status(exc), exc
+            if os.environ.get(_DEBUG_ENV) and status == EXIT_PLUGIN_ERROR \
+                    and not isinstance(exc, PluginError):
+                traceback.print_exception(exc)
+        try:
+            if channel is not None:
+                channel.send("done", status, encode_error(error))
+        finally:
+            _flush(config)
+            os._exit(status)
+
+    def _watch(self, worker: _Worker, data_r: int, ack_r: int) -> None:
+        """Until the worker has ended: its messages, acknowledgements, signals."""
+        os.set_blocking(data_r, False)
+        os.set_blocking(ack_r, False)
+        frames = _Frames()
+        reading = {data_r, ack_r}
+        self._deadline = None
+        while True:
+            timeout = 1.0 if self._deadline is None else max(
+                0.0, self._deadline - time.monotonic())
+            if not reading:
+                timeout = min(timeout, 0.05)  # both pipes closed: the worker is ending
+            ready, _, _ = select.select([self._wake_r, *reading], [], [], timeout)
+            if self._wake_r in ready:
+                self._signals(worker)
+            if ack_r in ready and self._read(ack_r, reading):
+                self._deadline = None  # it handles the signal in Python code
+            if data_r in ready:
+                chunk = self._read(data_r, reading)
+                for kind, args in frames.feed(chunk or b""):
+                    self._message(worker, kind, args)
+            if self._deadline is not None and time.monotonic() >= self._deadline:
+                self._deadline = None
+                worker.killed = True
+                _signal_worker(worker.pid, signal.SIGKILL)
+            if worker.ended is not None:  # reaped while it was being stopped
+                pid, wait_status = worker.pid, worker.ended
+            else:
+                try:
+                    pid, wait_status = os.waitpid(worker.pid, os.WNOHANG)
+                except ChildProcessError:  # reaped by someone else: its status is unknown
+                    pid, wait_status = worker.pid, 0
+            if pid:
+                worker.wait_status = wait_status
+                with contextlib.suppress(OSError):  # what it wrote before it ended
+                    while chunk := os.read(data_r, 1 << 16):
+                        for kind, args in frames.feed(chunk):
+                            self._message(worker, kind, args)
+                return
+
+    @staticmethod
+    def _read(fd: int, reading: set) -> bytes:
+        try:
+            data = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return b""
+        if not data:
+            reading.discard(fd)
+        return data
+
+    def _signals(self, worker: _Worker) -> None:
+        try:
+            received = os.read(self._wake_r, 512)
+        except BlockingIOError:
+            return
+        for signum in received:
+            if signum in _USER_SIGNALS:
+                self.signals.append(signum)
+                _signal_worker(worker.pid, signum)
+                _signal_worker(worker.pid, signal.SIGCONT)  # a stopped worker must act
+                if self._deadline is None:
+                    self._deadline = time.monotonic() + GRACE_SECONDS
+            elif signum == signal.SIGTSTP:  # Ctrl-Z: the worker stops with us
+                _signal_worker(worker.pid, signal.SIGSTOP)
+                self._until_stopped(worker)
+                signal.signal(signal.SIGTSTP, signal.SIG_DFL)
+                os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
+                signal.signal(signal.SIGTSTP, _note)
+                _signal_worker(worker.pid, signal.SIGCONT)
+                if self._deadline is not None:
+                    self._deadline = time.monotonic() + GRACE_SECONDS
+            elif signum == signal.SIGCONT:
+                _signal_worker(worker.pid, signal.SIGCONT)
+
+    @staticmethod
+    def _until_stopped(worker: _Worker) -> None:
+        """Waits until the worker has stopped (a signal is delivered when the
+        kernel gets to it), so that both are stopped when the shell sees us stop."""
+        if worker.ended is not None:
+            return
+        try:
+            pid, wait_status = os.waitpid(worker.pid, os.WUNTRACED)
+        except ChildProcessError:
+            return
+        if pid and not os.WIFSTOPPED(wait_status):
+            worker.ended = wait_status  # it ended instead
+
+    def _message(self, worker: _Worker, kind: str, args: list) -> None:
+        if kind == "context":
+            self.context = args[0]
+        elif kind == "begin":
+            worker.running, worker.began = args[0], True
+        elif kind == "rows":
+            runs, extra = args
+            self.groups.append((runs, extra))
+            names = {run.run_name for run in runs}
+            self.pending = [lost for lost in self.pending
+                            if not names & {run.run_name for run in lost[0]}]
+            worker.running = None
+        elif kind == "finalized":
+            worker.finalized = True
+        elif kind == "temporary":
+            self.temporaries.append(args[0])
+        elif kind == "module":
+            self.modules.append(tuple(args))
+        elif kind == "closed":
+            worker.closed = tuple(args)
+        elif kind == "done":
+            worker.done = tuple(args)
+        elif kind == "write":
+            stream = self.config.stdout if args[0] == "stdout" else self.config.stderr
+            with contextlib.suppress(Exception):
+                stream.write(args[1])
+                stream.flush()
+
+
+class _NoFork(Exception):
+    """The first worker could not be forked."""
+
+
+def _finalizer(reason: BaseException) -> Backend:
+    """The backend of a worker that only finishes the reports: the resumed hub
+    has replayed them, closing it reports the lost benchmarks; then the run
+    ends with ``reason``."""
+
+    def finish(config, hub):
+        raise reason
+
+    return Backend("finalizer", finish)

@@ -1,0 +1,264 @@
+"""``--malloc_trim``: which heap regime the measuring process runs in.
+
+A workload that allocates large transient buffers every iteration (an
+MLP's activations, weights copied per call) frees them before the next
+iteration. glibc's malloc may then return the freed top of the heap (or an
+``mmap``-ed block) to the kernel, and the next iteration faults every page
+back in: on the 128 KiB MLP of ``benchmarks/mlp_128k.mlir`` that is about
+800 page faults per iteration, half of iree-benchmark-module's reported
+time. Whether it happens depends on what else sits on the heap: in the
+native tool's small process it happens on every iteration; in a Python
+process it happens on some repetitions and not on others, so repetitions
+*flip between two regimes* (a cv of 35 % where the workload has 1 %).
+Setting glibc's parameters before the runtime starts makes every
+repetition measure one regime:
+
+``off`` (the default of in-process backends)
+    freed memory stays in the process: ``mallopt(M_TRIM_THRESHOLD,
+    1000000000)``, ``mallopt(M_TOP_PAD, 16 MiB)``, ``mallopt(M_MMAP_THRESHOLD,
+    32 MiB)`` (glibc's largest; blocks above it are mapped and unmapped
+    per allocation in every glibc process). Iterations reuse resident
+    pages: the steady state of a long-running process, and what
+    iree-benchmark-module measures with ``MALLOC_TRIM_THRESHOLD_=1000000000
+    MALLOC_TOP_PAD_=16777216`` or with ``--device_allocator=caching``.
+``on``
+    freed memory goes back at once: ``mallopt(M_TRIM_THRESHOLD, 0)``,
+    ``mallopt(M_TOP_PAD, 0)``, ``mallopt(M_MMAP_THRESHOLD, 128 KiB)``
+    (glibc's initial value, held fixed). Every iteration faults its
+    transient buffers back in: the regime the native tool measures by
+    default, made deterministic.
+``glibc``
+    nothing is set: glibc's own dynamic thresholds (what ireebench did
+    before this flag; repetitions may flip, and the multimodality check of
+    the ``modality`` plugin says so).
+
+Where ``mallopt`` is applied: in ``ireebench_configure``, before the
+session opens; glibc's parameters are inherited across ``fork``, so a
+worker forked after configure measures with them too. Backends that
+measure in another process (``--backend=native``, ``ireebench replay``)
+keep the native tool's own regime by default (``--backend=native`` still
+gives the native tool's number); an explicit ``--malloc_trim=off`` or
+``on`` is handed to the tool as the equivalent ``MALLOC_*`` environment
+variables.
+
+The user's own variables win: when ``MALLOC_TRIM_THRESHOLD_``,
+``MALLOC_TOP_PAD_``, ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_MMAP_MAX_`` or a
+``glibc.malloc.*`` entry of ``GLIBC_TUNABLES`` is set and the flag is not
+given, nothing is applied and the setting is ``environment``; with the
+flag given too, the flag wins and one note on stderr says which variables
+it overrides. On a C library other than glibc (musl, macOS) there is no
+``mallopt`` to call: nothing is applied, the setting is recorded as
+``unavailable``, and an explicit ``--malloc_trim`` gets one note on stderr.
+
+Recorded in the report context (``ireebench_report_context``):
+``malloc_trim`` (``off``, ``on``, ``glibc``, ``environment`` or
+``unavailable``) and ``malloc_parameters`` (what was set: ``mallopt``
+parameter names in process, environment variables for a native tool, the
+user's variables for ``environment``; ``{}`` when nothing was), so
+dashboards and ``ireebench compare`` can tell two settings apart
+(:func:`setting_of`).
+
+In the Python API the setting stays in the calling process after the run
+(glibc cannot read its old values back); a later run asking for another
+one gets it, and one asking for ``glibc`` gets a note that the process was
+already set.
+
+Hooks: ``ireebench_addoption``, ``ireebench_configure`` (``tryfirst``:
+checks the flag, applies the setting or prepares the tool's environment),
+``ireebench_report_context`` (records it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from dataclasses import dataclass, field
+
+from ireebench import StashKey, hookimpl
+from ireebench.backend import IN_PROCESS
+from ireebench.errors import flag_error
+
+GROUP = "Statistics and adaptive stopping"
+FLAG = "malloc_trim"
+DEFAULT_IN_PROCESS = "off"
+MODES = ("off", "on", "glibc")
+ENVIRONMENT = "environment"  # recorded: the user's MALLOC_* variables govern
+UNAVAILABLE = "unavailable"  # recorded: the C library is not glibc
+
+# <malloc.h>
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
+MALLOPT_NAMES = {M_TRIM_THRESHOLD: "M_TRIM_THRESHOLD", M_TOP_PAD: "M_TOP_PAD",
+                 M_MMAP_THRESHOLD: "M_MMAP_THRESHOLD"}
+# The environment variable glibc reads at start for each parameter.
+ENV_NAMES = {M_TRIM_THRESHOLD: "MALLOC_TRIM_THRESHOLD_", M_TOP_PAD: "MALLOC_TOP_PAD_",
+             M_MMAP_THRESHOLD: "MALLOC_MMAP_THRESHOLD_"}
+# What each mode sets. off's trim threshold and top pad are the values of the
+# usual recipe (MALLOC_TRIM_THRESHOLD_=1000000000 MALLOC_TOP_PAD_=16777216);
+# 32 MiB is glibc's largest mmap threshold on 64-bit (HEAP_MAX_SIZE / 2), so
+# blocks up to that size come from the heap and stay there. on's 128 KiB is
+# glibc's initial mmap threshold, held fixed so that the process's history
+# (which moves the dynamic threshold) does not matter.
+PARAMETERS = {
+    "off": {M_TRIM_THRESHOLD: 1_000_000_000, M_TOP_PAD: 16 << 20, M_MMAP_THRESHOLD: 32 << 20},
+    "on": {M_TRIM_THRESHOLD: 0, M_TOP_PAD: 0, M_MMAP_THRESHOLD: 128 << 10},
+}
+# The user's variables that set these parameters (or the number of mmaps).
+USER_VARIABLES = (*ENV_NAMES.values(), "MALLOC_MMAP_MAX_")
+TUNABLES = ("glibc.malloc.trim_threshold", "glibc.malloc.top_pad",
+            "glibc.malloc.mmap_threshold", "glibc.malloc.mmap_max")
+
+# This process's allocator as an earlier run of the Python API left it
+# (mallopt cannot be undone): the mode and what it set, or None.
+_applied: tuple[str, dict] | None = None
+
+
+@dataclass
+class AllocatorSetting:
+    """The run's heap regime (``config.stash[SETTING]``), as recorded in the context."""
+
+    mode: str  # off, on, glibc, environment or unavailable
+    parameters: dict = field(default_factory=dict)  # name -> value, what was set
+
+
+SETTING = StashKey[AllocatorSetting]()
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds --malloc_trim."""
+    parser.addoption(
+        f"--{FLAG}", FLAG, default="", group=GROUP, metavar="off|on|glibc",
+        help="glibc's heap trimming in the measuring process. off (default in process): "
+             "freed memory is kept, so iterations reuse resident pages (the steady state; "
+             "the native tool's MALLOC_TRIM_THRESHOLD_=1000000000 MALLOC_TOP_PAD_=16777216); "
+             "on: freed memory is returned at once and faulted back in every iteration (the "
+             "native tool's default regime); glibc: glibc's own thresholds, untouched "
+             "(repetitions may flip between the two). --backend=native keeps the native "
+             "tool's own unless given. MALLOC_* variables you set win over the default.")
+
+
+def libc_name() -> str:
+    """``glibc``, or what this process's C library is when it is not glibc."""
+    try:
+        version = os.confstr("CS_GNU_LIBC_VERSION")
+    except (AttributeError, ValueError, OSError):
+        version = None
+    if version and version.startswith("glibc"):
+        return "glibc"
+    return "libSystem" if sys.platform == "darwin" else "not glibc"
+
+
+def user_variables(environ=None) -> dict[str, str]:
+    """The user's environment variables that set glibc's trimming parameters."""
+    environ = os.environ if environ is None else environ
+    found = {name: environ[name] for name in USER_VARIABLES if name in environ}
+    tunables = [entry for entry in environ.get("GLIBC_TUNABLES", "").split(":")
+                if entry.split("=", 1)[0] in TUNABLES]
+    if tunables:
+        found["GLIBC_TUNABLES"] = ":".join(tunables)
+    return found
+
+
+def mallopt(parameter: int, value: int) -> bool:
+    """glibc's ``mallopt``; True when it accepted the value."""
+    return bool(ctypes.CDLL(None).mallopt(ctypes.c_int(parameter), ctypes.c_int(value)))
+
+
+def apply_in_process(mode: str) -> dict:
+    """Sets ``mode``'s parameters in this process; the names and values it set."""
+    global _applied
+    applied = {}
+    for parameter, value in PARAMETERS[mode].items():
+        if not mallopt(parameter, value):
+            raise flag_error(FLAG, mode, f"glibc refused mallopt({MALLOPT_NAMES[parameter]}, "
+                                         f"{value})")
+        applied[MALLOPT_NAMES[parameter]] = value
+    _applied = (mode, dict(applied))
+    return applied
+
+
+def tool_variables(mode: str) -> dict[str, str]:
+    """The environment variables that give a native tool ``mode``'s parameters."""
+    return {ENV_NAMES[parameter]: str(value) for parameter, value in PARAMETERS[mode].items()}
+
+
+def _note(config, text: str) -> None:
+    config.stderr.write(f"ireebench: note: --{FLAG}: {text}\n")
+
+
+def _set_tool_environment(config, variables: dict[str, str]) -> None:
+    """Puts ``variables`` into the environment the native tools inherit, for this run."""
+    saved = {name: os.environ.get(name) for name in variables}
+
+    def restore():
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    os.environ.update(variables)
+    config.add_cleanup(restore)
+
+
+def resolve(config, requested: str, in_process: bool, libc: str,
+            environ=None) -> AllocatorSetting:
+    """Decides the run's setting and applies it (see the module docstring)."""
+    variables = user_variables(environ)
+    mode = requested or (DEFAULT_IN_PROCESS if in_process and not variables else "glibc")
+    if mode == "glibc":
+        if in_process and _applied is not None:
+            _note(config, f"{mode}: this process's allocator was already set to "
+                          f"{_applied[0]} by an earlier run, and stays so")
+            return AllocatorSetting(_applied[0], dict(_applied[1]))
+        if variables:
+            return AllocatorSetting(ENVIRONMENT, variables)
+        return AllocatorSetting("glibc")
+    if variables:
+        shown = " ".join(f"{name}={value}" for name, value in variables.items())
+        _note(config, f"{mode} overrides {shown} from the environment")
+    if not in_process:
+        parameters = tool_variables(mode)
+        _set_tool_environment(config, parameters)
+        return AllocatorSetting(mode, parameters)
+    if libc != "glibc":
+        if requested:
+            _note(config, f"{mode} not applied: the C library ({libc}) has no mallopt; "
+                          "its allocator's own behaviour is measured")
+        return AllocatorSetting(UNAVAILABLE)
+    return AllocatorSetting(mode, apply_in_process(mode))
+
+
+@hookimpl(tryfirst=True)
+def ireebench_configure(config):
+    """Checks --malloc_trim and applies it before anything allocates for the run."""
+    requested = config.getoption(FLAG).strip()
+    if requested and requested not in MODES:
+        raise flag_error(FLAG, requested, "expected off, on or glibc")
+    config.stash[SETTING] = resolve(config, requested, config.backend.has(IN_PROCESS),
+                                    libc_name())
+
+
+@hookimpl
+def ireebench_report_context(config, context):
+    """Records the setting: ``malloc_trim`` and ``malloc_parameters``."""
+    setting = config.stash.get(SETTING, None)
+    if setting is None:
+        return
+    context.extra["malloc_trim"] = setting.mode
+    context.extra["malloc_parameters"] = dict(setting.parameters)
+
+
+def setting_of(context: dict) -> tuple | None:
+    """The allocator setting a report's context records, comparable; None if unrecorded."""
+    if not isinstance(context, dict) or "malloc_trim" not in context:
+        return None
+    parameters = context.get("malloc_parameters")
+    items = tuple(sorted(parameters.items())) if isinstance(parameters, dict) else ()
+    return str(context["malloc_trim"]), items
+
+
+def describe_setting(setting: tuple | None) -> str:
+    """``malloc_trim=off``, or ``not recorded`` (the native tool's or an older report)."""
+    return "not recorded" if setting is None else f"malloc_trim={setting[0]}"

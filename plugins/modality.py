@@ -1,0 +1,225 @@
+"""Multimodal repetitions: say when a benchmark's repetitions measured separate regimes.
+
+A benchmark whose repetitions fall into separated groups (8 near 1.52 ms,
+2 near 3.0 ms) did not measure one thing: an allocator that sometimes
+returns memory to the kernel (see the ``allocator`` plugin), a CPU clock
+that changes, another process taking the CPU for part of the run. Its
+mean, stddev and cv then describe the mixture, and its median depends on
+how many repetitions fell on each side.
+
+**The check** runs on every benchmark with at least
+:data:`MIN_REPETITIONS` successful repetitions, on every backend whose rows
+carry each repetition's time (the in-process backend, ``--backend=native``:
+``ireebench_benchmark_result`` sees the rows of both). When the
+repetitions' real times form two or more groups it writes one line on
+stderr::
+
+    ireebench: warning: BM_mlp/process_time/real_time: repetitions form 2 groups: 8 near 1.52 ms, 2 near 3.00 ms (separate regimes: ...)
+
+and records the groups in the report context's ``findings``
+(``multimodal_repetitions``: run name -> the metric, the groups, each its
+repetition count and median in the row's time unit), which the JSON
+reporter writes after the benchmarks (the context block itself is written
+before anything is measured). When the real times do not separate, the
+CPU times are checked the same way (``... 2 groups in CPU time: ...``): a
+regime that costs CPU time (page faults are the kernel's time, counted in
+the process's CPU time) still shows there when other processes take the
+CPU and blur the wall-clock times. ``--multimodal_warnings=false`` turns
+the check off.
+
+**The rule** (:func:`repetition_groups`), on the logarithms of the times
+(times are positive and their noise multiplicative), sorted: the
+repetitions are cut at the ``k`` widest gaps between neighbours, for
+``k = 1, 2, ...`` (at most :data:`MAX_SPLITS`), and a cut is kept when
+
+* every gap cut is at least 10 % (``MIN_STEP``) between neighbours:
+  separations smaller than that are within what noise does on most
+  machines;
+* every group holds at least 2 repetitions and at least 5 % of them (a
+  lone slow repetition is an outlier, which ``outliers`` reports);
+* the narrowest gap cut is at least 6 (``SEPARATION``) times the pooled
+  standard deviation within the groups: gaps much larger than the
+  spread within the groups.
+
+The largest ``k`` kept gives the groups (none kept: one group). Cost:
+O(n) per ``k``, pure Python.
+docs/statistics.md gives its false-positive rate on unimodal noise (under
+6 % of 5-repetition runs at a cv of 20 %, under 1 % of 10-repetition runs
+for normal noise, none from 20 on) and its power.
+
+**The statistic** ``--benchmark_statistics=modes`` (through
+``ireebench_statistics``, the ``statistics`` plugin's hook) adds the row
+``_modes`` (a percentage, like ``_outliers``): the fraction of repetitions
+outside the largest group, 0 when the repetitions form one group; the
+row's ``iterations`` is the number of repetitions, so the count outside is
+``fraction * iterations``. With fewer than 5 repetitions there is no row.
+
+Hooks: ``ireebench_addoption``, ``ireebench_statistics``,
+``ireebench_report_context`` (keeps the context, for the findings),
+``ireebench_benchmark_result`` (collects each benchmark's repetitions and
+checks them when its first aggregate row arrives).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+from ireebench import StashKey, Statistic, hookimpl
+from ireebench.results import TIME_UNIT_MULTIPLIER
+from ireebench.stats import median
+
+GROUP = "Statistics and adaptive stopping"
+ENVVAR = "IREEBENCH_MULTIMODAL_WARNINGS"
+MIN_REPETITIONS = 5
+MIN_GROUP = 2  # repetitions
+MIN_GROUP_SHARE = 0.05  # of the repetitions being split
+MIN_STEP = 0.10  # neighbours at least 10 % apart
+SEPARATION = 6.0  # gap / pooled within-group standard deviation (of the logs)
+MAX_SPLITS = 10  # the widest gaps considered: at most 11 groups
+FINDING = "multimodal_repetitions"
+
+
+# --- the rule ----------------------------------------------------------------
+
+
+def _sum_of_squares(values: list[float]) -> float:
+    mean = math.fsum(values) / len(values)
+    return math.fsum((v - mean) ** 2 for v in values)
+
+
+def _partition(logs: list[float], cuts: list[int]) -> list[list[float]]:
+    bounds = [0, *(cut + 1 for cut in cuts), len(logs)]
+    return [logs[start:end] for start, end in itertools.pairwise(bounds)]
+
+
+def group_bounds(logs: list[float]) -> list[int]:
+    """Where the sorted ``logs`` split: the index of the last value of each group
+    but the highest (empty: one group). See the module docstring."""
+    n = len(logs)
+    smallest = max(MIN_GROUP, math.ceil(MIN_GROUP_SHARE * n))
+    gaps = [logs[i + 1] - logs[i] for i in range(n - 1)]
+    min_gap = math.log1p(MIN_STEP)
+    candidates = sorted((i for i in range(n - 1) if gaps[i] >= min_gap),
+                        key=lambda i: -gaps[i])[:MAX_SPLITS]
+    best: list[int] = []
+    for count in range(1, len(candidates) + 1):
+        cuts = sorted(candidates[:count])
+        groups = _partition(logs, cuts)
+        if min(len(group) for group in groups) < smallest:
+            continue
+        within = math.fsum(_sum_of_squares(group) for group in groups)
+        spread = math.sqrt(within / (n - len(groups)))
+        narrowest = min(gaps[cut] for cut in cuts)
+        if spread == 0.0 or narrowest / spread >= SEPARATION:
+            best = cuts
+    return best
+
+
+def repetition_groups(values: list[float]) -> list[list[float]]:
+    """The separated groups of ``values`` (see the module docstring), in ascending
+    order; one group when they are not separated (or are too few, or not positive)."""
+    ordered = sorted(values)
+    if len(ordered) < MIN_REPETITIONS or ordered[0] <= 0 or not math.isfinite(ordered[-1]):
+        return [ordered] if ordered else []
+    cuts = group_bounds([math.log(v) for v in ordered])
+    return _partition(ordered, cuts)
+
+
+def outside_main_group(values: list[float]) -> float | None:
+    """The ``modes`` statistic: the fraction of ``values`` outside the largest group."""
+    if len(values) < MIN_REPETITIONS:
+        return None
+    groups = repetition_groups(values)
+    return 1.0 - max(len(group) for group in groups) / len(values)
+
+
+def _shown(seconds: float, unit: str) -> str:
+    """Three significant digits, trailing zeros kept (``3.00 ms``, ``152 us``)."""
+    value = seconds * TIME_UNIT_MULTIPLIER[unit]
+    digits = max(0, 2 - math.floor(math.log10(value))) if value > 0 else 2
+    return f"{value:.{digits}f} {unit}"
+
+
+def describe(groups: list[list[float]], unit: str, where: str = "") -> str:
+    """``2 groups: 8 near 1.52 ms, 2 near 3.00 ms`` (medians; ``groups`` in seconds;
+    ``where`` follows ``groups``: `` in CPU time``)."""
+    parts = ", ".join(f"{len(group)} near {_shown(median(group), unit)}" for group in groups)
+    return f"{len(groups)} groups{where}: {parts}"
+
+
+# --- the plugin ----------------------------------------------------------------
+
+
+@dataclass
+class ModalityState:
+    """The run's check (``config.stash[STATE]``)."""
+
+    context: object = None  # the reported Context, where findings go
+    # run name -> (real, CPU) seconds per iteration of each repetition
+    repetitions: dict[str, list] = field(default_factory=dict)
+    checked: set[str] = field(default_factory=set)
+
+
+STATE = StashKey[ModalityState]()
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds --multimodal_warnings."""
+    parser.addoption(
+        "--multimodal_warnings", "multimodal_warnings", type=bool, default=True,
+        group=GROUP, envvar=ENVVAR, show_envvar=True,
+        help=f"Warn (stderr, and multimodal_repetitions in the context's findings) when a "
+             f"benchmark's repetitions ({MIN_REPETITIONS}+) form separated groups: separate "
+             "regimes (allocator, CPU clock, another process). Default true.")
+
+
+@hookimpl(optionalhook=True)  # the statistics plugin, which declares it, may be blocked
+def ireebench_statistics(config):
+    """``modes``: the fraction of repetitions outside the largest group."""
+    return {"modes": Statistic("modes", outside_main_group, "percentage")}
+
+
+@hookimpl
+def ireebench_report_context(config, context):
+    if config.getoption("multimodal_warnings"):
+        config.stash[STATE] = ModalityState(context)
+
+
+@hookimpl
+def ireebench_benchmark_result(config, run):
+    """Collects the repetitions; checks them at the benchmark's first aggregate row."""
+    state = config.stash.get(STATE, None)
+    if state is None or run.extra_row or run.run_name in state.checked:
+        return
+    if run.run_type != "aggregate":
+        if not run.error_occurred and run.iterations:
+            state.repetitions.setdefault(run.run_name, []).append(
+                (run.real_seconds, run.cpu_seconds))
+        return
+    state.checked.add(run.run_name)
+    times = state.repetitions.pop(run.run_name, [])
+    for metric, index, shown in (("real_time", 0, ""), ("cpu_time", 1, " in CPU time")):
+        groups = repetition_groups([pair[index] for pair in times])
+        if len(groups) > 1:
+            _report(config, state, run, groups, metric, shown)
+            return
+
+
+def _report(config, state, run, groups, metric: str, shown: str) -> None:
+    message = describe(groups, run.time_unit, shown)
+    config.stderr.write(
+        f"ireebench: warning: {run.run_name}: repetitions form {message} (separate "
+        "regimes: the allocator, the CPU clock or another process; see 'Multimodal "
+        "repetitions' in docs/statistics.md)\n")
+    config.stderr.flush()
+    findings = state.context.findings.setdefault(FINDING, {})
+    findings[run.run_name] = {
+        "metric": metric,
+        "groups": [{"repetitions": len(group),
+                    "median": median(group) * TIME_UNIT_MULTIPLIER[run.time_unit]}
+                   for group in groups],
+        "time_unit": run.time_unit,
+    }

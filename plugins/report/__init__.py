@@ -1,0 +1,123 @@
+"""Reports as pictures: ``ireebench report INPUTS... -o report.html`` and ``--benchmark_report``.
+
+Google Benchmark draws nothing (google/benchmark#190 asks for charts
+"viewed with any browser, without the need of an Internet connection");
+this built-in plugin draws what a report holds, as one self-contained
+HTML page (inline SVG, no script, nothing from the network):
+
+* :mod:`.command`: the ``ireebench report`` subcommand (registered here);
+  inputs are read only through
+  :func:`ireebench.comparison.inputs.load_reports` (files, and whatever a
+  plugin resolves through ``ireebench_load_reports``: a store's ``stored:...``);
+* ``--benchmark_report=FILE.html`` on a run (options, hooks below): the
+  run's context and rows, as its JSON report holds them, drawn when the
+  run ends;
+* :mod:`.data` reads a report's rows whole, :mod:`.analysis` works out
+  what to draw (distributions, sweeps, comparisons with ``ireebench
+  compare``'s engine, trends and change points), :mod:`.render` checks
+  what comes before drawing and imports it lazily, :mod:`.build` makes the
+  sections, :mod:`.charts` draws with matplotlib (the ``report`` extra),
+  :mod:`.page` writes the HTML.
+
+Hooks of a run with ``--benchmark_report``, in the order they run:
+``ireebench_configure`` (the path checked, matplotlib present: a run of
+hours must not fail at its end), ``ireebench_sessionfinish`` (the report
+written from the context and rows the run reported,
+``ireebench.reporting.hub.reported``, also after an error, an interrupt or
+a crash the worker survived, with the rows finished by then, as
+``--benchmark_out`` keeps them).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+
+from ireebench import StashKey, hookimpl
+from ireebench.cli.commands import ArgvCommand
+from ireebench.comparison import CompareOptions
+from ireebench.outfiles import check_output_path
+from ireebench.plugins.json_reporter import JSONReporter
+from ireebench.reporting.hub import reported
+
+from .command import HELP, report_main
+from .data import read_report
+from .render import load_renderer, require_renderer
+
+GROUP = "Report"
+RUN_LABEL = "this run"
+
+
+@dataclass
+class RunRows:
+    """A run with ``--benchmark_report``: where its page goes (its context and rows
+    are the hub's, read at its end: ``ireebench.reporting.hub.reported``)."""
+
+    path: str
+
+
+RUN_ROWS = StashKey[RunRows]()
+
+
+@hookimpl
+def ireebench_register_commands(cli):
+    """Registers ``ireebench report``."""
+    cli.add_command(ArgvCommand("report", report_main, help=HELP,
+                                short_help="Draw benchmark reports as one self-contained "
+                                           "HTML page (charts, comparison, trend)."))
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds --benchmark_report."""
+    parser.addoption(
+        "--benchmark_report", "benchmark_report", default="", group=GROUP,
+        metavar="FILE.html",
+        help="When the run ends, draw its report (as `ireebench report` draws its JSON) "
+             "into FILE, one self-contained HTML page written atomically. Needs "
+             'matplotlib: pip install "ireebench[report]".')
+
+
+def _flag(config) -> str:
+    return f"--benchmark_report={config.getoption('benchmark_report')}"
+
+
+@hookimpl
+def ireebench_configure(config):
+    """Checks the path and that matplotlib is there before anything runs."""
+    path = config.getoption("benchmark_report")
+    if not path:
+        return
+    check_output_path("benchmark_report", path)
+    require_renderer(_flag(config))
+    config.stash[RUN_ROWS] = RunRows(path)
+
+
+def run_report(context, rows, config) -> dict:
+    """The run's report as its ``--benchmark_format=json`` output would hold it."""
+    stream = io.StringIO()
+    reporter = JSONReporter(stream, config, stream)
+    reporter.report_context(context)
+    reporter.report_runs(rows)
+    reporter.finalize()
+    return json.loads(stream.getvalue())
+
+
+@hookimpl
+def ireebench_sessionfinish(config):
+    """Draws the run's report into ``--benchmark_report`` (nothing drawn: one line)."""
+    state = config.stash.get(RUN_ROWS, None)
+    # The whole run, also in a worker resumed after a crash (the rows before it
+    # are replayed into the hub, not streamed again).
+    context, rows = reported(config)
+    if state is None or context is None:
+        return  # --benchmark_list_tests, or the run ended before its first report
+    report = read_report(RUN_LABEL, run_report(context, rows, config))
+    reason = report.nothing_to_draw()
+    if reason:
+        config.stderr.write(f"ireebench: warning: {_flag(config)}: nothing to draw "
+                            f"({reason}); not written\n")
+        return
+    load_renderer(_flag(config)).write([report], CompareOptions(), html_path=state.path,
+                                       flag="benchmark_report")

@@ -1,0 +1,135 @@
+"""``ireebench report INPUTS... -o report.html``: the command line of a report.
+
+A command of its own, as ``ireebench compare``: the plugin manager is
+built as for a benchmark run (``--plugin``, ``-p``, entry points, flag
+files), so that a plugin answering ``ireebench_load_reports`` (a results
+store's ``stored:...``) resolves the inputs; the comparison flags are
+those of ``ireebench compare`` (the same verdicts). Everything is read
+and checked before anything is written; usage errors exit 1.
+"""
+
+from __future__ import annotations
+
+from ireebench.cli.command import GroupedCommand, make_context
+from ireebench.cli.options import GroupedOption
+from ireebench.comparison import COMPARE_OPTIONS
+from ireebench.comparison.inputs import METRICS, load_reports
+from ireebench.comparison.model import DEFAULT_ALPHA
+from ireebench.config import Config
+from ireebench.errors import UsageError, flag_error
+from ireebench.outfiles import check_output_path
+from ireebench.plugins.compare.command import compare_options
+from ireebench.results import RunResult
+
+from .data import read_report
+from .render import CHART_FORMATS, check_output_dir, load_renderer, readable_reports
+
+REPORT_GROUP = "Report"
+COMPARE_GROUP = "Comparison (as ireebench compare)"
+PLUGIN_GROUP = "Plugins"
+
+HELP = """Draw benchmark reports as one self-contained HTML page (inline SVG charts,
+no script, nothing from the network: it opens offline from file://).
+
+INPUTS are Google Benchmark JSON reports (ireebench's --benchmark_out or
+iree-benchmark-module's) or references a plugin resolves (a results store's
+stored:...). Sections appear where the data allows: each benchmark's
+repetitions (median, interval, outliers) and context; sweeps (each metric
+against each axis); with two or more reports, each benchmark's change
+colored by the verdict of ireebench compare and the geometric mean; with
+three or more (a history), each benchmark's trend and its change points;
+dispatch statistics; device time, memory and counters.
+
+Needs matplotlib: pip install "ireebench[report]". See docs/report.md.
+"""
+
+
+def _options() -> list:
+    g, c = REPORT_GROUP, COMPARE_GROUP
+    return [
+        GroupedOption(("-o", "--output", "output"), default="", group=g, metavar="FILE.html",
+                      help="Write the HTML report to FILE (atomically)."),
+        GroupedOption(("--output_dir", "output_dir"), default="", group=g, metavar="DIR",
+                      help="Also write each chart as a file of its own in DIR (created "
+                           "if missing), for pull request comments and papers."),
+        GroupedOption(("--format", "chart_format"), default=None, group=g,
+                      metavar="|".join(CHART_FORMATS),
+                      help="The format of the --output_dir files (svg)."),
+        GroupedOption(("--threshold", "threshold"), multiple=True, group=c,
+                      metavar="[PATTERN=]PERCENT",
+                      help="A significant slowdown beyond PERCENT is a regression "
+                           "(marked in the comparison); repeatable."),
+        GroupedOption(("--alpha", "alpha"), type=float, default=DEFAULT_ALPHA, group=c,
+                      help="Significance level of the U test (0.05)."),
+        GroupedOption(("--confidence", "confidence"), type=float, default=None, group=c,
+                      help="Level of the change's interval (default 1 - alpha)."),
+        GroupedOption(("--metric", "metric"), default="real_time", group=c,
+                      metavar="|".join(METRICS), help="The time compared (real_time)."),
+        GroupedOption(("--plugin", "plugin"), multiple=True, group=PLUGIN_GROUP,
+                      metavar="MODULE|FILE.py", help="Load a plugin module or file; "
+                                                    "repeatable."),
+        GroupedOption(("-p", "block"), multiple=True, group=PLUGIN_GROUP,
+                      metavar="NAME|no:NAME",
+                      help="-p NAME loads a plugin; -p no:NAME blocks one; repeatable."),
+    ]
+
+
+class ReportCommand(GroupedCommand):
+    show_runtime_flags = False
+
+
+def parse_report_args(argv: list[str], invocation) -> Config | None:
+    """The :class:`Config` of an ``ireebench report`` run, or None when --help was printed."""
+    command = ReportCommand("ireebench report", params=_options(), help=HELP,
+                            context_settings={"help_option_names": ["--help", "-h"],
+                                              "allow_extra_args": True},
+                            pm=invocation.pm)
+    command.options_metavar = "INPUTS... -o FILE.html [OPTIONS]"
+    ctx = make_context(command, "ireebench report", argv, invocation)
+    if ctx is None:
+        return None
+    options = dict(ctx.params)
+    inputs = list(ctx.args)
+    if not inputs:
+        raise UsageError("report: expected one or more inputs: ireebench report "
+                         "INPUTS... -o FILE.html (JSON reports or stored:... references)")
+    chart_format = options["chart_format"]
+    if chart_format is not None and chart_format not in CHART_FORMATS:
+        raise flag_error("format", chart_format, f"one of {', '.join(CHART_FORMATS)}")
+    if chart_format is not None and not options["output_dir"]:
+        raise flag_error("format", chart_format, "needs --output_dir=DIR (the charts' files)")
+    if not options["output"] and not options["output_dir"]:
+        raise UsageError("report: nothing to write: give -o FILE.html and/or --output_dir=DIR")
+    check_output_path("output", options["output"])
+    check_output_dir(options["output_dir"])
+    options["chart_format"] = chart_format or CHART_FORMATS[0]
+    options["inputs"] = inputs
+    settings = compare_options(options)
+    config = Config(invocation.pm, options, [], list(argv), invocation.stdout,
+                    invocation.stderr)
+    config.stash[COMPARE_OPTIONS] = settings
+    return config
+
+
+def run_report(config) -> RunResult:
+    """Reads every input, then draws and writes the report."""
+    try:
+        renderer = load_renderer()
+        loaded = []
+        for reference in config.getoption("inputs"):
+            loaded += load_reports(config, reference, command="report")
+        reports = readable_reports(config, [read_report(label, r) for label, r in loaded])
+        renderer.write(reports, config.stash[COMPARE_OPTIONS],
+                       html_path=config.getoption("output"),
+                       output_dir=config.getoption("output_dir"),
+                       chart_format=config.getoption("chart_format"), flag="output")
+    finally:
+        config.release()
+    return RunResult(0, [])
+
+
+def report_main(argv: list[str], invocation) -> RunResult:
+    config = parse_report_args(argv, invocation)
+    if config is None:
+        return RunResult(0, [])
+    return run_report(config)

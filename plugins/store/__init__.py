@@ -1,0 +1,204 @@
+"""The results store: ``--benchmark_save``, ``ireebench history``, ``stored:`` references.
+
+A built-in plugin that owns the store (see docs/store.md):
+
+* ``--benchmark_save`` stores the run in the store ``--benchmark_storage``
+  (``IREEBENCH_STORAGE``; :mod:`.location`) names: the report exactly as
+  ``--benchmark_out`` writes it in JSON (Google Benchmark's JSON reporter,
+  fed the context and every row the run reported, read at its end from the
+  hub, ``ireebench.reporting.hub.reported``, so that a crash the worker
+  survived loses none), its provenance, tags and raw
+  samples (:mod:`.records`), in one transaction when the run ends
+  (:mod:`.database`). The context gains the git commit and branch of the
+  working directory (:mod:`.git`) and the compile flags, so a
+  ``--benchmark_out`` file written beside it says the same. An interrupted
+  run is saved too, with the rows it finished, as ``interrupted``:
+  listed by ``history``, never a baseline unless asked for
+  (``status=interrupted``);
+* ``ireebench_load_reports`` answers ``stored:latest``, ``stored:latest~N``,
+  ``stored:RUN_ID`` and ``stored:history`` (:mod:`.references`) for
+  ``ireebench compare`` and every command that reads reports;
+  ``ireebench_compare_addoption`` gives ``ireebench compare`` the
+  store's options (``--benchmark_storage``, ``--where``, ``--window``,
+  ``--any_machine``);
+* subcommands (:mod:`.commands`): ``ireebench history`` (``--changes``),
+  ``ireebench store import`` and ``ireebench store export``.
+
+The database code (SQLAlchemy, psycopg) is the ``store`` extra, imported
+only when a store is opened (:func:`.location.open_store`).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass
+
+from ireebench import StashKey, hookimpl
+from ireebench.comparison.inputs import ReportHistory
+from ireebench.errors import UsageError
+from ireebench.reporting.hub import reported, reporter_factories
+from ireebench.signals import signals_deferred
+
+from . import commands
+from .git import git_state
+from .location import open_store, storage_url
+from .records import COMPILE_FLAGS, GIT_BRANCH, GIT_COMMIT, record_of_report, status_of
+from .references import HISTORY, LATEST, is_stored, parse_filter, parse_reference
+
+GROUP = "Results store"
+DEFAULT_WINDOW = 10
+STORAGE_HELP = ("The results store: a path or sqlite:///PATH (SQLite), or a postgresql:// "
+                "URL (default: $XDG_DATA_HOME/ireebench/results.sqlite).")
+
+
+@dataclass
+class Capture:
+    """What a saved run keeps: the store (the run's context and rows are the
+    hub's, read at its end: ``ireebench.reporting.hub.reported``)."""
+
+    store: object
+
+
+CAPTURE = StashKey[Capture]()
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds --benchmark_save and --benchmark_storage."""
+    parser.addoption("--benchmark_save", "benchmark_save", type=bool, group=GROUP,
+                     help="Store the run (its JSON report, provenance, tags and samples) in "
+                          "the results store when it ends; see docs/store.md.")
+    parser.addoption("--benchmark_storage", "benchmark_storage", default="", group=GROUP,
+                     metavar="URL", envvar="IREEBENCH_STORAGE", show_envvar=True,
+                     help=STORAGE_HELP)
+
+
+@hookimpl(optionalhook=True)
+def ireebench_compare_addoption(parser):
+    """The store's options of ``ireebench compare`` (for ``stored:`` references)."""
+    add_reading_options(parser)
+
+
+def add_reading_options(parser) -> None:
+    parser.addoption("--benchmark_storage", "benchmark_storage", default="", group=GROUP,
+                     metavar="URL", envvar="IREEBENCH_STORAGE", show_envvar=True,
+                     help=STORAGE_HELP)
+    parser.addoption("--where", "where", multiple=True, group=GROUP, metavar="KEY=VALUE",
+                     help="Only stored runs with KEY=VALUE (branch, commit, host, status, "
+                          "or a --benchmark_context key); repeatable, all must hold.")
+    parser.addoption("--window", "window", type=int, default=DEFAULT_WINDOW, group=GROUP,
+                     metavar="N", help="stored:history: the last N stored runs of each "
+                                       f"benchmark ({DEFAULT_WINDOW}).")
+    parser.addoption("--any_machine", "any_machine", type=bool, group=GROUP,
+                     help="Use stored runs of any machine, not only those whose machine and "
+                          "devices match the other side's.")
+
+
+@hookimpl
+def ireebench_register_commands(cli):
+    """Registers ``ireebench history`` and ``ireebench store``."""
+    cli.add_command(commands.history)
+    cli.add_command(commands.store)
+
+
+@hookimpl
+def ireebench_configure(config):
+    """Opens the store of --benchmark_save now, so a bad URL fails before the run."""
+    if not config.getoption("benchmark_save") or config.getoption("benchmark_list_tests"):
+        return
+    if config.getoption("benchmark_dry_run"):
+        raise UsageError("--benchmark_save: a --benchmark_dry_run measures nothing worth "
+                         "keeping (each benchmark runs once, untimed)")
+    if "json" not in reporter_factories(config):
+        raise UsageError("--benchmark_save: stores the JSON report, but the json reporter is "
+                         "blocked (-p no:json)")
+    store = open_store(storage_url(config.getoption("benchmark_storage")), create=True)
+    config.add_cleanup(store.close)
+    config.stash[CAPTURE] = Capture(store)
+
+
+@hookimpl(trylast=True)
+def ireebench_report_context(config, context):
+    """Adds the git commit and branch and the compile flags; keeps the context."""
+    capture = config.stash.get(CAPTURE, None)
+    if capture is None:
+        return
+    state = git_state()
+    if state.commit:
+        context.extra[GIT_COMMIT] = state.commit
+    if state.branch:
+        context.extra[GIT_BRANCH] = state.branch
+    flags = list(config.getoption("compile_flag") or [])
+    if flags:
+        context.extra[COMPILE_FLAGS] = flags
+
+
+def render_report(config, context, runs) -> str:
+    """The run's JSON report, by Google Benchmark's JSON reporter (as --benchmark_out)."""
+    stream = io.StringIO()
+    reporter = reporter_factories(config)["json"](stream, config, io.StringIO())
+    reporter.report_context(context)
+    if runs:
+        reporter.report_runs(list(runs))
+    reporter.finalize()
+    return stream.getvalue()
+
+
+@hookimpl
+def ireebench_sessionfinish(config, exitstatus):
+    """Saves the run in one transaction, interrupted or not (signals held back)."""
+    capture = config.stash.get(CAPTURE, None)
+    if capture is None:
+        return
+    # The whole run, also in a worker resumed after a crash (the rows before it
+    # are replayed into the hub, not streamed again).
+    context, runs = reported(config)
+    if context is None:
+        config.stderr.write("ireebench: --benchmark_save: nothing saved (no benchmark ran)\n")
+        return
+    text = render_report(config, context, runs)
+    record = record_of_report(
+        text, json.loads(text), run_id=config.run_id, status=status_of(exitstatus),
+        exit_status=exitstatus, tags=dict(config.benchmark_context),
+        samples=[(run.samples, run.batch_samples) for run in runs])
+    with signals_deferred():
+        run_id, _ = capture.store.save(record)
+    state = "" if record.status == "complete" else f"{record.status} "
+    config.stderr.write(f"ireebench: saved {state}run {run_id[:12]} ({len(record.rows)} rows) "
+                        f"to {capture.store.display}\n")
+    config.stderr.flush()
+
+
+# --- stored: references -------------------------------------------------------
+
+
+def reading_filters(config, reference) -> tuple:
+    filters = list(reference.filters)
+    filters += [parse_filter(text) for text in config.getoption("where") or ()]
+    return tuple(filters)
+
+
+@hookimpl
+def ireebench_load_reports(config, reference, like):
+    """``stored:latest``, ``stored:latest~N``, ``stored:RUN_ID``, ``stored:history``."""
+    if not is_stored(reference):
+        return None
+    parsed = parse_reference(reference)
+    filters = reading_filters(config, parsed)
+    any_machine = bool(config.getoption("any_machine"))
+    store = open_store(storage_url(config.getoption("benchmark_storage")), create=False)
+    try:
+        if parsed.selector == HISTORY:
+            window = config.getoption("window", DEFAULT_WINDOW)
+            if window < 1:
+                raise UsageError(f"--window={window}: must be 1 or more")
+            runs, note = store.history(filters, like, any_machine, window)
+            return ReportHistory([(summary.label, report) for summary, report in runs],
+                                 [note] if note else [])
+        offset = parsed.offset if parsed.selector == LATEST else 0
+        summary, text = store.run(parsed.selector, filters, like, any_machine, offset,
+                                  reference)
+        return [(summary.label, json.loads(text))]
+    finally:
+        store.close()

@@ -1,0 +1,290 @@
+"""``ireebench history`` and ``ireebench store import|export``: the store's subcommands.
+
+``history [REGEX]`` lists, per stored benchmark whose name the regex finds,
+its runs oldest first: when, run id, machine and devices, commit and
+branch, tags, the median of its repetitions with the median's 95 %
+interval, repetitions and status (``--json`` for machines). ``--changes``
+lists instead where each benchmark's level shifted
+(:mod:`ireebench.comparison.changes`), machine by machine, with the
+commits around each shift.
+
+``store import FILES...`` stores Google Benchmark JSON reports (ireebench's
+or the native tool's: a team's archive), each once; ``store export
+[REFERENCE]`` writes a stored run's report back, byte for byte as it was
+written.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import os
+import re
+
+import click
+from ireebench.comparison.changes import RunValues, change_points
+from ireebench.comparison.inputs import METRICS, benchmark_file, read_report
+from ireebench.errors import UsageError
+from ireebench.outfiles import OutputFile, check_output_path
+from ireebench.results import TIME_UNIT_MULTIPLIER
+from ireebench.stats import median, median_ci
+from tabulate import tabulate
+
+from .location import open_store, storage_url
+from .records import IMPORTED, record_of_report
+from .references import PREFIX, is_stored, parse_filter, parse_reference
+
+DEFAULT_LIMIT = 20
+CONFIDENCE = 0.95
+
+_STORAGE = click.option("--benchmark_storage", "benchmark_storage", default="",
+                        envvar="IREEBENCH_STORAGE", show_envvar=True, metavar="URL",
+                        help="The results store (default: $XDG_DATA_HOME/ireebench/"
+                             "results.sqlite); a path, sqlite:///PATH or postgresql://...")
+_WHERE = click.option("--where", "where", multiple=True, metavar="KEY=VALUE",
+                      help="Only runs with KEY=VALUE (branch, commit, host, status, "
+                           "fingerprint, or a --benchmark_context key); repeatable.")
+
+
+def _time(seconds: float | None, unit: str) -> str:
+    if seconds is None:
+        return "-"
+    value = seconds * TIME_UNIT_MULTIPLIER.get(unit, 1.0)
+    return f"{value:.4g} {unit}"
+
+
+def _when(run_time: float) -> str:
+    return datetime.datetime.fromtimestamp(run_time).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def _tags(tags: dict) -> str:
+    return ",".join(f"{key}={value}" for key, value in sorted(tags.items()))
+
+
+def _point(summary, rows: list[dict], name: str, metric: str) -> dict:
+    """One run of one benchmark: its median, the median's interval, its count."""
+    benchmarks = benchmark_file(summary.label, {"benchmarks": rows}).benchmarks
+    found = benchmarks.get(name)
+    values, source = found.values(metric) if found else ([], "")
+    interval = median_ci(values, CONFIDENCE) if len(values) > 1 else None
+    return {
+        "summary": summary,
+        "time_unit": found.time_unit if found else "ns",
+        "values": values,
+        "source": source,
+        "median": median(values) if values else None,
+        "low": interval[0] if interval else None,
+        "high": interval[1] if interval else None,
+        "errors": list(found.errors) if found else [],
+    }
+
+
+def _run_json(point: dict) -> dict:
+    summary = point["summary"]
+    return {
+        "run_id": summary.run_id, "date": summary.date, "status": summary.status,
+        "source": summary.source, "host": summary.host_name, "machine": summary.machine,
+        "fingerprint": summary.fingerprint, "commit": summary.git_commit,
+        "branch": summary.git_branch, "tags": summary.tags,
+        "median_seconds": point["median"], "low_seconds": point["low"],
+        "high_seconds": point["high"], "repetitions": len(point["values"]),
+        "time_unit": point["time_unit"], "errors": point["errors"],
+    }
+
+
+def _history_table(points: list[dict]) -> str:
+    rows = []
+    for point in points:
+        summary, unit = point["summary"], point["time_unit"]
+        interval = (f"[{_time(point['low'], unit)}, {_time(point['high'], unit)}]"
+                    if point["low"] is not None else "-")
+        rows.append([_when(summary.run_time), summary.run_id[:12], summary.machine,
+                     summary.git_commit[:10] or "-", summary.git_branch or "-",
+                     _tags(summary.tags) or "-", _time(point["median"], unit), interval,
+                     str(len(point["values"])) if point["values"] else "failed",
+                     summary.status])
+    return tabulate(rows, headers=["When", "Run", "Machine", "Commit", "Branch", "Tags",
+                                   "Median", "95% CI", "Reps", "Status"],
+                    tablefmt="simple", disable_numparse=True)
+
+
+def _changes(name: str, points: list[dict]) -> list[dict]:
+    """The change points of a benchmark, machine by machine (never across machines)."""
+    found = []
+    by_machine: dict[str, list[dict]] = {}
+    for point in points:
+        if point["values"] and point["median"] and point["median"] > 0 \
+                and point["summary"].status == "complete":
+            by_machine.setdefault(point["summary"].fingerprint, []).append(point)
+    for series in by_machine.values():
+        runs = [RunValues(p["summary"].label, p["values"]) for p in series]
+        for change in change_points(runs):
+            before, after = series[change.index - 1]["summary"], series[change.index]["summary"]
+            found.append({
+                "benchmark": name, "machine": after.machine, "time_unit": series[0]["time_unit"],
+                "before_run": before.run_id, "before_commit": before.git_commit,
+                "after_run": after.run_id, "after_commit": after.git_commit,
+                "date": after.date, "run_time": after.run_time,
+                "before_seconds": change.before, "after_seconds": change.after,
+                "change": change.change, "pvalue": change.pvalue,
+                "runs_before": change.runs_before, "runs_after": change.runs_after})
+    return found
+
+
+def _changes_table(changes: list[dict]) -> str:
+    rows = []
+    for c in changes:
+        unit = c["time_unit"]
+        commits = f"{c['before_commit'][:10] or '?'} -> {c['after_commit'][:10] or '?'}"
+        runs = f"{c['before_run'][:12]} -> {c['after_run'][:12]}"
+        pvalue = "n/a" if c["pvalue"] is None else (
+            "<0.0001" if c["pvalue"] < 1e-4 else f"{c['pvalue']:.4f}")
+        rows.append([c["benchmark"], c["machine"], _when(c["run_time"]), runs, commits,
+                     f"{_time(c['before_seconds'], unit)} ({c['runs_before']} runs)",
+                     f"{_time(c['after_seconds'], unit)} ({c['runs_after']} runs)",
+                     f"{c['change'] * 100:+.2f}%", pvalue])
+    return tabulate(rows, headers=["Benchmark", "Machine", "When", "Runs", "Commits", "Before",
+                                   "After", "Change", "p-value"],
+                    tablefmt="simple", disable_numparse=True)
+
+
+def _pattern(text: str):
+    try:
+        return re.compile(text)
+    except (re.error, RecursionError) as exc:
+        raise UsageError(f"history: {text}: invalid regex: {exc}") from None
+
+
+@click.command("history", short_help="Stored runs per benchmark; --changes: where levels "
+                                      "shifted.")
+@click.argument("pattern", required=False, default="", metavar="[REGEX]")
+@_WHERE
+@click.option("--json", "as_json", is_flag=True, help="JSON for machines.")
+@click.option("--changes", is_flag=True,
+              help="List where each benchmark's level shifted (PELT change points, machine "
+                   "by machine) and the commits around each shift.")
+@click.option("--limit", type=click.IntRange(min=0), default=DEFAULT_LIMIT, show_default=True,
+              help="Show each benchmark's last N runs (0: all).")
+@click.option("--metric", type=click.Choice(METRICS), default="real_time", show_default=True)
+@_STORAGE
+@click.pass_obj
+def history(invocation, pattern, where, as_json, changes, limit, metric, benchmark_storage):
+    """The stored runs of each benchmark whose name REGEX finds (all without one): when,
+    run id, machine and devices, commit, branch, tags, the median of the repetitions and
+    its 95% interval. See docs/store.md."""
+    regex = _pattern(pattern)
+    filters = tuple(parse_filter(text) for text in where)
+    results = open_store(storage_url(benchmark_storage), create=False)
+    try:
+        series = results.benchmarks(filters, regex.search, 0 if changes else limit)
+    finally:
+        results.close()
+    out = invocation.stdout
+    if not series:
+        shown = f" matching {pattern!r}" if pattern else ""
+        raise UsageError(f"history: no stored benchmark{shown} in {results.display}"
+                         + (f" with {'&'.join(f'{k}={v}' for k, v in filters)}"
+                            if filters else ""))
+    points = {name: [_point(summary, rows, name, metric) for summary, rows in runs]
+              for name, runs in series.items()}
+    if changes:
+        found = {name: _changes(name, runs) for name, runs in points.items()}
+        if as_json:
+            out.write(json.dumps({"storage": results.display, "metric": metric, "benchmarks": [
+                {"name": name, "changes": found[name]} for name in points]}, indent=2) + "\n")
+            return 0
+        listed = [change for name in points for change in found[name]]
+        out.write("Change points (PELT on the runs' log medians, the noise learned from the "
+                  "runs; machine by machine)\n\n")
+        out.write((_changes_table(listed) if listed else
+                   f"No change point in {len(points)} benchmark(s).") + "\n")
+        return 0
+    if as_json:
+        out.write(json.dumps({"storage": results.display, "metric": metric, "benchmarks": [
+            {"name": name, "runs": [_run_json(p) for p in runs]}
+            for name, runs in points.items()]}, indent=2) + "\n")
+        return 0
+    blocks = [f"{name}\n{_history_table(runs)}" for name, runs in points.items()]
+    out.write("\n\n".join(blocks) + "\n")
+    return 0
+
+
+@click.group("store", short_help="Import reports into the results store, export runs.")
+def store():
+    """The results store (docs/store.md): import Google Benchmark JSON reports, export
+    a stored run back to JSON."""
+
+
+def _report_text(path: str) -> tuple[str, dict]:
+    """A report file's text (up to the end of its JSON) and the parsed report."""
+    try:
+        report = read_report(path)
+    except UsageError as exc:
+        raise UsageError(str(exc).replace("compare: ", "store import: ", 1)) from None
+    with open(path, "rb") as handle:
+        text = handle.read().decode("utf-8", errors="replace")
+    stripped = text.lstrip()
+    _, end = json.JSONDecoder().raw_decode(stripped)
+    if stripped[end:].strip():  # text a tool printed after the report
+        text = stripped[:end] + "\n"
+    return text, report
+
+
+@store.command("import")
+@click.argument("files", nargs=-1, required=True, metavar="FILES...")
+@_STORAGE
+@click.pass_obj
+def import_reports(invocation, files, benchmark_storage):
+    """Store Google Benchmark JSON reports (ireebench's or iree-benchmark-module's), each
+    once: a file already stored is named, not stored again."""
+    loaded = [(path, *_report_text(path)) for path in files]  # every file read first
+    target = open_store(storage_url(benchmark_storage), create=True)
+    try:
+        for path, text, report in loaded:
+            record = record_of_report(text, report, source=IMPORTED,
+                                      source_path=os.path.abspath(path))
+            run_id, stored = target.save(record)
+            if stored:
+                invocation.stdout.write(f"stored {path} as run {run_id[:12]} "
+                                        f"({len(record.rows)} rows)\n")
+            else:
+                invocation.stdout.write(f"{path}: already stored as run {run_id[:12]}\n")
+    finally:
+        target.close()
+    return 0
+
+
+@store.command("export")
+@click.argument("reference", required=False, default="stored:latest", metavar="[RUN]")
+@click.option("--out", "-o", "out", default="", metavar="FILE",
+              help="Write to FILE (atomically) instead of stdout.")
+@_WHERE
+@_STORAGE
+@click.pass_obj
+def export_report(invocation, reference, out, where, benchmark_storage):
+    """Write a stored run's JSON report (RUN: an id, stored:latest, stored:latest~N ...;
+    default stored:latest), byte for byte as --benchmark_out wrote it."""
+    parsed = parse_reference(reference if is_stored(reference) else PREFIX + reference)
+    if parsed.selector == "history":
+        raise UsageError("store export: stored:history names several runs: export one")
+    if out:
+        check_output_path("out", out)
+    filters = parsed.filters + tuple(parse_filter(text) for text in where)
+    source = open_store(storage_url(benchmark_storage), create=False)
+    try:
+        _, text = source.run(parsed.selector, filters, offset=parsed.offset,
+                             reference=parsed.text)
+    finally:
+        source.close()
+    if not out:
+        invocation.stdout.write(text)
+        invocation.stdout.flush()
+        return 0
+    handle = OutputFile(out, "out")
+    try:
+        handle.stream.write(text)
+    except BaseException:
+        handle.discard()
+        raise
+    handle.close()
+    return 0

@@ -1,0 +1,379 @@
+"""The results store: one SQLAlchemy Core code path for SQLite and PostgreSQL.
+
+Imported only when a store is used (:func:`.location.open_store`): it is
+the ``store`` extra (SQLAlchemy 2, psycopg 3).
+
+* **A save is one transaction**: the run, its rows and its tags are
+  committed together or not at all, so a process killed mid-save (SIGKILL
+  included) leaves no partial run: SQLite's journal and PostgreSQL's
+  transaction roll it back.
+* **Concurrent saves all land**: SQLite runs in WAL mode (readers never
+  wait for the writer) with a busy timeout of :data:`BUSY_TIMEOUT_S`, and
+  every write transaction starts with ``BEGIN IMMEDIATE`` (the write lock
+  first: a transaction that read and then wants to write could otherwise
+  fail at once instead of waiting); PostgreSQL serializes what needs it
+  (the schema) with an advisory lock.
+* Errors of the database (unreachable, a permission, a lock held past the
+  timeout) are one ``ireebench: error:`` line naming the store.
+
+Queries select runs by the filters of :mod:`.references`; ``latest`` and
+``history`` use complete runs only (unless a ``status`` filter says
+otherwise) and, given the run they will be compared with (``like``), only
+runs of its machine fingerprint (unless ``any_machine``) that share a
+benchmark with it, never that run itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+import sqlalchemy as sa
+from ireebench.comparison.machine import describe_machine, machine_fingerprint
+from ireebench.errors import UsageError, one_line
+
+from .records import COMPLETE, RunRecord
+from .references import COLUMN_FILTERS, LATEST
+from .schema import SCHEMA_VERSION, apply_migrations, rows, runs, stored_version, tags
+
+BUSY_TIMEOUT_S = 60.0
+# The advisory lock key of schema migrations on PostgreSQL ("ireebnch").
+_MIGRATION_LOCK = 0x6972656562_6e6368
+_WRITE = "ireebench_write"
+_SQLITE = "sqlite:///"
+_SHORT_ID = 12
+
+
+def short_id(run_id: str) -> str:
+    return run_id[:_SHORT_ID]
+
+
+def display_url(url: str) -> str:
+    """The URL without a password (for messages)."""
+    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What listings show of a stored run."""
+
+    pk: int
+    run_id: str
+    date: str
+    run_time: float
+    status: str
+    source: str
+    host_name: str
+    machine: str
+    fingerprint: str
+    git_commit: str
+    git_branch: str
+    tags: dict
+
+    @property
+    def label(self) -> str:
+        return f"stored:{short_id(self.run_id)}"
+
+
+_SUMMARY_COLUMNS = (runs.c.id, runs.c.run_id, runs.c.date, runs.c.run_time, runs.c.status,
+                    runs.c.source, runs.c.host_name, runs.c.machine, runs.c.fingerprint,
+                    runs.c.git_commit, runs.c.git_branch, runs.c.tags)
+_NEWEST_FIRST = (runs.c.run_time.desc(), runs.c.id.desc())
+
+
+def _summary(row) -> RunSummary:
+    return RunSummary(row.id, row.run_id, row.date, row.run_time, row.status, row.source,
+                      row.host_name, row.machine, row.fingerprint, row.git_commit,
+                      row.git_branch, json.loads(row.tags or "{}"))
+
+
+def _filter_clause(key: str, value: str):
+    """The WHERE clause of one ``KEY=VALUE`` filter (see :mod:`.references`)."""
+    if key in COLUMN_FILTERS:
+        column, how = COLUMN_FILTERS[key]
+        column = runs.c[column]
+        if how == "prefix":
+            return column.startswith(value, autoescape=True)
+        if how == "contains":  # a device URI of the JSON list, or its driver: cuda, cuda://0
+            return column.contains(json.dumps(value)[:-1], autoescape=True)
+        return column == value
+    return sa.exists().where(tags.c.run == runs.c.id, tags.c.key == key, tags.c.value == value)
+
+
+def _clauses(filters, complete_only: bool) -> list:
+    clauses = [_filter_clause(key, value) for key, value in filters]
+    if complete_only and not any(key == "status" for key, _ in filters):
+        clauses.append(runs.c.status == COMPLETE)
+    return clauses
+
+
+def _like_names(like: dict | None) -> list[str]:
+    names = []
+    for entry in (like or {}).get("benchmarks") or []:
+        if isinstance(entry, dict) and not entry.get("error_occurred"):
+            name = entry.get("run_name") or entry.get("name")
+            if isinstance(name, str) and name not in names:
+                names.append(name)
+    return names
+
+
+def _like_context(like: dict | None) -> dict:
+    context = (like or {}).get("context")
+    return context if isinstance(context, dict) else {}
+
+
+def _describe(filters) -> str:
+    return "&".join(f"{key}={value}" for key, value in filters)
+
+
+class Store:
+    """An open results store (see the module docstring)."""
+
+    def __init__(self, url: str, create: bool = True):
+        self.url = url
+        self.display = display_url(url)
+        with self._errors("cannot open it"):
+            self.engine = self._engine(url, create)
+            self._migrate()
+
+    # --- connection ----------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _errors(self, action: str):
+        """Database errors as one line naming the store."""
+        try:
+            yield
+        except UsageError:
+            raise
+        except (sa.exc.SQLAlchemyError, OSError) as exc:
+            detail = getattr(exc, "orig", None) or exc
+            raise UsageError(f"--benchmark_storage={self.display}: {action}: "
+                             f"{one_line(detail)}") from None
+
+    def _engine(self, url: str, create: bool):
+        path = Path(url[len(_SQLITE):]) if url.startswith(_SQLITE) else None
+        if path is None:
+            target = re.sub(r"^(postgresql|postgres|postgresql\+psycopg)://", "postgresql+psycopg://",
+                            url)
+            self.kind = "postgresql"
+            return sa.create_engine(target, connect_args={"connect_timeout": 10})
+        self.kind = "sqlite"
+        if create:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        target = f"sqlite:///file:{urllib.parse.quote(str(path))}?mode={'rwc' if create else 'rw'}&uri=true"
+        engine = sa.create_engine(target, connect_args={"timeout": BUSY_TIMEOUT_S})
+        sa.event.listen(engine, "connect", _sqlite_connect)
+        sa.event.listen(engine, "begin", _sqlite_begin)
+        return engine
+
+    @contextlib.contextmanager
+    def _transaction(self, write: bool = False):
+        with self.engine.connect() as connection:
+            connection.execution_options(**{_WRITE: write})
+            with connection.begin():
+                yield connection
+
+    def _migrate(self) -> None:
+        with self._transaction() as connection:
+            found = stored_version(connection)
+        if found == SCHEMA_VERSION:
+            return
+        if found < SCHEMA_VERSION:
+            with self._transaction(write=True) as connection:
+                if self.kind == "postgresql":
+                    connection.execute(sa.select(sa.func.pg_advisory_xact_lock(_MIGRATION_LOCK)))
+                found = apply_migrations(connection)
+        if found > SCHEMA_VERSION:
+            raise UsageError(f"--benchmark_storage={self.display}: the store's schema version "
+                             f"{found} is newer than this ireebench knows ({SCHEMA_VERSION}): "
+                             "upgrade ireebench")
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # --- saving --------------------------------------------------------------
+
+    def save(self, record: RunRecord) -> tuple[str, bool]:
+        """Stores a run in one transaction: ``(run_id, True)``, or the id of the stored
+        run with the same id or report and ``False``."""
+        columns = record.columns()
+        with self._errors("cannot save the run"), self._transaction(write=True) as connection:
+            found = connection.execute(
+                sa.select(runs.c.run_id).where(sa.or_(
+                    runs.c.run_id == record.run_id,
+                    runs.c.report_sha256 == columns["report_sha256"]))).first()
+            if found is not None:
+                return found.run_id, False
+            pk = connection.execute(runs.insert().values(**columns)).inserted_primary_key[0]
+            if record.rows:
+                connection.execute(rows.insert(), [dict(run=pk, **row.columns())
+                                                   for row in record.rows])
+            if record.tags:
+                connection.execute(tags.insert(), [
+                    {"run": pk, "key": str(key), "value": str(value)}
+                    for key, value in record.tags.items()])
+        return record.run_id, True
+
+    # --- one run -------------------------------------------------------------
+
+    def _reports(self, connection, pks: list[int]) -> dict[int, tuple[RunSummary, str]]:
+        found = connection.execute(sa.select(*_SUMMARY_COLUMNS, runs.c.report)
+                                   .where(runs.c.id.in_(pks)))
+        return {row.id: (_summary(row), row.report) for row in found}
+
+    def run(self, selector: str, filters=(), like: dict | None = None,
+            any_machine: bool = False, offset: int = 0, reference: str = "") -> tuple:
+        """``(RunSummary, report text)`` of ``stored:latest`` (``offset`` back) or of a
+        run id prefix; the message of a reference naming nothing says why."""
+        reference = reference or f"stored:{selector}"
+        with self._errors("cannot read it"), self._transaction() as connection:
+            if selector != LATEST:
+                query = (sa.select(runs.c.id, runs.c.run_id)
+                         .where(runs.c.run_id.startswith(selector, autoescape=True),
+                                *_clauses(filters, False)).limit(3))
+                found = connection.execute(query).all()
+                if not found:
+                    raise UsageError(f"{reference}: no stored run has that id in "
+                                     f"{self.display}")
+                if len(found) > 1:
+                    listed = ", ".join(short_id(row.run_id) for row in found)
+                    raise UsageError(f"{reference}: the id matches several runs ({listed}...): "
+                                     "give more of it")
+                return self._reports(connection, [found[0].id])[found[0].id]
+            machine, others = self._like_clauses(like, any_machine)
+            clauses = [*_clauses(filters, True), *others]
+            query = (sa.select(runs.c.id).where(*clauses, *machine).order_by(*_NEWEST_FIRST)
+                     .offset(offset).limit(1))
+            pk = connection.execute(query).scalar()
+            if pk is None:
+                raise UsageError(self._nothing(connection, reference, filters, clauses, machine,
+                                               like))
+            return self._reports(connection, [pk])[pk]
+
+    def _like_clauses(self, like: dict | None, any_machine: bool,
+                      shares_benchmark: bool = True) -> tuple[list, list]:
+        """``(machine, others)``: the clause of ``like``'s machine fingerprint (none with
+        ``any_machine``), and those of runs sharing a benchmark with it, never ``like``
+        itself."""
+        if like is None:
+            return [], []
+        context = _like_context(like)
+        machine = [] if any_machine else [runs.c.fingerprint == machine_fingerprint(context)]
+        others = []
+        names = _like_names(like)
+        if names and shares_benchmark:
+            others.append(sa.exists().where(rows.c.run == runs.c.id, rows.c.run_name.in_(names)))
+        own_id = context.get("ireebench_run_id")
+        if isinstance(own_id, str) and own_id:
+            others.append(runs.c.run_id != own_id)
+        return machine, others
+
+    def _nothing(self, connection, reference, filters, clauses, machine, like) -> str:
+        """Why a reference names no run: the machine (other machines have some), the
+        filters, or an empty store."""
+        if machine:
+            others = connection.execute(
+                sa.select(runs.c.machine, sa.func.count().over().label("count"))
+                .where(*clauses).order_by(*_NEWEST_FIRST).limit(1)).first()
+            if others is not None:
+                return (f"{reference}: no stored run on this machine "
+                        f"({describe_machine(_like_context(like))}); {others.count} on other "
+                        f"machines, the newest on {others.machine} (--any_machine uses them)")
+        total = connection.execute(sa.select(sa.func.count()).select_from(runs)).scalar()
+        if total:
+            shown = _describe(filters) or "status=complete"
+            what = " of these benchmarks" if _like_names(like) else ""
+            return f"{reference}: no stored run{what} matches {shown} ({total} stored)"
+        return (f"{reference}: no stored run in {self.display} (save one with "
+                "--benchmark_save)")
+
+    # --- a history -----------------------------------------------------------
+
+    def history(self, filters=(), like: dict | None = None, any_machine: bool = False,
+                window: int = 10) -> tuple[list[tuple[RunSummary, dict]], str]:
+        """The runs of each of ``like``'s benchmarks, its last ``window`` each, newest
+        first: ``([(summary, report restricted to those benchmarks)], note)``; the
+        note says why there is none."""
+        with self._errors("cannot read it"), self._transaction() as connection:
+            # Rows are restricted to like's benchmarks below: no need to ask for one.
+            machine, others = self._like_clauses(like, any_machine, shares_benchmark=False)
+            clauses = [*_clauses(filters, True), *others]
+            names = _like_names(like)
+            pairs = (sa.select(rows.c.run_name, rows.c.run)
+                     .join(runs, runs.c.id == rows.c.run)
+                     .where(*clauses, *machine, rows.c.error_occurred == sa.false(),
+                            *([rows.c.run_name.in_(names)] if names else []))
+                     .group_by(rows.c.run_name, rows.c.run).subquery())
+            rank = sa.func.row_number().over(partition_by=pairs.c.run_name,
+                                             order_by=_NEWEST_FIRST).label("rank")
+            ranked = (sa.select(pairs.c.run_name, pairs.c.run, rank)
+                      .join(runs, runs.c.id == pairs.c.run).subquery())
+            chosen = connection.execute(sa.select(ranked.c.run_name, ranked.c.run)
+                                        .where(ranked.c.rank <= window)).all()
+            allowed: dict[int, set[str]] = {}
+            for row in chosen:
+                allowed.setdefault(row.run, set()).add(row.run_name)
+            note = ""
+            if not allowed:
+                note = self._nothing(connection, "stored:history", filters, clauses, machine,
+                                     like)
+            found = self._reports(connection, list(allowed))
+        history = []
+        for pk, (summary, text) in sorted(found.items(),
+                                          key=lambda item: (-item[1][0].run_time, -item[0])):
+            report = json.loads(text)
+            report["benchmarks"] = [entry for entry in report.get("benchmarks") or []
+                                    if isinstance(entry, dict)
+                                    and (entry.get("run_name") or entry.get("name"))
+                                    in allowed[pk]]
+            history.append((summary, report))
+        return history, note
+
+    def benchmarks(self, filters=(), name_filter=None, limit: int = 0):
+        """``{run_name: [(RunSummary, [row JSON objects])]}``, oldest run first, for every
+        stored benchmark ``name_filter(run_name)`` accepts (its last ``limit`` runs)."""
+        with self._errors("cannot read it"), self._transaction() as connection:
+            clauses = _clauses(filters, False)
+            names = connection.execute(
+                sa.select(rows.c.run_name).join(runs, runs.c.id == rows.c.run)
+                .where(*clauses).distinct()).scalars().all()
+            names = sorted(name for name in names if name_filter is None or name_filter(name))
+            if not names:
+                return {}
+            found = connection.execute(
+                sa.select(*_SUMMARY_COLUMNS, rows.c.run_name, rows.c.data)
+                .join(rows, rows.c.run == runs.c.id)
+                .where(*clauses, rows.c.run_name.in_(names))
+                .order_by(runs.c.run_time, runs.c.id, rows.c.position)).all()
+        history: dict[str, list] = {name: [] for name in names}
+        for row in found:
+            series = history[row.run_name]
+            if not series or series[-1][0].pk != row.id:
+                series.append((_summary(row), []))
+            series[-1][1].append(json.loads(row.data))
+        if limit:
+            history = {name: series[-limit:] for name, series in history.items()}
+        return history
+
+
+def _sqlite_connect(dbapi_connection, connection_record) -> None:
+    """WAL, the busy timeout, and transactions begun by us (``_sqlite_begin``)."""
+    dbapi_connection.isolation_level = None  # pysqlite's own BEGIN off: see _sqlite_begin
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    cursor.execute("PRAGMA journal_mode = WAL")
+    # WAL with NORMAL: a committed run survives a killed process (not a power cut
+    # before the next checkpoint), and a save does not wait for fsync twice.
+    cursor.execute("PRAGMA synchronous = NORMAL")
+    cursor.execute("PRAGMA foreign_keys = ON")
+    cursor.close()
+
+
+def _sqlite_begin(connection) -> None:
+    """``BEGIN IMMEDIATE`` for a write (the lock first, waiting up to the busy timeout)."""
+    write = connection.get_execution_options().get(_WRITE, False)
+    connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")

@@ -1,0 +1,140 @@
+"""The store's tables and their versions (SQLAlchemy Core; one code path for SQLite and PostgreSQL).
+
+Tables (prefixed ``ireebench_`` so a team's existing database can hold them):
+
+``ireebench_schema``
+    one row: the schema version of the database.
+``ireebench_runs``
+    one row per stored run: its id, the report's text as written (what
+    ``ireebench store export`` gives back) and sha256 (an imported file is
+    stored once), its date, status and source, and the provenance the
+    store queries on (host, machine fingerprint, devices, versions, module
+    and its sha256, compile flags, plugins, git commit and branch, tags,
+    the whole context as JSON).
+``ireebench_rows``
+    one row per report row: its full JSON object (so fields other plugins
+    add survive without a schema change), the indexed columns queries use
+    (name, run name, type, aggregate, repetition, error, times) and the raw
+    samples of a saved run.
+``ireebench_tags``
+    the ``--benchmark_context`` entries, one row each, so ``--where KEY=VALUE``
+    is an indexed lookup.
+
+**Migrations** are this module's :data:`MIGRATIONS`, applied in order
+inside one write transaction that holds the database's write lock (SQLite's
+``BEGIN IMMEDIATE``, PostgreSQL's ``pg_advisory_xact_lock``), so processes
+opening a new or old store at once migrate it once, and a migration killed
+halfway leaves the previous version. A database newer than this code is
+refused in one line. A list of steps of our own rather than Alembic: the
+store has a handful of tables and migrates itself when it is opened (no
+``alembic upgrade`` step for users, no migration scripts directory, one
+dependency fewer); when a step changes a table, the tables a previous step
+created are frozen in that step.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData()
+
+schema_version = sa.Table(
+    "ireebench_schema", metadata,
+    sa.Column("version", sa.Integer, nullable=False),
+)
+
+runs = sa.Table(
+    "ireebench_runs", metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("run_id", sa.String(64), nullable=False, unique=True),
+    sa.Column("report_sha256", sa.String(64), nullable=False, unique=True),
+    sa.Column("run_time", sa.Double, nullable=False, index=True),  # the run's date, epoch s
+    sa.Column("date", sa.String(64), nullable=False),  # as the context says it
+    sa.Column("saved_at", sa.Double, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("exit_status", sa.Integer),
+    sa.Column("source", sa.String(16), nullable=False),
+    sa.Column("source_path", sa.Text, nullable=False),
+    sa.Column("host_name", sa.String(255), nullable=False, index=True),
+    sa.Column("fingerprint", sa.String(32), nullable=False, index=True),
+    sa.Column("machine", sa.Text, nullable=False),
+    sa.Column("devices", sa.Text, nullable=False),  # JSON list
+    sa.Column("ireebench_version", sa.String(64), nullable=False),
+    sa.Column("iree_version", sa.String(64), nullable=False),
+    sa.Column("module", sa.Text, nullable=False),
+    sa.Column("module_sha256", sa.String(64), nullable=False, index=True),
+    sa.Column("compile_flags", sa.Text, nullable=False),  # JSON list
+    sa.Column("plugins", sa.Text, nullable=False),  # JSON list
+    sa.Column("git_commit", sa.String(64), nullable=False, index=True),
+    sa.Column("git_branch", sa.String(255), nullable=False, index=True),
+    sa.Column("tags", sa.Text, nullable=False),  # JSON object
+    sa.Column("context", sa.Text, nullable=False),  # JSON object
+    sa.Column("report", sa.Text, nullable=False),  # the report's text
+)
+
+rows = sa.Table(
+    "ireebench_rows", metadata,
+    sa.Column("run", sa.Integer, sa.ForeignKey("ireebench_runs.id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("position", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("run_name", sa.Text, nullable=False),
+    sa.Column("run_type", sa.String(16), nullable=False),
+    sa.Column("aggregate_name", sa.String(64), nullable=False),
+    sa.Column("repetition_index", sa.Integer),
+    sa.Column("error_occurred", sa.Boolean, nullable=False),
+    sa.Column("real_time", sa.Double),
+    sa.Column("cpu_time", sa.Double),
+    sa.Column("time_unit", sa.String(8), nullable=False),
+    sa.Column("data", sa.Text, nullable=False),  # the row's JSON object
+    sa.Column("samples", sa.Text, nullable=False),  # JSON list, seconds per iteration
+    sa.Column("batch_samples", sa.Text, nullable=False),  # JSON list
+    sa.Index("ireebench_rows_by_name", "run_name", "run"),
+)
+
+tags = sa.Table(
+    "ireebench_tags", metadata,
+    sa.Column("run", sa.Integer, sa.ForeignKey("ireebench_runs.id", ondelete="CASCADE"),
+              primary_key=True),
+    sa.Column("key", sa.String(255), primary_key=True),
+    sa.Column("value", sa.Text, nullable=False),
+    sa.Index("ireebench_tags_by_key", "key", "run"),
+)
+
+
+def _create_runs_rows_tags(connection) -> None:
+    metadata.create_all(connection, tables=[runs, rows, tags])
+
+
+# (version, what it does, step(connection)); applied in order to reach the last version.
+MIGRATIONS = [
+    (1, "runs, rows and tags", _create_runs_rows_tags),
+]
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def stored_version(connection) -> int:
+    """The database's schema version (0: no store there yet)."""
+    if not sa.inspect(connection).has_table(schema_version.name):
+        return 0
+    version = connection.execute(sa.select(sa.func.max(schema_version.c.version))).scalar()
+    return int(version or 0)
+
+
+def apply_migrations(connection, migrations=MIGRATIONS) -> int:
+    """Brings the database to the last version of ``migrations``, in the caller's
+    (locked) transaction; returns the version it found."""
+    found = stored_version(connection)
+    latest = migrations[-1][0]
+    if found > latest:
+        return found
+    if found == 0:
+        schema_version.create(connection, checkfirst=True)
+    for version, _, step in migrations:
+        if version > found:
+            step(connection)
+    if found == 0:
+        connection.execute(schema_version.insert().values(version=latest))
+    elif found < latest:
+        connection.execute(schema_version.update().values(version=latest))
+    return found

@@ -1,0 +1,219 @@
+"""Sweeps and suites: one run measures many configurations.
+
+* ``--sweep NAME=V1,V2,...`` (repeatable): the points are the cartesian
+  product of the axes (:mod:`.axes`: values, ranges such as ``1..64:*2``,
+  ``{NAME}`` in any flag value, an axis that names a flag sets it). The
+  command line of each point is made before anything is parsed
+  (``ireebench_expand_command_line``); the core parses each into its
+  configuration and the in-process backend measures them (see
+  :mod:`ireebench.points`): rows named ``BM_f/bs:4/process_time/real_time``
+  with ``"params": {"bs": 4}`` in JSON.
+* ``ireebench run SUITE.toml [flags]`` (:mod:`.suite`): ``[[benchmark]]``
+  entries of flags, each its points, measured as one run.
+* Shards: ``--shard_index=I --shard_count=N`` (or GoogleTest's
+  ``GTEST_SHARD_INDEX``/``GTEST_TOTAL_SHARDS``, Bazel's
+  ``TEST_SHARD_INDEX``/``TEST_TOTAL_SHARDS``; the status file of either is
+  touched) keep points ``i`` with
+  ``i % N == I`` of the points sorted by their names' parameters (numbers
+  by value; ``ireebench_generate_points``,
+  ``trylast``: after every plugin added its points); ``ireebench merge``
+  (:mod:`.merge`) joins the shards' JSON files.
+* On a terminal, a progress line on stderr (:mod:`.progress`) while a sweep
+  runs; nothing when stderr is not a terminal.
+
+Hooks: ``ireebench_addoption``, ``ireebench_register_commands`` (``run``,
+``merge``), ``ireebench_expand_command_line``, ``ireebench_configure`` (the
+shard flags), ``ireebench_generate_points`` (the shard),
+``ireebench_report_row_names`` (the progress line's total),
+``ireebench_report_context`` (the axes and the shard in the context),
+``ireebench_workload_start``, ``ireebench_benchmark_result`` and
+``ireebench_sessionfinish`` (the progress line).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ireebench import StashKey, hookimpl
+from ireebench.cli.commands import ArgvCommand
+from ireebench.errors import UsageError
+from ireebench.points import is_sweep
+
+from . import merge, suite
+from .axes import SWEEP_FLAG, parse_axes, point_specs
+from .progress import ProgressLine
+
+GROUP = "Sweeps and shards"
+SHARD_INDEX_ENV = "GTEST_SHARD_INDEX"
+TOTAL_SHARDS_ENV = "GTEST_TOTAL_SHARDS"
+# GoogleTest's protocol: a runner that sets it learns that sharding is supported.
+SHARD_STATUS_ENV = "GTEST_SHARD_STATUS_FILE"
+# Bazel's names of the same three (its test encyclopedia).
+BAZEL_ENV = {SHARD_INDEX_ENV: "TEST_SHARD_INDEX", TOTAL_SHARDS_ENV: "TEST_TOTAL_SHARDS",
+             SHARD_STATUS_ENV: "TEST_SHARD_STATUS_FILE"}
+HELP_FLAGS = {"--help", "-h", "--version", "-V"}
+
+
+@dataclass
+class SweepState:
+    """The run's shard and progress line (``config.stash[STATE]``)."""
+
+    shard: tuple[int, int] | None = None  # (index, count)
+    progress: ProgressLine | None = None
+
+
+STATE = StashKey[SweepState]()
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    """Adds --sweep, --shard_index, --shard_count."""
+    parser.addoption(
+        SWEEP_FLAG, "sweep", multiple=True, group=GROUP, metavar="NAME=V1,V2,...",
+        help="Measure every point of the cartesian product of the axes (repeatable; the last "
+             "varies fastest). Values or ranges: bs=1,4,16, bs=1..64:*2, seq=128..1024:+128. "
+             "{NAME} in any flag value is replaced per point (--input={bs}x512xf32=0.5); an "
+             "axis that names a flag sets it (device, batch_size, function, module, a runtime "
+             "flag). Rows are named BM_f/bs:4/process_time/real_time.", module_run=True)
+    parser.addoption(
+        "--shard_index", "shard_index", type=int, default=None, group=GROUP,
+        envvar=[SHARD_INDEX_ENV, BAZEL_ENV[SHARD_INDEX_ENV]], show_envvar=True, metavar="I",
+        help="Measure only shard I (0-based) of --shard_count: the points i with "
+             "i % N == I, in the order of their parameters.", module_run=True)
+    parser.addoption(
+        "--shard_count", "shard_count", type=int, default=None, group=GROUP,
+        envvar=[TOTAL_SHARDS_ENV, BAZEL_ENV[TOTAL_SHARDS_ENV]], show_envvar=True, metavar="N",
+        help="The number of shards the points are split into (join their JSON files with "
+             "ireebench merge).", module_run=True)
+
+
+@hookimpl
+def ireebench_register_commands(cli):
+    """Registers ``ireebench run SUITE.toml`` and ``ireebench merge``."""
+    cli.add_command(ArgvCommand("run", suite.run_main, help=suite.HELP,
+                                short_help="Measure the benchmarks of a suite file (TOML)."))
+    cli.add_command(merge.command)
+
+
+@hookimpl
+def ireebench_expand_command_line(argv, option_specs):
+    """``--sweep``: the command line of every point."""
+    if HELP_FLAGS & set(argv):
+        return None
+    return point_specs(list(argv), option_specs)
+
+
+@hookimpl
+def ireebench_configure(config):
+    """Checks the shard flags (GoogleTest's environment variables too)."""
+    index, count = config.getoption("shard_index"), config.getoption("shard_count")
+    state = config.stash[STATE] = SweepState()
+    if index is None and count is None:
+        return
+    if index is None or count is None:
+        given = "--shard_index" if index is not None else "--shard_count"
+        missing = "--shard_count" if index is not None else "--shard_index"
+        raise UsageError(f"{given}: needs {missing} too (or {SHARD_INDEX_ENV} and "
+                         f"{TOTAL_SHARDS_ENV})")
+    if count < 1:
+        raise UsageError(f"--shard_count={count}: must be at least 1")
+    if not 0 <= index < count:
+        raise UsageError(f"--shard_index={index}: must be between 0 and "
+                         f"--shard_count - 1 = {count - 1}")
+    state.shard = (index, count)
+    status = os.environ.get(SHARD_STATUS_ENV) or os.environ.get(BAZEL_ENV[SHARD_STATUS_ENV])
+    if status:  # tell the runner (Bazel, GoogleTest's) that sharding is honoured
+        try:
+            with open(status, "a"):
+                pass
+        except OSError as exc:
+            raise UsageError(f"{SHARD_STATUS_ENV}={status}: cannot write: {exc.strerror}") \
+                from None
+
+
+def shard_order(point) -> tuple:
+    """A point's place in the shard order: by prefix, then parameters (numbers by value)."""
+    return (point.name_prefix, tuple((name, (0, value, "") if _is_number(value)
+                                      else (1, 0, str(value)))
+                                     for name, value in point.params.items()))
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+@hookimpl(trylast=True)
+def ireebench_generate_points(config, points):
+    """Keeps this shard's points: the ``i``-th of the points sorted by name, ``i % N == I``.
+
+    Every shard of a run sees the same points (the same command line), so
+    the shards partition them exactly; the order by name balances them
+    (their sizes differ by one at most) whatever order the axes list them in.
+    """
+    state = config.stash.get(STATE, None)
+    if state is None or state.shard is None:
+        return
+    index, count = state.shard
+    ordered = sorted(range(len(points)), key=lambda i: (shard_order(points[i]), i))
+    kept = {position for rank, position in enumerate(ordered) if rank % count == index}
+    points[:] = [point for position, point in enumerate(points) if position in kept]
+
+
+@hookimpl
+def ireebench_report_context(config, context):
+    """The axes of ``--sweep``, the number of points and the shard, in the context."""
+    state = config.stash.get(STATE, None)
+    axes, _ = parse_axes(list(config.command_line))
+    if axes:
+        context.extra["sweep"] = {axis.name: list(axis.values) for axis in axes}
+    suite_file = config.stash.get(suite.SUITE_FILE, None)
+    if suite_file:
+        context.extra["suite"] = suite_file
+    if state is not None and state.shard is not None:
+        context.extra["shard_index"], context.extra["shard_count"] = state.shard
+
+
+@hookimpl
+def ireebench_report_row_names(config, run_names):
+    """The progress line's total: the benchmarks about to run (a sweep, on a terminal)."""
+    state = config.stash.get(STATE, None)
+    stream = config.stderr
+    if state is None or not is_sweep(config) or not _is_terminal(stream):
+        return
+    state.progress = ProgressLine(stream, len(run_names))
+    return
+
+
+def _is_terminal(stream) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
+def _progress(config) -> ProgressLine | None:
+    state = config.run.stash.get(STATE, None)
+    return None if state is None else state.progress
+
+
+@hookimpl
+def ireebench_workload_start(config, workload):
+    progress = _progress(config)
+    if progress is not None:
+        progress.start(workload.run_name)
+
+
+@hookimpl
+def ireebench_benchmark_result(config, run):
+    """Erases the progress line before the benchmark's rows are printed."""
+    progress = _progress(config)
+    if progress is not None and not run.extra_row:
+        progress.finish(run.run_name)
+
+
+@hookimpl
+def ireebench_sessionfinish(config):
+    progress = _progress(config)
+    if progress is not None:
+        progress.clear()

@@ -1,0 +1,370 @@
+"""The results store end to end, on SQLite and on a real PostgreSQL server.
+
+Runs are saved from the real CLI (``--benchmark_save``) and read back with
+``ireebench history``, ``store export`` and ``compare stored:...``; four
+processes save at once; a process killed (SIGKILL) in the middle of its
+save's transaction leaves no partial run; the gate (``compare
+stored:history``) passes the same module and fails one 8x heavier. Every
+test runs on both databases (``store_url``, ``store_kind``).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import ireebench as ireebench_api
+import pytest
+from conftest import ROOT, STORE_KINDS, _env, new_store_url, one_error_line, slow_function
+from ireebench.plugins.store.git import git_state
+
+LOOP = """
+func.func @work(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant TRIPS : index
+  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<64xf32> {
+    %e = tensor.empty() : tensor<64xf32>
+    %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                         iterator_types = ["parallel"]}
+        ins(%acc : tensor<64xf32>) outs(%e : tensor<64xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %s = math.sin %a : f32
+      linalg.yield %s : f32
+    } -> tensor<64xf32>
+    scf.yield %y : tensor<64xf32>
+  }
+  return %r : tensor<64xf32>
+}
+"""
+TRIPS = 200
+RUN = ["--device=local-sync", "--function=work", "--input=64xf32=1",
+       "--benchmark_repetitions=9", "--benchmark_min_time=5x"]
+NAME = "BM_work/process_time/real_time"
+# A tiny run: what is tested is the save, not the measurement.
+QUICK = ["--device=local-sync", "--function=noargs", "--benchmark_min_time=1x"]
+TIMEOUT = 120
+
+
+@pytest.fixture(scope="module")
+def modules(compile_mlir):
+    return {"light": compile_mlir(LOOP.replace("TRIPS", str(TRIPS))),
+            "heavy": compile_mlir(LOOP.replace("TRIPS", str(8 * TRIPS))),
+            "simple": compile_mlir("simple")}
+
+
+def _saved_id(result) -> str:
+    line = next(line for line in result.stderr.splitlines() if "saved run" in line)
+    return line.split("saved run ", 1)[1].split()[0]
+
+
+def api(*args) -> tuple[int, str]:
+    """The command in this process (the Python API, the real plugin manager): its exit
+    status and stdout, or 2 and the error's message. For reading back what the CLI
+    saved without starting an interpreter each time."""
+    out = io.StringIO()
+    try:
+        return ireebench_api.run([str(arg) for arg in args], stdout=out).exit_code, \
+            out.getvalue()
+    except ireebench_api.UsageError as exc:
+        return 2, str(exc)
+
+
+def api_json(*args) -> dict:
+    status, out = api(*args)
+    assert status in (0, 1), out
+    return json.loads(out)
+
+
+def _stored_ids(url) -> set[str]:
+    data = api_json("history", "--json", f"--benchmark_storage={url}")
+    return {run["run_id"][:12] for bench in data["benchmarks"] for run in bench["runs"]}
+
+
+@pytest.mark.parametrize("store_kind", STORE_KINDS)
+def test_saved_runs_are_read_back_and_gate_the_next_run(store_kind, request, modules,
+                                                        ireebench, tmp_path):
+    """Three runs of the light module saved from the CLI, read back with history and
+    export; then the gate (compare stored:history) passes a new run of the same module
+    (exit 0) and fails one 8x heavier (exit 1); stored:latest on either side."""
+    url = new_store_url(request, store_kind, tmp_path)
+    storage = f"--benchmark_storage={url}"
+    saved0 = tmp_path / "saved0.json"
+
+    def save(index):
+        out = [f"--benchmark_out={saved0}"] if index == 0 else []
+        return ireebench(f"--module={modules['light']}", *RUN, "--benchmark_save", storage,
+                         "--benchmark_context=suite=gate", *out, timeout=TIMEOUT)
+
+    def new(name):
+        out = tmp_path / f"{name}.json"
+        result = ireebench(f"--module={modules[name]}", *RUN, f"--benchmark_out={out}",
+                           "--benchmark_format=json", timeout=TIMEOUT)
+        assert result.returncode == 0, result.stderr
+        return out
+
+    with ThreadPoolExecutor(2) as pool:
+        saves = list(pool.map(save, range(3)))
+        for result in saves:
+            assert result.returncode == 0, result.stderr
+        light, heavy = pool.map(new, ["light", "heavy"])
+    ids = [_saved_id(result) for result in saves]
+
+    # history: the three runs, with their provenance.
+    result = ireebench("history", "work", storage)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == NAME
+    for run_id in ids:
+        row = next(line for line in result.stdout.splitlines() if run_id in line)
+        assert "suite=gate" in row and "complete" in row and "local-sync" in row
+    [bench] = api_json("history", "work", "--json", storage)["benchmarks"]
+    assert bench["name"] == NAME and {run["run_id"][:12] for run in bench["runs"]} == set(ids)
+    for run in bench["runs"]:
+        assert run["repetitions"] == 9 and run["status"] == "complete"
+        assert run["low_seconds"] <= run["median_seconds"] <= run["high_seconds"]
+        assert run["tags"] == {"suite": "gate"} and run["commit"] == git_state(ROOT).commit
+    assert "no stored benchmark" in api("history", storage, "--where", "suite=other")[1]
+
+    # export: byte for byte what --benchmark_out wrote.
+    exported = tmp_path / "exported.json"
+    assert api("store", "export", ids[0], f"--out={exported}", storage)[0] == 0
+    assert exported.read_bytes() == saved0.read_bytes()
+
+    # The gate, on the CPU time: on this loaded shared machine the wall time of the
+    # same module moves by several times from one moment to the next (the band and
+    # the test are checked on fixed data in tests/core/test_comparison_history.py);
+    # 8x the work is about +700% of either.
+    gate = ["--metric=cpu_time", "--threshold=100%", storage]
+    same = ireebench("compare", "stored:history", light, *gate)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "3 stored run(s)" in same.stdout and all(i in same.stdout for i in ids)
+    heavier = ireebench("compare", "stored:history", heavy, *gate, "--reporter=json")
+    assert heavier.returncode == 1, heavier.stdout + heavier.stderr
+    data = json.loads(heavier.stdout)
+    [bench] = data["benchmarks"]
+    assert bench["regression"] and bench["new_median_seconds"] > bench["band_high_seconds"]
+    assert {run.removeprefix("stored:") for run in bench["baseline_runs"]} == set(ids)
+    assert len(data["history"]) == 3
+
+    # stored:latest and stored:RUN_ID, on either side; a filter that names nothing.
+    assert api("compare", "stored:latest", heavy, *gate)[0] == 1
+    status, out = api("compare", heavy, f"stored:{ids[1]}", *gate)
+    assert status == 0 and "faster" in out
+    status, message = api("compare", "stored:latest?branch=none", light, storage)
+    assert status == 2 and "no stored run of these benchmarks matches branch=none" in message
+    assert api("history", storage, "--where", "device=local")[0] == 0  # a driver's prefix
+
+    # A report of another machine: its stored:latest says so in one line;
+    # --any_machine uses the other machine's runs; its gate has no history yet.
+    report = json.loads(light.read_text())
+    report["context"]["host_name"] = "another-host"
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps(report))
+    status, message = api("compare", "stored:latest", other, storage)
+    assert status == 2 and "no stored run on this machine (another-host" in message
+    assert "--any_machine" in message
+    status, out = api("compare", "stored:latest", other, *gate, "--any_machine")
+    assert status == 0 and "different hosts" in out
+    status, out = api("compare", "stored:history", other, storage)
+    assert status == 0 and "no stored run on this machine" in out
+
+
+def _wait_for(proc, text: str, timeout: float = TIMEOUT) -> str:
+    """Reads ``proc``'s stderr until a line containing ``text`` (a timeout fails)."""
+    def read():
+        for line in proc.stderr:
+            if text in line:
+                return line
+        return ""
+
+    with ThreadPoolExecutor(1) as pool:
+        line = pool.submit(read).result(timeout=timeout)
+    assert line, f"{text!r} never came"
+    return line
+
+
+def _paused_run(module, url, where: str) -> subprocess.Popen:
+    env = dict(_env(), IREEBENCH_TEST_PAUSE=where)
+    return subprocess.Popen(
+        [sys.executable, "-m", "ireebench", f"--module={module}", *QUICK, "--benchmark_save",
+         f"--benchmark_storage={url}", "-p", "store_pause"],
+        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        env=env)
+
+
+def test_four_processes_saving_at_once_all_land(store_url, modules):
+    """Four runs held just before their saves, then let go together: four runs stored."""
+    procs = [_paused_run(modules["simple"], store_url, "before_save") for _ in range(4)]
+    try:
+        for proc in procs:
+            _wait_for(proc, "PAUSED before_save")
+        for proc in procs:
+            proc.stdin.close()
+        saved = {_wait_for(proc, "saved run").split("saved run ", 1)[1].split()[0]
+                 for proc in procs}
+        assert [proc.wait(timeout=TIMEOUT) for proc in procs] == [0, 0, 0, 0]
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    assert len(saved) == 4
+    assert _stored_ids(store_url) == saved
+
+
+def test_sigkill_during_a_save_leaves_no_partial_run(store_url, modules, ireebench):
+    first = ireebench(f"--module={modules['simple']}", *QUICK, "--benchmark_save",
+                      f"--benchmark_storage={store_url}")
+    assert first.returncode == 0, first.stderr
+    proc = _paused_run(modules["simple"], store_url, "mid_save")
+    try:
+        _wait_for(proc, "PAUSED mid_save")  # the run's row inserted, its rows next
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=TIMEOUT)
+    assert proc.returncode == -signal.SIGKILL
+    assert _stored_ids(store_url) == {_saved_id(first)}
+    # No run without its rows either: the newest stored run is still the first.
+    status, out = api("store", "export", "stored:latest", f"--benchmark_storage={store_url}")
+    assert status == 0
+    assert json.loads(out)["context"]["ireebench_run_id"].startswith(_saved_id(first))
+    # Usable: the next save lands (in this process, through the Python API).
+    after = ireebench_api.run([f"--module={modules['simple']}", *QUICK, "--benchmark_save",
+                               f"--benchmark_storage={store_url}"])
+    assert after.exit_code == 0
+    assert len(_stored_ids(store_url)) == 2
+    if store_url.startswith("sqlite:///"):
+        with sqlite3.connect(store_url.removeprefix("sqlite:///")) as connection:
+            assert connection.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+            orphans = connection.execute(
+                "SELECT count(*) FROM ireebench_rows WHERE run NOT IN "
+                "(SELECT id FROM ireebench_runs)").fetchone()
+            assert orphans == (0,)
+
+
+def test_import_the_native_tools_report_once_and_export_it(store_url, modules, native_tool,
+                                                           ireebench, tmp_path):
+    native = tmp_path / "native.json"
+    run = native_tool("iree-benchmark-module", f"--module={modules['simple']}",
+                      "--device=local-sync", "--function=noargs", "--benchmark_min_time=1x",
+                      "--benchmark_context=machine=pool-a", f"--benchmark_out={native}",
+                      "--benchmark_out_format=json")
+    assert run.returncode == 0, run.stderr
+    storage = f"--benchmark_storage={store_url}"
+    first = ireebench("store", "import", native, storage)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith(f"stored {native} as run ")
+    status, out = api("store", "import", native, storage)
+    assert status == 0 and "already stored as run" in out
+    [bench] = api_json("history", "--json", storage)["benchmarks"]
+    [stored] = bench["runs"]
+    assert stored["source"] == "import" and stored["tags"] == {"machine": "pool-a"}
+    assert api("store", "export", "stored:latest", storage)[1] == native.read_text()
+
+
+def test_history_changes_finds_the_shift_and_its_commits(store_url, tmp_path):
+    """Six imported runs, the last three 8x slower: one change, between runs 3 and 4."""
+    base = {"host_name": "h", "num_cpus": 2, "date": "2026-01-01T00:00:00+00:00",
+            "library_version": "v1.9.5"}
+    files = []
+    for index in range(6):
+        level = 1.0 if index < 3 else 8.0
+        rows = [{"name": NAME, "run_name": NAME, "run_type": "iteration", "repetitions": 9,
+                 "repetition_index": rep, "iterations": 5, "time_unit": "ms",
+                 "real_time": level * (1 + 0.01 * ((rep * 7 + index) % 5)),
+                 "cpu_time": level} for rep in range(9)]
+        context = dict(base, date=f"2026-01-0{index + 1}T00:00:00+00:00",
+                       ireebench_git_commit=f"{index}" * 40)
+        path = tmp_path / f"run{index}.json"
+        path.write_text(json.dumps({"context": context, "benchmarks": rows}))
+        files.append(path)
+    storage = f"--benchmark_storage={store_url}"
+    assert api("store", "import", *files, storage)[0] == 0
+    status, out = api("history", "--changes", storage)
+    assert status == 0, out
+    row = next(line for line in out.splitlines() if line.startswith(NAME))
+    assert "2222222222 -> 3333333333" in row and "+7" in row
+    data = api_json("history", "--json", "--changes", storage)
+    [change] = data["benchmarks"][0]["changes"]
+    assert change["before_commit"] == "2" * 40 and change["after_commit"] == "3" * 40
+    assert 6.0 < change["change"] < 8.0
+
+
+def test_bad_store_input_is_one_line(ireebench, tmp_path, modules):
+    missing = ireebench("history", f"--benchmark_storage={tmp_path / 'none.sqlite'}")
+    assert "no results store there yet" in one_error_line(missing)
+    kind = ireebench(f"--module={modules['simple']}", *QUICK, "--benchmark_save",
+                     "--benchmark_storage=ftp://somewhere/db")
+    assert "unknown kind of store 'ftp'" in one_error_line(kind)
+    status, message = api(f"--module={modules['simple']}", *QUICK, "--benchmark_save",
+                          "--benchmark_dry_run", f"--benchmark_storage={tmp_path / 'r.sqlite'}")
+    assert status == 2 and "--benchmark_save: a --benchmark_dry_run" in message
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"context": {}, "benchmarks": []}))
+    unknown = ireebench("compare", "stored:nonsense!", report,
+                        f"--benchmark_storage={tmp_path / 'none.sqlite'}")
+    assert unknown.returncode == 2 and "unknown stored reference" in one_error_line(unknown)
+
+
+def test_a_newer_schema_is_refused_in_one_line(ireebench, tmp_path):
+    path = tmp_path / "results.sqlite"
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"context": {"host_name": "h"}, "benchmarks": []}))
+    assert api("store", "import", report, f"--benchmark_storage={path}")[0] == 0
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE ireebench_schema SET version = 99")
+    result = ireebench("history", f"--benchmark_storage={path}")
+    assert "schema version 99 is newer than this ireebench knows" in one_error_line(result)
+
+
+def test_without_the_extra_one_line_names_it(modules, tmp_path):
+    """SQLAlchemy missing (made unimportable): --benchmark_save says which extra to install."""
+    code = ("import sys; sys.modules['sqlalchemy'] = None; "
+            "from ireebench.cli import main; sys.exit(main())")
+    proc = subprocess.run(
+        [sys.executable, "-c", code, f"--module={modules['simple']}", *QUICK,
+         "--benchmark_save", f"--benchmark_storage={tmp_path / 'r.sqlite'}"],
+        capture_output=True, text=True, env=_env(), timeout=TIMEOUT, check=False)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    expected = ("ireebench: error: the results store needs the 'store' extra: "
+                'pip install "ireebench[store]"')
+    assert proc.stderr.strip().splitlines() == [expected]
+
+
+def test_an_interrupted_run_is_saved_as_interrupted(store_url, compile_mlir):
+    """SIGINT during the second function: the first one's rows are saved, flagged, and
+    never a baseline (stored:latest skips it)."""
+    module = compile_mlir(slow_function("a_fast", 1000) + slow_function("b_slow", 100_000_000))
+    env = dict(_env())
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ireebench", f"--module={module}", "--device=local-sync",
+         "--benchmark_min_time=1x", "--benchmark_save", f"--benchmark_storage={store_url}",
+         "--benchmark_format=json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        def read():
+            for line in proc.stdout:
+                if '"run_name": "BM_a_fast' in line:
+                    return line
+            return ""
+
+        with ThreadPoolExecutor(1) as pool:
+            assert pool.submit(read).result(timeout=TIMEOUT)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130, err
+    assert "saved interrupted run" in err
+    storage = f"--benchmark_storage={store_url}"
+    [bench] = api_json("history", "--json", storage)["benchmarks"]
+    assert bench["name"] == "BM_a_fast/process_time/real_time"
+    assert [run["status"] for run in bench["runs"]] == ["interrupted"]
+    status, message = api("store", "export", "stored:latest", storage)
+    assert status == 2 and "no stored run matches status=complete" in message
+    status, out = api("store", "export", "stored:latest?status=interrupted", storage)
+    assert status == 0 and '"BM_a_fast' in out

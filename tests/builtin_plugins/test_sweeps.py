@@ -1,0 +1,355 @@
+"""Sweeps and suites (the ``sweeps`` plugin and the in-process backend's points).
+
+On a real dynamic-shape module (``tensor<?x512xf32>``, tests/fixtures/mlir/dynamic.mlir):
+names and ``params``, per-point inputs, sessions, shards and merge, suites,
+interleaving, failing points, the point hook, the progress line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+import sys
+
+import pytest
+from conftest import ROOT, _env, one_error_line
+from ireebench.plugins.sweeps.axes import parse_axis, point_specs, substitute
+
+LEAN = ["--device=local-sync", "--benchmark_min_time=2x", "--function=forward"]
+
+
+@pytest.fixture(scope="module")
+def dynamic(compile_mlir):
+    return compile_mlir("dynamic")
+
+
+def _json(result):
+    assert result.returncode == 0, result.stderr
+    return result.json()["benchmarks"]
+
+
+def _probe(stderr: str, what: str) -> list[list[str]]:
+    return [line.split()[2:] for line in stderr.splitlines()
+            if line.startswith(f"PROBE {what} ")]
+
+
+@pytest.mark.parametrize("text, values", [
+    ("bs=1..64:*2", [1, 2, 4, 8, 16, 32, 64]),
+    ("seq=128..512:+128", [128, 256, 384, 512]),
+    ("n=1..3,10,0.5", [1, 2, 3, 10, 0.5]),
+    ("v=a,b\\,c,007,1e-05", ["a", "b,c", "007", 1e-05]),
+    ("m=../a.vmfb,-1", ["../a.vmfb", -1]),
+])
+def test_axis_values_and_ranges(text, values):
+    assert parse_axis(text).values == values
+
+
+def test_points_are_the_product_last_axis_fastest_with_braces_escaped():
+    specs = point_specs(["--sweep=a=1,2", "--input={a}x{{b}}", "--sweep", "c=x,y",
+                         "--function=f_{c}"], {})
+    assert [spec.params for spec in specs] == [{"a": 1, "c": "x"}, {"a": 1, "c": "y"},
+                                               {"a": 2, "c": "x"}, {"a": 2, "c": "y"}]
+    assert specs[0].argv == ["--input=1x{b}", "--function=f_x"]
+    assert specs[0].label == "a=1, c=x"
+    assert substitute("{{x}}{x}", {"x": "7"}) == "{x}7"
+
+
+def test_names_and_params_follow_google_benchmark_arg_names(ireebench, dynamic):
+    result = ireebench(f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5",
+                       "--sweep", "bs=1..4:*2", "--sweep=batch_size=1,2",
+                       "--benchmark_format=json")
+    rows = _json(result)
+    # The cartesian product, the last axis varying fastest; one family, an
+    # instance per point, as Google Benchmark numbers ArgNames instances.
+    assert [(r["name"], r["params"], r["family_index"], r["per_family_instance_index"])
+            for r in rows] == [
+        (f"BM_forward/bs:{bs}/batch_size:{batch}/process_time/real_time",
+         {"bs": bs, "batch_size": batch}, 0, index)
+        for index, (bs, batch) in enumerate((b, c) for b in (1, 2, 4) for c in (1, 2))]
+    # The axis that names a flag set it: two logical iterations per batch.
+    assert [r["iterations"] for r in rows] == [2, 2, 2, 2, 2, 2]
+    assert '"params": {"bs": 1, "batch_size": 1}' in result.stdout  # numbers as numbers
+    assert result.json()["context"]["sweep"] == {"bs": [1, 2, 4], "batch_size": [1, 2]}
+    # --benchmark_filter matches the full names.
+    filtered = ireebench(f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5",
+                         "--sweep=bs=1,4", "--benchmark_filter=bs:4/", "--benchmark_list_tests")
+    assert filtered.stdout.splitlines() == ["BM_forward/bs:4/process_time/real_time"]
+
+
+def test_a_plain_run_has_no_params(ireebench, dynamic):
+    result = ireebench(f"--module={dynamic}", *LEAN, "--input=2x512xf32=0.5",
+                       "--benchmark_format=json")
+    assert result.returncode == 0, result.stderr
+    assert '"params"' not in result.stdout and "sweep" not in result.json()["context"]
+    assert result.json()["benchmarks"][0]["name"] == "BM_forward/process_time/real_time"
+
+
+def test_each_point_runs_with_its_own_inputs(ireebench, dynamic):
+    result = ireebench(f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5",
+                       "--sweep=bs=1,3", "-p", "point_probe", "--benchmark_format=json")
+    rows = _json(result)
+    # The shape of each point's result is its own input's.
+    assert [r["label"].split()[1] for r in rows] == ["shape=1x512", "shape=3x512"]
+    assert [line[:2] for line in _probe(result.stderr, "workload")] == [
+        ["BM_forward/bs:1/process_time/real_time", "{'bs':"],
+        ["BM_forward/bs:3/process_time/real_time", "{'bs':"]]
+
+
+def test_a_device_sweep_opens_a_session_per_device_and_closes_in_order(ireebench, dynamic):
+    result = ireebench(f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5",
+                       "--sweep=bs=1,4", "--sweep=device=local-sync,local-task",
+                       "-p", "point_probe", "--benchmark_format=json")
+    rows = _json(result)
+    # Points that share modules and device share a session: two sessions,
+    # each point measured in its own device's.
+    assert _probe(result.stderr, "session") == [["local-sync"], ["local-task"]]
+    assert [r["name"] for r in rows] == [
+        "BM_forward/bs:1/device:local-sync/process_time/real_time",
+        "BM_forward/bs:4/device:local-sync/process_time/real_time",
+        "BM_forward/bs:1/device:local-task/process_time/real_time",
+        "BM_forward/bs:4/device:local-task/process_time/real_time"]
+    lines = [line.split()[:3] for line in result.stderr.splitlines()
+             if line.startswith(("PROBE session", "PROBE workload"))]
+    assert [line[2].split("/")[2] for line in lines if line[1] == "workload"][:2] == [
+        "device:local-sync", "device:local-sync"]
+    assert lines[3] == ["PROBE", "session", "local-task"]
+
+
+def test_shards_partition_the_points_and_merge_back_to_the_full_set(ireebench, dynamic,
+                                                                   tmp_path):
+    sweep = [f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5", "--sweep=bs=1..32:*2"]
+    full = ireebench(*sweep, "--benchmark_list_tests").stdout.splitlines()
+    assert len(full) == 6
+    shards = []
+    for index in range(3):
+        out = tmp_path / f"shard{index}.json"
+        result = ireebench(*sweep, f"--shard_index={index}", "--shard_count=3",
+                           f"--benchmark_out={out}", "--benchmark_format=csv")
+        assert result.returncode == 0, result.stderr
+        shards.append(out)
+    names = [[b["name"] for b in json.loads(path.read_text())["benchmarks"]] for path in shards]
+    assert sorted(n for shard in names for n in shard) == sorted(full)
+    assert [len(shard) for shard in names] == [2, 2, 2]  # disjoint and balanced
+    # GoogleTest's variables pick the same shard.
+    env = subprocess.run([sys.executable, "-m", "ireebench", *map(str, sweep),
+                          "--benchmark_list_tests"], capture_output=True, text=True, check=False,
+                         env={**_env(), "GTEST_SHARD_INDEX": "1", "GTEST_TOTAL_SHARDS": "3"})
+    assert env.stdout.splitlines() == names[1]
+    merged = tmp_path / "all.json"
+    result = ireebench("merge", *shards, "-o", merged)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(merged.read_text())
+    assert sorted(b["name"] for b in report["benchmarks"]) == sorted(full)
+    assert sorted(b["per_family_instance_index"] for b in report["benchmarks"]) == list(range(6))
+    assert [entry["shard_index"] for entry in report["context"]["merged_from"]] == [0, 1, 2]
+    twice = one_error_line(ireebench("merge", shards[0], shards[0], "-o", tmp_path / "x.json"))
+    assert f"is in both {shards[0]} and {shards[0]}" in twice
+    assert not (tmp_path / "x.json").exists()
+
+
+def _suite(tmp_path, text: str):
+    path = tmp_path / "suite.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_suite_of_two_modules(ireebench, compile_mlir, tmp_path):
+    first = compile_mlir("dynamic")
+    second = compile_mlir("dynamic", "--iree-opt-level=O1")  # the same function names
+    entries = f"""
+[defaults]
+device = "local-sync"
+function = "forward"
+input = ["{{bs}}x512xf32=0.5"]
+
+[[benchmark]]
+NAME_A
+module = "{first}"
+sweep = {{ bs = [1, 2] }}
+
+[[benchmark]]
+NAME_B
+module = "{second}"
+sweep = {{ bs = [2] }}
+"""
+    clash = _suite(tmp_path, entries.replace("NAME_A", "").replace("NAME_B", ""))
+    line = one_error_line(ireebench("run", clash, "--benchmark_min_time=2x"))
+    assert "both report BM_forward/bs:2/process_time/real_time; give them different " in line
+    named = _suite(tmp_path, entries.replace("NAME_A", 'name = "a"').replace("NAME_B",
+                                                                              'name = "b"'))
+    out = tmp_path / "suite.json"
+    result = ireebench("run", named, "--benchmark_min_time=2x", "--benchmark_repetitions=2",
+                       f"--benchmark_out={out}", "-p", "point_probe")
+    assert result.returncode == 0, result.stderr
+    rows = json.loads(out.read_text())["benchmarks"]
+    assert sorted({r["run_name"] for r in rows}) == [
+        "a/BM_forward/bs:1/process_time/real_time", "a/BM_forward/bs:2/process_time/real_time",
+        "b/BM_forward/bs:2/process_time/real_time"]
+    # The command line's flags apply to every entry; a session per module.
+    assert {r["repetitions"] for r in rows} == {2}
+    assert _probe(result.stderr, "session") == [["local-sync"], ["local-sync"]]
+    assert json.loads(out.read_text())["context"]["suite"] == str(named)
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[[benchmark]]\nmodule = "m.vmfb"\nbatchsize = 4\n',
+     "[[benchmark]] 1: unknown key 'batchsize' (did you mean 'batch_size'?)"),
+    ('[[benchmark]]\nmodule = "m.vmfb"\n[[benchmark]]\nname = "x"\nfunction = ["a", "b"]\n',
+     "[[benchmark]] 2 (x): key 'function' takes one value, not a list"),
+    ('[default]\ndevice = "local-sync"\n', "unknown table 'default' (did you mean 'defaults'?)"),
+    ('[[benchmark]]\nmodule = "m.vmfb"\nsweep = [1, 2]\n',
+     "[[benchmark]] 1: key 'sweep': expected a table of axes"),
+    ('[[benchmark]\nmodule = 1\n', "invalid TOML: "),
+])
+def test_a_malformed_suite_is_one_line_naming_file_entry_and_key(ireebench, tmp_path, text,
+                                                                message):
+    path = _suite(tmp_path, text)
+    assert one_error_line(ireebench("run", path)).startswith(
+        f"ireebench: error: {path}: {message}")
+
+
+def test_interleaving_measures_the_points_round_by_round(ireebench, dynamic):
+    common = [f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5", "--sweep=bs=1,4",
+              "--benchmark_repetitions=3", "-p", "point_probe", "--benchmark_format=json"]
+    in_order = ireebench(*common)
+    assert [int(index) for _, index in _probe(in_order.stderr, "repetition")] == \
+        [0, 1, 2, 0, 1, 2]
+    interleaved = ireebench(*common, "--benchmark_enable_random_interleaving")
+    rows = _json(interleaved)
+    repetitions = _probe(interleaved.stderr, "repetition")
+    # Each round holds one repetition of every point (in a random order).
+    for round_ in range(3):
+        assert sorted(repetitions[2 * round_:2 * round_ + 2]) == [
+            ["BM_forward/bs:1/process_time/real_time", str(round_)],
+            ["BM_forward/bs:4/process_time/real_time", str(round_)]]
+    assert sorted(r["name"] for r in rows if r["run_type"] == "aggregate")[:2] == [
+        "BM_forward/bs:1/process_time/real_time_cv", "BM_forward/bs:1/process_time/real_time_mean"]
+
+
+def test_adaptive_stopping_decides_per_point(ireebench, dynamic):
+    result = ireebench(f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5",
+                       "--sweep=bs=1,4", "--benchmark_min_rel_accuracy=0.5",
+                       "--benchmark_max_time=1s", "--benchmark_enable_random_interleaving",
+                       "--benchmark_format=json")
+    rows = _json(result)
+    for bs in (1, 4):
+        name = f"BM_forward/bs:{bs}/process_time/real_time"
+        measured = [r for r in rows if r["name"] == name]
+        # Each point's count is its own, on every one of its rows.
+        assert len(measured) >= 6 and {r["repetitions"] for r in measured} == {len(measured)}
+        assert [r["name"] for r in rows].count(f"{name}_precision") == 1
+
+
+def test_a_failing_point_is_an_error_row_and_the_others_run(ireebench, dynamic):
+    result = ireebench(f"--module={dynamic}", *LEAN, "--sweep=shape=2x512,2x7,3x512",
+                       "--input={shape}xf32=0.5", "--benchmark_format=json")
+    assert result.returncode == 1
+    rows = result.json()["benchmarks"]
+    assert [(r["name"], r.get("error_occurred", False)) for r in rows] == [
+        ("BM_forward/shape:2x512/process_time/real_time", False),
+        ("BM_forward/shape:2x7/process_time/real_time", True),
+        ("BM_forward/shape:3x512/process_time/real_time", False)]
+    assert "argument 0 of @forward is tensor<?x512xf32>, got 2x7xf32" in rows[1]["error_message"]
+    assert rows[2]["params"] == {"shape": "3x512"} and rows[2]["iterations"] == 2
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--sweep=bs=1,4", "--input={b}x512xf32=0"],
+     "--input={b}x512xf32=0: unknown sweep axis {b} (axes: bs)"),
+    (["--sweep=bs="], "--sweep bs=: the axis 'bs' is empty"),
+    (["--sweep=bs=1..64:*1", "--input={bs}x512xf32=0"], "--sweep bs=1..64:*1: bad range "),
+    (["--sweep=bs=8..1", "--input={bs}x512xf32=0"],
+     "--sweep bs=8..1: bad range '8..1': it is empty"),
+    (["--sweep=size=1,2", "--input=2x512xf32=0"],
+     "--sweep size=1,2: 'size' is neither a flag nor used as {size} in a flag value"),
+    (["--sweep=bs=1,1", "--input={bs}x512xf32=0"], "--sweep bs=1,1: the value 1 appears twice"),
+    (["--sweep=bs=1,2", "--input={bs}x512xf32=0", "--benchmark_out=r{bs}.json"],
+     "--benchmark_out=r2.json (point bs=2): cannot vary per point: it applies to the whole run"),
+])
+def test_bad_sweeps_are_one_line_naming_them(ireebench, dynamic, flags, message):
+    line = one_error_line(ireebench(f"--module={dynamic}", *LEAN, *flags))
+    assert line.startswith(f"ireebench: error: {message}"), line
+
+
+def test_points_with_other_runtime_flags_run_in_processes_of_their_own(ireebench, dynamic):
+    result = ireebench(f"--module={dynamic}", "--device=local-task", "--function=forward",
+                       "--benchmark_min_time=2x", "--input=2x512xf32=0.5", "-p", "point_probe",
+                       "--sweep=task_topology_max_group_count=1,2", "--benchmark_format=json")
+    rows = _json(result)
+    assert [r["params"] for r in rows] == [{"task_topology_max_group_count": 1},
+                                           {"task_topology_max_group_count": 2}]
+    threads = [int(r["label"].split()[0].removeprefix("threads=")) for r in rows]
+    if (os.cpu_count() or 1) >= 2:
+        # local-task made its workers from each point's own flag: one more worker group.
+        assert threads[1] == threads[0] + 1, threads
+
+
+def test_the_point_hook_adds_an_axis_every_workload_hook_sees(ireebench, dynamic):
+    result = ireebench(f"--module={dynamic}", *LEAN, "-p", "shape_axis", "-p", "point_probe",
+                       "--benchmark_format=json")
+    rows = _json(result)
+    assert [(r["name"], r["params"], r["label"].split()[1]) for r in rows] == [
+        ("BM_forward/n:1/process_time/real_time", {"n": 1}, "shape=1x512"),
+        ("BM_forward/n:3/process_time/real_time", {"n": 3}, "shape=3x512")]
+    assert [line[1:] for line in _probe(result.stderr, "workload")] == [
+        ["{'n':", "1}", "{'n':", "1}"], ["{'n':", "3}", "{'n':", "3}"]]
+
+
+def test_a_progress_line_only_on_a_terminal(ireebench, dynamic):
+    args = [sys.executable, "-m", "ireebench", f"--module={dynamic}", *LEAN,
+            "--input={bs}x512xf32=0.5", "--sweep=bs=1,4"]
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=_env())
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    proc.communicate(timeout=300)
+    assert proc.returncode == 0
+    text = seen.decode(errors="replace")
+    assert "[1/2] BM_forward/bs:1/process_time/real_time  ETA --:--" in text
+    assert "[2/2] BM_forward/bs:4/process_time/real_time  ETA 0:0" in text
+    assert text.rstrip("\r\n").endswith("\x1b[K")  # erased at the end
+    plain = ireebench(*args[3:])
+    assert "[1/2]" not in plain.stderr and "ETA" not in plain.stderr
+
+
+def test_dispatch_statistics_profile_each_point(ireebench, dynamic, tmp_path):
+    bundle = tmp_path / "p.ireeprof"
+    result = ireebench(f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5",
+                       "--sweep=bs=1,4", "--dispatch_statistics", f"--profile_output={bundle}",
+                       "--benchmark_format=json")
+    rows = _json(result)
+    dispatch = [r for r in rows if "/process_time/" not in r["name"]]
+    # The native pass ran each point (its own inputs; the native tool's own name).
+    assert [r["name"].rsplit("/", 1)[0] for r in dispatch] == ["BM_forward/bs:1",
+                                                                 "BM_forward/bs:4"]
+    assert all(r["calls"] == 1 for r in dispatch)
+    assert sorted(p.name for p in tmp_path.glob("p.*.ireeprof")) == [
+        "p.BM_forward_bs:1.ireeprof", "p.BM_forward_bs:4.ireeprof"]
+
+
+def test_the_example_suite_runs(ireebench, tmp_path, monkeypatch):
+    """examples/suites/models.toml: an MLP at three batch sizes, matmul.mlir under two flags."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    suite = ROOT / "examples" / "suites" / "models.toml"
+    result = ireebench("run", suite, "--benchmark_min_time=2x", "--benchmark_format=json",
+                       cwd=tmp_path)  # paths are relative to the suite, not to here
+    rows = _json(result)
+    assert [(r["name"], r["params"]) for r in rows] == [
+        ("BM_forward/bs:1/process_time/real_time", {"bs": 1}),
+        ("BM_forward/bs:8/process_time/real_time", {"bs": 8}),
+        ("BM_forward/bs:32/process_time/real_time", {"bs": 32}),
+        ("BM_matmul/opt:O1/process_time/real_time", {"opt": "O1"}),
+        ("BM_matmul/opt:O3/process_time/real_time", {"opt": "O3"})]
+    # Each module compiled once: the MLP for its three points, matmul per flag.
+    assert result.stderr.count("ireebench: compiled ") == 3

@@ -1,0 +1,519 @@
+"""The measurement survives the function it measures (core/worker.py).
+
+Through the real CLI, with real compiled MLIR: a function that never returns
+ends on the first SIGINT/SIGTERM with the finished rows committed; a
+function that crashes the process is that benchmark's error row and the
+benchmarks after it still run; SIGINT/SIGTERM on the default ``local-task``
+device exit 130/143. The tests wait on output markers (``START BM_x`` from
+the ``worker_probe`` fixture plugin) or on the process's exit, never on a
+sleep. Run with ``IREEBENCH_ISOLATION=none`` in the environment, every test
+that is about the worker fails (they hang until their watchdog, or crash).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import pty
+import select
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import ireebench
+import pytest
+from conftest import FIXTURE_PLUGINS, TESTS_DIR, ireebench_lines, one_error_line
+
+GOOD = """
+func.func @{name}() -> tensor<4xf32> {{
+  %c = arith.constant dense<[1.0, 2.0, 3.0, {value}.0]> : tensor<4xf32>
+  %0 = arith.mulf %c, %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}}"""
+
+# An scf.while host loop with a trip count it will not reach (the VM call
+# never returns to Python).
+HANG = """
+func.func @hang() -> i64 {
+  %n = util.unfoldable_constant 9000000000000000000 : i64
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %r = scf.while (%i = %c0) : (i64) -> i64 {
+    %cond = arith.cmpi slt, %i, %n : i64
+    scf.condition(%cond) %i : i64
+  } do {
+  ^bb0(%i: i64):
+    %next = arith.addi %i, %c1 : i64
+    scf.yield %next : i64
+  }
+  return %r : i64
+}"""
+
+# A gather whose index (hidden from the compiler) is 4 TiB past its 16-byte
+# source: the llvm-cpu dispatch reads unmapped memory (SIGSEGV).
+CRASH = """
+func.func @crash() -> tensor<4xf32> {
+  %src = util.unfoldable_constant dense<1.0> : tensor<4xf32>
+  %idx = util.unfoldable_constant dense<[0, 1099511627776, 2, 3]> : tensor<4xi64>
+  %init = tensor.empty() : tensor<4xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}
+      ins(%idx : tensor<4xi64>) outs(%init : tensor<4xf32>) {
+  ^bb0(%i: i64, %o: f32):
+    %ii = arith.index_cast %i : i64 to index
+    %v = tensor.extract %src[%ii] : tensor<4xf32>
+    linalg.yield %v : f32
+  } -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}"""
+
+SIGNALS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
+PROBE = "--plugin=worker_probe"
+FAST = ["--device=local-sync", "--benchmark_min_time=2x"]
+# How long a signalled run may take to end (the brief: "about a second").
+PROMPT_SECONDS = 2.0
+
+
+@pytest.fixture(scope="module")
+def hang_module(compile_mlir):
+    return compile_mlir(GOOD.format(name="good", value=1) + HANG)
+
+
+@pytest.fixture(scope="module")
+def crash_module(compile_mlir):
+    return compile_mlir(GOOD.format(name="good", value=1) + CRASH
+                        + GOOD.format(name="later", value=2))
+
+
+@pytest.fixture(scope="module")
+def four_module(compile_mlir):
+    return compile_mlir("".join(GOOD.format(name=f"f{i}", value=i) for i in range(4)))
+
+
+def _env() -> dict:
+    return dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1",
+                PYTHONPATH=os.pathsep.join([str(FIXTURE_PLUGINS),
+                                            os.environ.get("PYTHONPATH", "")]))
+
+
+class Cli:
+    """``python -m ireebench`` running; a watchdog kills it after ``limit`` seconds
+    (a test of a hang must fail, not hang, when nothing ends the run)."""
+
+    def __init__(self, *args, cwd=None, limit: float = 60):
+        self.proc = subprocess.Popen([sys.executable, "-m", "ireebench", *map(str, args)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env=_env(), cwd=cwd)
+        self._watchdog = threading.Timer(limit, self.proc.kill)
+        self._watchdog.daemon = True
+        self._watchdog.start()
+        self._stderr: list[str] = []
+        self.signalled_at = None
+
+    def wait_for(self, marker: str) -> None:
+        """Reads stderr until a line holds ``marker``."""
+        for line in self.proc.stderr:
+            self._stderr.append(line)
+            if marker in line:
+                return
+        pytest.fail(f"no {marker!r} on stderr: {''.join(self._stderr)}")
+
+    def signal(self, signum: int) -> None:
+        self.signalled_at = time.monotonic()
+        self.proc.send_signal(signum)
+
+    def finish(self) -> tuple[str, str]:
+        """All output, once the process has ended."""
+        stdout, stderr = self.proc.stdout.read(), self.proc.stderr.read()
+        self.proc.wait()
+        self.ended_at = time.monotonic()
+        self._watchdog.cancel()
+        return stdout, "".join(self._stderr) + stderr
+
+    @property
+    def seconds_after_signal(self) -> float:
+        return self.ended_at - self.signalled_at
+
+
+class _Result:
+    """What the conftest helpers read of a finished run."""
+
+    def __init__(self, returncode: int, stdout: str, stderr: str):
+        self.returncode, self.stdout, self.stderr = returncode, stdout, stderr
+
+
+def _leftovers(directory, *keep) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.name not in keep)
+
+
+def _rows(report: dict) -> list[tuple[str, str | None]]:
+    return [(b["name"], b.get("error_message")) for b in report["benchmarks"]]
+
+
+# --- a function that never returns ------------------------------------------
+
+@pytest.mark.parametrize("signum, status, word", SIGNALS)
+def test_a_hang_ends_on_the_first_signal_with_the_finished_rows(hang_module, tmp_path,
+                                                              signum, status, word):
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={hang_module}", *FAST, PROBE, f"--benchmark_out={out}", cwd=tmp_path)
+    cli.wait_for("REPETITION BM_hang")  # its first call: it never returns
+    cli.signal(signum)
+    stdout, stderr = cli.finish()
+    assert cli.proc.returncode == status, stderr
+    assert cli.seconds_after_signal < PROMPT_SECONDS
+    assert ireebench_lines(_Result(status, stdout, stderr)) == [f"ireebench: {word}"], stderr
+    rows = _rows(json.loads(out.read_text()))
+    assert [name for name, _ in rows] == ["BM_good/process_time/real_time",
+                                         "BM_hang/process_time/real_time"]
+    assert rows[0][1] is None
+    # Acted on in Python code, or (almost always) the worker was stuck in
+    # the function and killed: an error row either way.
+    assert rows[1][1].startswith(f"interrupted by {signum.name} while running"), rows
+    shown = [line.split()[0] for line in stdout.splitlines() if line.startswith("BM_")]
+    assert shown == [name for name, _ in rows]  # the display holds the same rows
+    assert _leftovers(tmp_path, "out.json") == []
+
+
+@pytest.mark.parametrize("signum, status, word", SIGNALS)
+def test_a_worker_that_cannot_answer_a_signal_is_killed_and_its_reports_finished(
+        hang_module, tmp_path, signum, status, word):
+    """--probe_deaf blocks the signals from BM_hang's start: the kill path, always."""
+    out = tmp_path / "out.csv"
+    cli = Cli(f"--module={hang_module}", *FAST, PROBE, "--probe_deaf=BM_hang",
+              "--benchmark_format=json", f"--benchmark_out={out}", "--benchmark_out_format=csv",
+              cwd=tmp_path)
+    cli.wait_for("START BM_hang")
+    cli.signal(signum)
+    stdout, stderr = cli.finish()
+    assert cli.proc.returncode == status, stderr
+    assert cli.seconds_after_signal < PROMPT_SECONDS
+    assert stderr.splitlines()[-1] == f"ireebench: {word}"
+    message = (f"interrupted by {signum.name} while running (the function did not return; "
+               "the worker was killed)")
+    display = _rows(json.loads(stdout))  # the JSON display was closed
+    assert display == [("BM_good/process_time/real_time", None),
+                       ("BM_hang/process_time/real_time", message)]
+    text = out.read_text()
+    table = list(csv.DictReader(io.StringIO(text[text.index("name,iterations,"):])))
+    assert [(row["name"], row["error_message"] or None) for row in table] == display
+    assert _leftovers(tmp_path, "out.csv") == []
+
+
+def test_a_second_signal_to_a_hanging_worker_keeps_the_first_signals_status(hang_module,
+                                                                           tmp_path):
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={hang_module}", *FAST, PROBE, "--probe_deaf=BM_hang",
+              f"--benchmark_out={out}", cwd=tmp_path)
+    cli.wait_for("START BM_hang")
+    cli.signal(signal.SIGTERM)
+    cli.proc.send_signal(signal.SIGINT)  # the user insists
+    _, stderr = cli.finish()
+    assert cli.proc.returncode == 143, stderr
+    assert [name for name, _ in _rows(json.loads(out.read_text()))] == [
+        "BM_good/process_time/real_time", "BM_hang/process_time/real_time"]
+    assert _leftovers(tmp_path, "out.json") == []
+
+
+def test_a_terminal_ctrl_c_ends_a_hang(hang_module, tmp_path):
+    """On a real terminal: Ctrl-C reaches the supervisor (the foreground process
+    group); the worker, in a group of its own, gets it forwarded once."""
+    out = tmp_path / "out.json"
+    args = [sys.executable, "-m", "ireebench", f"--module={hang_module}", *FAST, PROBE,
+            "--probe_deaf=BM_hang", f"--benchmark_out={out}"]
+    pid, terminal = pty.fork()
+    if pid == 0:  # the child: ireebench on the terminal
+        try:
+            os.chdir(tmp_path)
+            os.execve(sys.executable, args, _env())
+        finally:
+            os._exit(127)
+    output = _read_until(terminal, b"START BM_hang")  # from here it cannot answer
+    os.write(terminal, b"\x03")  # Ctrl-C
+    sent = time.monotonic()
+    output += _read_until(terminal, None)
+    _, wait_status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(wait_status) == 130, output
+    assert time.monotonic() - sent < PROMPT_SECONDS
+    assert b"ireebench: interrupted" in output
+    assert [name for name, _ in _rows(json.loads(out.read_text()))] == [
+        "BM_good/process_time/real_time", "BM_hang/process_time/real_time"]
+    assert _leftovers(tmp_path, "out.json") == []
+
+
+def _read_until(fd: int, marker: bytes | None, limit: float = 60) -> bytes:
+    """What the terminal shows until a line holds ``marker`` (None: until it closes)."""
+    data = b""
+    deadline = time.monotonic() + limit
+    while marker is None or marker not in data or b"\n" not in data.split(marker, 1)[1]:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            pytest.fail(f"timed out waiting for {marker!r}: {data.decode(errors='replace')}")
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # EIO: the terminal's last process has gone
+            chunk = b""
+        if not chunk:
+            if marker is None:
+                return data
+            pytest.fail(f"no {marker!r}: {data.decode(errors='replace')}")
+        data += chunk
+    return data
+
+
+def test_ctrl_z_stops_the_worker_with_the_supervisor(four_module, tmp_path):
+    """Ctrl-Z under a job-control shell stops both processes; `fg` resumes both."""
+    args = [sys.executable, str(TESTS_DIR / "fixtures" / "jobshell.py"), sys.executable, "-m",
+            "ireebench", f"--module={four_module}", "--device=local-sync",
+            "--benchmark_min_time=0.2s", PROBE]
+    pid, terminal = pty.fork()
+    if pid == 0:
+        try:
+            os.execve(sys.executable, args, _env())
+        finally:
+            os._exit(127)
+    _read_until(terminal, b"START BM_f1")
+    os.write(terminal, b"\x1a")  # Ctrl-Z
+    output = _read_until(terminal, b"JOB STOPPED")
+    states = output.split(b"JOB STOPPED", 1)[1].split()
+    assert states == [b"T", b"T"], output  # the supervisor and its one worker
+    os.write(terminal, b"fg\n")
+    output = _read_until(terminal, None)
+    os.waitpid(pid, 0)
+    assert b"JOB EXIT 0" in output, output
+    assert b"BM_f3/process_time/real_time" in output
+
+
+def test_the_worker_dies_with_its_supervisor(hang_module, tmp_path):
+    """A supervisor killed with SIGKILL leaves no worker measuring (PR_SET_PDEATHSIG)."""
+    cli = Cli(f"--module={hang_module}", *FAST, PROBE, cwd=tmp_path)
+    cli.wait_for("START BM_hang")
+    worker = _worker_of(cli.proc.pid)
+    assert os.getpgid(worker) == worker != os.getpgid(cli.proc.pid)  # a group of its own
+    handle = os.pidfd_open(worker)
+    cli.proc.kill()
+    cli.finish()
+    ready, _, _ = select.select([handle], [], [], 10)
+    os.close(handle)
+    assert ready, "the worker outlived its supervisor"
+
+
+def _worker_of(pid: int) -> int:
+    with open(f"/proc/{pid}/task/{pid}/children") as handle:
+        children = [int(child) for child in handle.read().split()]
+    assert len(children) == 1, children
+    return children[0]
+
+
+# --- a function that crashes the process ------------------------------------
+
+def test_a_crash_is_that_benchmarks_error_row_and_the_rest_still_run(crash_module, tmp_path):
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={crash_module}", *FAST, "--benchmark_format=json",
+              f"--benchmark_out={out}", cwd=tmp_path)
+    stdout, stderr = cli.finish()
+    assert cli.proc.returncode == 1, stderr  # a failed benchmark
+    assert ireebench_lines(_Result(1, stdout, stderr)) == []
+    expected = CRASH_ROWS
+    display = json.loads(stdout)  # one valid document: the replay was muted
+    assert _rows(display) == expected
+    assert [b["family_index"] for b in display["benchmarks"]] == [0, 1, 2]
+    report = json.loads(out.read_text())
+    assert _rows(report) == expected
+    assert report["context"] == display["context"]
+    assert _leftovers(tmp_path, "out.json") == []
+
+
+CRASH_ROWS = [("BM_good/process_time/real_time", None),
+              ("BM_crash/process_time/real_time",
+               "the process crashed: SIGSEGV (Segmentation fault) while running BM_crash"),
+              ("BM_later/process_time/real_time", None)]
+
+
+def _ireebench(*args, stdin: bytes | None = None, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "ireebench", *map(str, args)], input=stdin,
+                          capture_output=True, env=_env(), cwd=cwd, timeout=120, check=False)
+
+
+def test_a_saved_run_keeps_the_rows_from_before_a_crash(crash_module, tmp_path):
+    """A plugin reading the whole run at its end (the results store) gets every
+    row: the resumed worker replayed the first one into its hub, not to the
+    streaming hook."""
+    store = tmp_path / "results.sqlite"
+    run = _ireebench(f"--module={crash_module}", *FAST, "--benchmark_save",
+                     f"--benchmark_storage={store}", "--benchmark_format=json", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    exported = _ireebench("store", "export", f"--benchmark_storage={store}")
+    assert exported.returncode == 0, exported.stderr
+    assert _rows(json.loads(exported.stdout)) == CRASH_ROWS
+
+
+def test_a_crash_with_the_module_on_stdin_resumes_with_the_same_bytes(crash_module, tmp_path):
+    """Standard input is read once: the resumed worker takes the bytes the first read."""
+    run = _ireebench("--module=-", *FAST, "--benchmark_format=json",
+                     stdin=crash_module.read_bytes(), cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    assert _rows(json.loads(run.stdout)) == CRASH_ROWS
+
+
+def test_a_crash_in_a_sweep_is_that_points_error_row(crash_module, tmp_path):
+    run = _ireebench(f"--module={crash_module}", *FAST, "--sweep=function=good,crash,later",
+                     "--benchmark_format=json", cwd=tmp_path)
+    assert run.returncode == 1, run.stderr
+    rows = json.loads(run.stdout)["benchmarks"]
+    assert [row["params"] for row in rows] == [{"function": name}
+                                                for name in ("good", "crash", "later")]
+    assert [bool(row.get("error_occurred")) for row in rows] == [False, True, False]
+    assert "SIGSEGV" in rows[1]["error_message"]
+
+
+def test_a_fifo_report_continues_after_a_crash(crash_module, tmp_path):
+    """A FIFO's reader gets one whole report: the supervisor keeps the FIFO open
+    while the resumed worker writes the rest (it would otherwise see the end
+    when the worker died, and the next open would wait for a reader forever)."""
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    cli = Cli(f"--module={crash_module}", *FAST, f"--benchmark_out={fifo}", cwd=tmp_path)
+    _, stderr = cli.finish()
+    reader.join(timeout=30)
+    assert cli.proc.returncode == 1, stderr
+    assert [name for name, _ in _rows(json.loads(received[0]))] == [
+        "BM_good/process_time/real_time", "BM_crash/process_time/real_time",
+        "BM_later/process_time/real_time"]
+
+
+def test_an_abort_is_an_error_row_and_the_console_continues(four_module, tmp_path):
+    cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=BM_f1", cwd=tmp_path)
+    stdout, stderr = cli.finish()
+    assert cli.proc.returncode == 1, stderr
+    lines = stdout.splitlines()
+    assert [line.split()[0] for line in lines if line.startswith("BM_")] == [
+        f"BM_f{i}/process_time/real_time" for i in range(4)]
+    assert "BM_f1/process_time/real_time ERROR OCCURRED: 'the process crashed: SIGABRT " \
+           "(Aborted) while running BM_f1'" in lines
+    # The console continued where the dead worker stopped: one header, one context.
+    assert sum(line.startswith("Benchmark ") for line in lines) == 1
+    assert stderr.count("Run on (") == 1
+    probe = json.loads(stderr.split("PROBE ", 1)[1].splitlines()[0])
+    assert probe["repetitions"] == 2  # the resumed worker measured f2 and f3 (1 each)
+
+
+def test_a_worker_that_dies_before_any_benchmark_is_one_line(four_module, tmp_path):
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=sessionstart",
+              f"--benchmark_out={out}", cwd=tmp_path)
+    stdout, stderr = cli.finish()
+    assert cli.proc.returncode == 1, stderr
+    # The finalizer worker still called ireebench_sessionfinish (the probe's line).
+    stderr = "".join(line for line in stderr.splitlines(True) if not line.startswith("PROBE "))
+    line = one_error_line(_Result(1, stdout, stderr))
+    assert line == ("ireebench: error: the worker process crashed: SIGABRT (Aborted) "
+                    "before any benchmark ran")
+    assert _leftovers(tmp_path) == []  # no file, no temporary
+
+
+def test_a_worker_that_dies_after_closing_its_reports_keeps_its_status(four_module, tmp_path):
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=sessionfinish",
+              f"--benchmark_out={out}", cwd=tmp_path)
+    _, stderr = cli.finish()
+    assert cli.proc.returncode == 0, stderr
+    assert "ireebench: warning: the worker process crashed: SIGABRT (Aborted) after closing " \
+           "its reports" in stderr
+    assert len(json.loads(out.read_text())["benchmarks"]) == 4
+    assert _leftovers(tmp_path, "out.json") == []
+
+
+# --- SIGINT / SIGTERM on local-task ------------------------------------------
+
+@pytest.mark.parametrize("isolation", ["worker", "none"])
+@pytest.mark.parametrize("signum, status, word", SIGNALS)
+def test_signals_on_local_task_exit_130_and_143(four_module, tmp_path, signum, status, word,
+                                                isolation):
+    """The default device. In process, the interrupted repetition's batch used to
+    outlive the device (held by the traceback) and end the run in SIGSEGV."""
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={four_module}", "--benchmark_min_time=0.3s", PROBE,
+              f"--isolation={isolation}", f"--benchmark_out={out}", cwd=tmp_path)
+    cli.wait_for("START BM_f1")
+    cli.signal(signum)
+    _, stderr = cli.finish()
+    assert cli.proc.returncode == status, stderr
+    assert stderr.splitlines()[-1] == f"ireebench: {word}"
+    rows = _rows(json.loads(out.read_text()))
+    assert rows[0] == ("BM_f0/process_time/real_time", None)
+    assert rows[1:] == [("BM_f1/process_time/real_time",
+                         f"interrupted by {signum.name} while running")]
+    assert _leftovers(tmp_path, "out.json") == []
+
+
+# --- one process for a run's plugins; --isolation=none ------------------------
+
+def test_every_hook_of_the_run_runs_in_one_worker_process(four_module, tmp_path):
+    cli = Cli(f"--module={four_module}", *FAST, "--benchmark_repetitions=2", PROBE,
+              cwd=tmp_path)
+    _, stderr = cli.finish()
+    assert cli.proc.returncode == 0, stderr
+    probe = json.loads(stderr.split("PROBE ", 1)[1].splitlines()[0])
+    assert probe["repetitions"] == 8  # gathered in measure_repetition, seen at sessionfinish
+    pids = probe["pids"]
+    assert pids.pop("configure") == cli.proc.pid  # before the fork
+    assert len(set(pids.values())) == 1 and cli.proc.pid not in pids.values(), pids
+
+
+def test_isolation_none_is_todays_in_process_run(crash_module, tmp_path):
+    cli = Cli(f"--module={crash_module}", *FAST, "--isolation=none", "--benchmark_format=json",
+              f"--benchmark_out={tmp_path / 'out.json'}", cwd=tmp_path)
+    cli.finish()
+    assert cli.proc.returncode == -signal.SIGSEGV  # the function took the process
+
+
+def test_the_python_api_runs_in_process_and_delivers_to_plugin_objects(four_module):
+    class Collector:
+        def __init__(self):
+            self.rows, self.pids = [], set()
+
+        @ireebench.hookimpl
+        def ireebench_benchmark_result(self, run):
+            self.rows.append(run.run_name)
+            self.pids.add(os.getpid())
+
+    collector = Collector()
+    result = ireebench.run([f"--module={four_module}", *FAST], plugins=[collector])
+    assert result.exit_code == 0
+    assert collector.rows == [run.run_name for run in result.runs] == [
+        f"BM_f{i}/process_time/real_time" for i in range(4)]
+    assert collector.pids == {os.getpid()}
+
+
+def test_the_python_api_can_ask_for_a_worker(crash_module, tmp_path):
+    """--isolation=worker from Python: the rows come back, the display reaches
+    the caller's in-memory stream (in a subprocess: the test process is not forked)."""
+    script = textwrap.dedent(f"""
+        import io, json, ireebench
+        out = io.StringIO()
+        result = ireebench.run(["--module=" + {str(crash_module)!r},
+                                "--device=local-sync", "--benchmark_min_time=2x",
+                                "--benchmark_format=json", "--isolation=worker"], out)
+        print(json.dumps({{"exit_code": result.exit_code,
+                           "rows": [r.run_name for r in result.runs],
+                           "errors": [r.error_message for r in result.runs],
+                           "display": [b["name"] for b in json.loads(out.getvalue())["benchmarks"]]}}))
+    """)
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=_env(), timeout=120, check=False)
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    names = ["BM_good/process_time/real_time", "BM_crash/process_time/real_time",
+             "BM_later/process_time/real_time"]
+    assert result["exit_code"] == 1
+    assert result["rows"] == result["display"] == names
+    assert result["errors"][1].startswith("the process crashed: SIGSEGV")

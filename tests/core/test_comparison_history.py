@@ -1,0 +1,132 @@
+"""The gate against a history (``comparison.history``) and change points
+(``comparison.changes``) on fixed data; PELT against ruptures'."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from ireebench.comparison import CompareOptions, benchmark_file, parse_threshold
+from ireebench.comparison.changes import RunValues, change_points, noise_sigma, pelt
+from ireebench.comparison.history import compare_history, run_spread
+from ireebench.comparison.machine import describe_machine, machine_fingerprint
+from ireebench.comparison.model import FASTER, INCONCLUSIVE, NO_CHANGE, SLOWER
+
+NAME = "BM_f/process_time/real_time"
+
+
+def report(label: str, times_ms, name: str = NAME, context=None):
+    rows = [{"name": name, "run_name": name, "run_type": "iteration", "iterations": 1,
+             "real_time": t, "cpu_time": t, "time_unit": "ms"} for t in times_ms]
+    return benchmark_file(label, {"context": context or {}, "benchmarks": rows})
+
+
+def spread(center: float, width: float, n: int = 9) -> list[float]:
+    return list(np.linspace(center - width, center + width, n))
+
+
+OPTIONS = CompareOptions(thresholds=(parse_threshold("5%"),))
+
+
+def test_a_new_median_inside_the_band_is_no_change_even_when_the_test_rejects():
+    """Four runs that drifted between 1.0 and 1.2 ms: a new run at 1.19 ms is
+    significant against the pooled runs but inside their band."""
+    history = [report(f"stored:{i}", spread(c, 0.01)) for i, c in
+               enumerate((1.0, 1.0, 1.0, 1.2))]
+    new = report("new.json", spread(1.19, 0.005))
+    comparison = compare_history(history, new, OPTIONS, "stored:history")
+    [bench] = comparison.benchmarks
+    assert bench.pvalue < 0.05 and bench.change > 0.05  # the U test alone would fail it
+    assert bench.verdict == NO_CHANGE and not bench.regression
+    assert "within the band" in bench.notes[0]
+    assert bench.band_low == pytest.approx(0.9925e-3)
+    assert bench.band_high == pytest.approx(1.2075e-3)
+    assert bench.baseline_runs == ["stored:0", "stored:1", "stored:2", "stored:3"]
+    assert comparison.exit_status == 0 and comparison.history == bench.baseline_runs
+
+
+def test_above_the_band_significant_and_beyond_the_threshold_is_a_regression():
+    history = [report(f"stored:{i}", spread(c, 0.01)) for i, c in enumerate((1.0, 1.02))]
+    comparison = compare_history(history, report("new.json", spread(1.5, 0.01)), OPTIONS)
+    [bench] = comparison.benchmarks
+    assert bench.verdict == SLOWER and bench.regression and comparison.exit_status == 1
+    assert bench.n_old == 18 and bench.n_new == 9
+    within = compare_history(history, report("new.json", spread(1.5, 0.01)),
+                             CompareOptions(thresholds=(parse_threshold("60%"),)))
+    assert within.benchmarks[0].verdict == SLOWER and within.exit_status == 0
+    faster = compare_history(history, report("new.json", spread(0.5, 0.01)), OPTIONS)
+    assert faster.benchmarks[0].verdict == FASTER and faster.exit_status == 0
+
+
+def test_too_few_new_repetitions_is_inconclusive():
+    history = [report("stored:a", spread(1.0, 0.01))]
+    comparison = compare_history(history, report("new.json", [3.0, 3.1, 3.2]), OPTIONS)
+    assert comparison.benchmarks[0].verdict == INCONCLUSIVE
+    assert comparison.exit_status == 0
+
+
+def test_an_empty_history_compares_nothing_and_passes():
+    comparison = compare_history([], report("new.json", spread(1.0, 0.01)), OPTIONS,
+                                 "stored:history", ["stored:history: no stored run here"])
+    assert comparison.benchmarks == [] and comparison.only_new == [NAME]
+    assert comparison.exit_status == 0
+    assert comparison.notes == ["stored:history: no stored run here",
+                                "nothing compared: no baseline yet"]
+
+
+def test_a_benchmark_uses_the_runs_that_measured_it():
+    history = [report("stored:a", spread(1.0, 0.01)),
+               report("stored:b", spread(2.0, 0.01), name="BM_other")]
+    comparison = compare_history(history, report("new.json", spread(1.0, 0.01)), OPTIONS)
+    assert comparison.benchmarks[0].baseline_runs == ["stored:a"]
+
+
+def test_run_spread_is_the_median_interval_or_the_range():
+    nine = run_spread("r", [float(v) for v in range(1, 10)], 0.95)
+    assert (nine.median, nine.low, nine.high) == (5.0, 2.0, 8.0)  # order statistics 2 and 8
+    three = run_spread("r", [1.0, 2.0, 9.0], 0.95)
+    assert (three.low, three.high) == (1.0, 9.0)
+
+
+def test_the_fingerprint_is_the_machine_not_the_moment():
+    context = {"host_name": "a", "num_cpus": 2, "iree_devices": ["local-task"],
+               "date": "2026-01-01", "load_avg": [1.0]}
+    later = dict(context, date="2026-02-02", load_avg=[3.0], mhz_per_cpu=1)
+    assert machine_fingerprint(context) == machine_fingerprint(later)
+    assert machine_fingerprint(context) != machine_fingerprint(dict(context, host_name="b"))
+    assert machine_fingerprint(context) != machine_fingerprint(
+        dict(context, iree_devices=["cuda"]))
+    pool = dict(context, machine="pool-a")
+    assert machine_fingerprint(pool) == machine_fingerprint(dict(pool, host_name="other"))
+    assert describe_machine(context) == "a (2 CPUs, local-task)"
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_pelt_finds_what_ruptures_finds(seed):
+    ruptures = pytest.importorskip("ruptures")
+    rng = np.random.default_rng(seed)
+    levels = rng.choice([0.0, 1.0, 3.0], size=4)
+    signal = np.concatenate([rng.normal(level, 0.3, rng.integers(3, 12)) for level in levels])
+    for penalty in (0.5, 2.0, 8.0):
+        expected = ruptures.Pelt(model="l1", min_size=2, jump=1).fit(signal).predict(
+            pen=penalty)
+        assert pelt(signal, penalty) + [len(signal)] == expected
+
+
+def test_change_points_find_a_step_and_no_step_in_noise():
+    rng = np.random.default_rng(1)
+
+    def run(level):
+        return RunValues("r", list(level * (1 + rng.normal(0, 0.02, 9))))
+
+    flat = [run(1.0) for _ in range(12)]
+    assert change_points(flat) == []
+    step = [run(1.0) for _ in range(5)] + [run(1.5) for _ in range(5)]
+    [change] = change_points(step)
+    assert change.index == 5 and change.runs_before == 5 and change.runs_after == 5
+    assert 0.4 < change.change < 0.6 and change.pvalue < 1e-4
+    # One outlying run is not a level.
+    spike = [run(1.0) for _ in range(5)] + [run(3.0)] + [run(1.0) for _ in range(5)]
+    assert change_points(spike) == []
+    assert math.isfinite(noise_sigma(step))
