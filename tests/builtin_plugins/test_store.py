@@ -361,9 +361,16 @@ def test_an_interrupted_run_is_saved_as_interrupted(store_url, compile_mlir):
     assert proc.returncode == 130, err
     assert "saved interrupted run" in err
     storage = f"--benchmark_storage={store_url}"
-    [bench] = api_json("history", "--json", storage)["benchmarks"]
-    assert bench["name"] == "BM_a_fast/process_time/real_time"
-    assert [run["status"] for run in bench["runs"]] == ["interrupted"]
+    benches = {bench["name"]: bench for bench in
+               api_json("history", "--json", storage)["benchmarks"]}
+    fast = benches.pop("BM_a_fast/process_time/real_time")
+    assert [run["status"] for run in fast["runs"]] == ["interrupted"]
+    assert fast["runs"][0]["median_seconds"] > 0
+    # The function running when the signal came is an error row (none when the
+    # signal came between the two functions).
+    for name, bench in benches.items():
+        assert name == "BM_b_slow/process_time/real_time", benches
+        assert [run["errors"] for run in bench["runs"]] == [["interrupted by SIGINT while running"]]
     status, message = api("store", "export", "stored:latest", storage)
     assert status == 2 and "no stored run matches status=complete" in message
     status, out = api("store", "export", "stored:latest?status=interrupted", storage)

@@ -48,7 +48,7 @@ def test_closed_stderr_still_measures_and_keeps_stdout_clean(simple, native_tool
     assert proc.returncode == 0
     assert len(json.loads(proc.stdout)["benchmarks"]) == 2  # nothing else on stdout
     for args in ([simple, *LOCAL, "--benchmark_out=/nodir/x.json"],  # an error ...
-                 [simple, *LOCAL, "--no_such_flag=1"]):
+                 [simple, *LOCAL, "--strict_flags", "--no_such_flag=1"]):
         proc = _closed("2>&-", *args)
         assert proc.returncode == 1 and proc.stdout == b""  # ... never lands on stdout
 
@@ -59,7 +59,7 @@ def test_closed_stdin_is_empty_not_another_file(simple, tmp_path):
     proc = _closed("<&-", "--module=-", f"--flagfile={flags}", "--benchmark_min_time=2x")
     assert proc.returncode == 1
     assert proc.stderr.decode().splitlines()[-1] == \
-        "ireebench: error: --module=-: standard input is empty"
+        "ireebench: error: INVALID_ARGUMENT; --module=-: standard input is empty"
 
 
 PRINTING_PLUGIN = '''
