@@ -32,6 +32,8 @@ from ireebench.comparison import (
     benchmark_file,
     compare,
 )
+from ireebench.comparison.changes import RunValues
+from ireebench.comparison.changes import change_points as series_change_points
 from ireebench.comparison.model import compare_benchmark
 from ireebench.errors import UsageError
 from ireebench.plugins.statistics import median_ci, percentile
@@ -47,12 +49,6 @@ MAX_PAIRWISE = 4
 MIN_TREND = 3
 # A level shift smaller than this is not drawn as a change point.
 MIN_SHIFT = 0.02
-# A change point's shift, in standard errors of the run-to-run noise (a
-# z-score: 3 is two-sided p = 0.003, conservative over the splits tried).
-SHIFT_Z = 3.0
-# The least run-to-run noise assumed (log scale: 0.5 %), so that identical
-# runs do not make every tiny step a change.
-MIN_NOISE = 0.005
 # Context keys that may hold the commit a report was measured at
 # (a results store, --benchmark_context=git_commit=...).
 COMMIT_KEYS = ("git_commit", "commit", "git_sha", "git_revision", "revision", "vcs_revision")
@@ -353,54 +349,33 @@ def _rows(name: str, samples: list[list[float]]) -> BenchmarkRows:
     return rows
 
 
-def run_noise(levels: list[float]) -> float:
-    """The run-to-run noise of a series of log levels: a robust standard deviation
-    from its successive differences (1.4826 MAD / sqrt 2), which a few level
-    shifts barely move; at least :data:`MIN_NOISE`."""
-    steps = [b - a for a, b in itertools.pairwise(levels)]
-    if len(steps) < 2:
-        return MIN_NOISE
-    middle = pystats.median(steps)
-    mad = pystats.median(abs(step - middle) for step in steps)
-    return max(1.4826 * mad / math.sqrt(2.0), MIN_NOISE)
+def change_points(name: str, samples: list[list[float]],
+                  options: CompareOptions) -> list[ChangePoint]:
+    """Where a benchmark's level shifted over its runs (oldest first; each run's
+    repetitions in seconds).
 
-
-def change_points(name: str, samples: list[list[float]], options: CompareOptions,
-                  noise: float | None = None, offset: int = 0) -> list[ChangePoint]:
-    """Where a benchmark's level shifted, by binary segmentation of its runs.
-
-    ``samples``: each run's repetitions (seconds), oldest first. A split is
-    a change point when the runs' log medians after it differ from those
-    before it by more than :data:`SHIFT_Z` standard errors of the run-to-run
-    noise (:func:`run_noise`, estimated once over the whole series: pooling
-    the repetitions alone would take a run's wobble for a shift), when
-    ``ireebench compare``'s engine finds the pooled repetitions after it
-    faster or slower than those before it (its U test, 9 or more a side),
-    and when the shift is at least :data:`MIN_SHIFT`. The strongest split is
-    taken, then each side is searched again.
+    The shifts are those the results store finds
+    (:func:`ireebench.comparison.changes.change_points`: PELT on the runs' log
+    medians, a level of two runs or more, its noise learned from the runs),
+    so that ``ireebench report`` and ``ireebench history --changes`` agree;
+    each is then judged by ``ireebench compare``'s engine between the pooled
+    repetitions of the two levels, and drawn when it finds them faster or
+    slower by at least :data:`MIN_SHIFT` (the change and its interval are its
+    Hodges-Lehmann estimate).
     """
-    if len(samples) < 2 or any(not run for run in samples):
+    if any(not run or min(run) <= 0 for run in samples):
         return []
-    levels = [math.log(pystats.median(run)) for run in samples]
-    if noise is None:
-        noise = run_noise(levels)
-    best = None
-    for split in range(1, len(samples)):
-        before, after = levels[:split], levels[split:]
-        score = abs(pystats.fmean(after) - pystats.fmean(before)) / (
-            noise * math.sqrt(1.0 / len(before) + 1.0 / len(after)))
-        if score < SHIFT_Z or (best is not None and score <= best[0]):
-            continue
-        result = compare_benchmark(name, _rows(name, samples[:split]),
-                                   _rows(name, samples[split:]), options)
+    runs = [RunValues(str(index), run) for index, run in enumerate(samples)]
+    found = []
+    for point in series_change_points(runs):
+        start = point.index
+        before = samples[start - point.runs_before:start]
+        after = samples[start:start + point.runs_after]
+        result = compare_benchmark(name, _rows(name, before), _rows(name, after), options)
         if result.verdict in (FASTER, SLOWER) and abs(result.change) >= MIN_SHIFT:
-            best = (score, split, result)
-    if best is None:
-        return []
-    _, split, result = best
-    point = ChangePoint(offset + split, result.change, result.low, result.high, result.verdict)
-    return (change_points(name, samples[:split], options, noise, offset) + [point]
-            + change_points(name, samples[split:], options, noise, offset + split))
+            found.append(ChangePoint(start, result.change, result.low, result.high,
+                                     result.verdict))
+    return found
 
 
 def trends(reports: list[Report], options: CompareOptions) -> list[Trend]:

@@ -233,10 +233,11 @@ def _trend(document: Document, reports: list[Report], options: CompareOptions) -
     section.blocks.append(page.paragraph(
         f"Each benchmark over the {len(reports)} reports, in the order given (a store's "
         "history oldest first): the median and its 95% interval per report. A dashed line "
-        "is a change point: the reports' medians after it differ from those before it by "
-        "more than three standard errors of the run-to-run noise, and ireebench compare's "
-        "engine finds the pooled repetitions faster or slower (the change and its interval "
-        "are its Hodges-Lehmann estimate).", "meta"))
+        "is a change point: a shift of level the results store finds too (ireebench history "
+        "--changes: PELT on the reports' medians, a level of two reports or more), which "
+        "ireebench compare's engine finds faster or slower between the two levels' pooled "
+        "repetitions (the change and its interval are its Hodges-Lehmann estimate).",
+        "meta"))
     ticks = _ticks(reports)
     commits = [commit_of(report) for report in reports]
     rows = []

@@ -141,7 +141,7 @@ def _make_reports(folder: Path, compile_mlir, ireebench, native_tool) -> None:
     (folder / "native.json").write_text(native.stdout)
     history = folder / "history"
     history.mkdir()
-    light, heavy = compile_mlir(_matmul("work", 16)), compile_mlir(_matmul("work", 96))
+    light, heavy = compile_mlir(_matmul("work", 16)), compile_mlir(_matmul("work", 128))
     for number, path in enumerate((light, light, heavy, heavy), 1):
         _ok(ireebench(f"--module={path}", LOCAL, *QUICK,
                       f"--benchmark_context=git_commit=c0ffee{number}0000000",
@@ -206,8 +206,9 @@ def test_two_runs_compared_with_the_verdicts_of_compare(reports, ireebench):
 
 
 def test_a_history_shows_the_trend_and_the_change_point(reports):
-    """Four stored runs, the module 36x heavier from the third: one change point,
-    at the third run's commit."""
+    """Four stored runs, the module's matmul 512x the work from the third (a shift
+    far beyond what load does to a median): one change point, at the third run's
+    commit."""
     page = reports["history.html"]
     assert "trend" in _sections(page)
     text = _text(page)
