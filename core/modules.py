@@ -68,17 +68,21 @@ TAKEN_BEFORE = StashKey["dict[tuple, tuple[str | None, str]]"]()
 # worker resumed after a crash takes the same bytes (ireebench.worker).
 _observer = None
 
-# Standard input's module, read by a worker's supervisor before its first fork
-# (ireebench.worker): every worker, a resumed one too, inherits the same bytes
-# in memory, as standard input cannot be read again.
-_stdin_module: tuple[mmap.mmap, str] | None = None
+# Standard input's module (its image and sha256), read by a worker's supervisor
+# before its first fork (ireebench.worker): every worker, a resumed one too,
+# inherits the same bytes in memory, as standard input cannot be read again.
+STDIN_MODULE = StashKey["tuple[mmap.mmap, str]"]()
 
 
 def read_stdin_module(config) -> None:
-    """Reads a ``--module=-`` from standard input now, once, into memory."""
-    global _stdin_module
-    if _stdin_module is None and "-" in (config.getoption("module") or []):
-        _stdin_module = _preload_stdin()
+    """Reads the run's ``--module=-`` from standard input now, into memory.
+
+    Only the command line's ``--module``: a ``-`` that only a sweep's or a
+    suite's point names is read by the worker, which writes it to the run's
+    scratch directory for a worker resumed after a crash.
+    """
+    if STDIN_MODULE not in config.stash and "-" in (config.getoption("module") or []):
+        config.stash[STDIN_MODULE] = _preload_stdin()
 
 
 def observe_module_images(callback) -> None:
@@ -221,7 +225,9 @@ def _open_source(spec: str):
 
 def _anonymous(size: int, spec: str) -> mmap.mmap:
     try:
-        return mmap.mmap(-1, max(size, 1))
+        # Private: a forked worker's pages are its own (copy-on-write), so a
+        # worker's stray write never reaches the supervisor or the next worker.
+        return mmap.mmap(-1, max(size, 1), flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     except (OSError, ValueError, OverflowError) as exc:
         raise UsageError(f"--module={spec}: cannot hold {size} bytes in memory "
                          f"(--module_mode=preload): {one_line(exc)}") from None
@@ -326,8 +332,12 @@ def _take(config, index: int, spec: str, resolved, mode: str, before=None) -> Mo
     if resolved is not None:  # a plugin made the .vmfb (compiled MLIR, say)
         source, name = str(resolved), Path(_copy_name(spec)).stem + ".vmfb"
     elif spec == "-":
-        data, digest = _stdin_module or _preload_stdin()
-        return ModuleImage(spec, "stdin.vmfb", data, None, digest, index)
+        held = config.stash.get(STDIN_MODULE, None)
+        if held is None and before is None:
+            held = _preload_stdin()
+        if held is not None:
+            return ModuleImage(spec, "stdin.vmfb", held[0], None, held[1], index)
+        source, name = spec, "stdin.vmfb"  # a resumed worker: the copy below
     else:
         source, name = spec, _copy_name(spec)
     if before is not None:
@@ -346,7 +356,7 @@ def _take(config, index: int, spec: str, resolved, mode: str, before=None) -> Mo
 def _take_again(config, index: int, spec: str, source: str, name: str, mode: str,
                 before) -> ModuleImage:
     """In a worker resumed after a crash, the bytes its predecessor took: the file
-    the run made of them (a private copy), else the
+    the run made of them (a private copy, a point's standard input), else the
     source read again, which must not have changed."""
     path, digest = before
     if path:
@@ -397,6 +407,8 @@ def module_images(config, as_files: bool = False) -> list[ModuleImage]:
             before = config.stash.get(TAKEN_BEFORE, {}).get(key)
             image = images[key] = _take(config, len(images), spec, resolved, mode, before)
             if _observer is not None:
+                if spec == "-" and STDIN_MODULE not in config.stash:
+                    _write(config, image)  # a point's stdin: a resumed worker reads this copy
                 _observer(list(key), image.path, image.sha256)
         last[spec] = images[key]
         taken.append(images[key])

@@ -251,14 +251,39 @@ def ireebench_report_context(config, context):
 
 
 def setting_of(context: dict) -> tuple | None:
-    """The allocator setting a report's context records, comparable; None if unrecorded."""
+    """The allocator setting a report's context records, comparable; None if unrecorded.
+
+    The parameters are compared by what they set, whichever way they were
+    set: ``mallopt`` names in process, the ``MALLOC_*`` variables handed to a
+    native tool (``MALLOC_TRIM_THRESHOLD_`` is ``M_TRIM_THRESHOLD``), values
+    as integers where they are.
+    """
     if not isinstance(context, dict) or "malloc_trim" not in context:
         return None
     parameters = context.get("malloc_parameters")
-    items = tuple(sorted(parameters.items())) if isinstance(parameters, dict) else ()
+    items = tuple(sorted(_normalized(name, value) for name, value in parameters.items())) \
+        if isinstance(parameters, dict) else ()
     return str(context["malloc_trim"]), items
 
 
-def describe_setting(setting: tuple | None) -> str:
-    """``malloc_trim=off``, or ``not recorded`` (the native tool's or an older report)."""
-    return "not recorded" if setting is None else f"malloc_trim={setting[0]}"
+# A variable's name -> the mallopt parameter it sets.
+_SAME_PARAMETER = {ENV_NAMES[parameter]: MALLOPT_NAMES[parameter] for parameter in ENV_NAMES}
+
+
+def _normalized(name, value) -> tuple[str, str]:
+    name = _SAME_PARAMETER.get(str(name), str(name))
+    try:
+        return name, str(int(str(value).strip()))
+    except ValueError:
+        return name, str(value)
+
+
+def describe_setting(setting: tuple | None, other: tuple | None = None) -> str:
+    """``malloc_trim=off``, or ``not recorded`` (the native tool's or an older report);
+    with the parameters when ``other`` has the same mode and other parameters."""
+    if setting is None:
+        return "not recorded"
+    text = f"malloc_trim={setting[0]}"
+    if other is not None and other[0] == setting[0] and other[1] != setting[1]:
+        text += " (" + ", ".join(f"{name}={value}" for name, value in setting[1]) + ")"
+    return text

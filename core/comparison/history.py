@@ -125,7 +125,7 @@ def compare_history(history: list[BenchmarkFile], new: BenchmarkFile, options: C
         comparison.notes.append("nothing compared: no baseline yet")
     else:
         comparison.notes += context_notes(history[0], new)
-    ratios = [1.0 + b.change for b in comparison.benchmarks if b.change is not None]
+    ratios = [b.ratio for b in comparison.benchmarks if b.ratio is not None]
     if ratios:
         comparison.geomean_change = geometric_mean(ratios) - 1.0
         comparison.geomean_count = len(ratios)

@@ -264,9 +264,11 @@ def compare_exactly(result: BenchmarkComparison, old: float, new: float,
     result.notes.append("the values do not vary between repetitions: compared exactly, "
                         "without a U test")
     if old == new:
-        result.change, result.verdict = 0.0, NO_CHANGE
+        result.ratio, result.change, result.verdict = 1.0, 0.0, NO_CHANGE
         return result
-    result.change = None if old == 0 else new / old - 1.0
+    if old != 0:
+        result.ratio = new / old
+        result.change = result.ratio - 1.0
     beyond = result.change is None or abs(result.change) > result.threshold
     worse = (new < old) if higher_is_better else (new > old)
     if beyond:

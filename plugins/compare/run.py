@@ -34,6 +34,7 @@ from ireebench.errors import UsageError
 from ireebench.hookcall import collect_named, guarded
 from ireebench.outfiles import OutputFile
 from ireebench.plugins.allocator import describe_setting, setting_of
+from ireebench.plugins.compare.reporters import printable
 from ireebench.results import RunResult
 
 DEFAULT_REPORTER = "console"
@@ -81,7 +82,8 @@ def allocator_note(old, new) -> str | None:
     if settings[0] == settings[1]:
         return None
     return (f"old and new were measured with different allocator settings (old: "
-            f"{describe_setting(settings[0])}, new: {describe_setting(settings[1])}): "
+            f"{describe_setting(settings[0], settings[1])}, new: "
+            f"{describe_setting(settings[1], settings[0])}): "
             "the heap regime alone can change the times; see --malloc_trim in docs/usage.md")
 
 
@@ -91,7 +93,7 @@ def _warn_settings(config, olds, new, comparison) -> None:
     note = next((note for note in (allocator_note(old, new) for old in olds) if note), None)
     if note is not None:
         comparison.notes.append(note)
-        config.stderr.write(f"ireebench: warning: compare: {note}\n")
+        config.stderr.write(f"ireebench: warning: compare: {printable(note)}\n")
 
 
 def _one(reference: str, loaded: list, side: str) -> tuple[str, dict]:

@@ -229,3 +229,20 @@ def test_context_setting_is_comparable():
     assert off == allocator.setting_of(json.loads(json.dumps(
         {"malloc_parameters": OFF, "malloc_trim": "off"})))
     assert off != allocator.setting_of({"malloc_trim": "on", "malloc_parameters": ON})
+
+
+def test_a_setting_is_the_same_whichever_way_it_was_set():
+    """In process (mallopt names) and for the native tool (the MALLOC_* variables it
+    was handed, as strings), the same parameters are the same setting; the same
+    mode with other parameters (the user's variables) is described by them."""
+    in_process = {"malloc_trim": "off", "malloc_parameters": OFF}
+    native = {"malloc_trim": "off",
+              "malloc_parameters": allocator.tool_variables("off")}
+    assert allocator.setting_of(in_process) == allocator.setting_of(native)
+    mine = allocator.setting_of({"malloc_trim": "environment",
+                                 "malloc_parameters": {"MALLOC_TOP_PAD_": "1"}})
+    theirs = allocator.setting_of({"malloc_trim": "environment",
+                                   "malloc_parameters": {"MALLOC_TOP_PAD_": "2"}})
+    assert mine != theirs
+    assert allocator.describe_setting(mine, theirs) == "malloc_trim=environment (M_TOP_PAD=1)"
+    assert allocator.describe_setting(mine) == "malloc_trim=environment"

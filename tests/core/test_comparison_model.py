@@ -285,6 +285,8 @@ def test_constant_values_are_compared_exactly(tmp_path):
     assert (b.verdict, b.regression, b.pvalue, b.method) == (SLOWER, True, None, "equal values")
     assert b.change == pytest.approx(7.0) and b.time_unit == ""
     assert result.exit_status == 1
+    # An exact comparison counts in the geometric mean like any other.
+    assert (result.geomean_change, result.geomean_count) == (pytest.approx(7.0), 1)
     assert compare(large, small, options).exit_status == 0  # smaller: better
     assert compare(large, small, options).benchmarks[0].verdict == FASTER
     same = compare(small, small, options).benchmarks[0]
