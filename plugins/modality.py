@@ -67,6 +67,7 @@ import math
 from dataclasses import dataclass, field
 
 from ireebench import StashKey, Statistic, hookimpl
+from ireebench.reporting.hub import reported
 from ireebench.results import TIME_UNIT_MULTIPLIER
 from ireebench.stats import median
 
@@ -192,6 +193,12 @@ def ireebench_report_context(config, context):
 def ireebench_benchmark_result(config, run):
     """Collects the repetitions; checks them at the benchmark's first aggregate row."""
     state = config.stash.get(STATE, None)
+    if state is None and config.getoption("multimodal_warnings"):
+        # A worker resumed after a crash replays the context without the hook:
+        # the benchmarks after the crash are checked all the same.
+        context = reported(config)[0]
+        if context is not None:
+            state = config.stash[STATE] = ModalityState(context)
     if state is None or run.extra_row or run.run_name in state.checked:
         return
     if run.run_type != "aggregate":
