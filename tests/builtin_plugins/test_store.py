@@ -370,7 +370,9 @@ def test_an_interrupted_run_is_saved_as_interrupted(store_url, compile_mlir):
     # signal came between the two functions).
     for name, bench in benches.items():
         assert name == "BM_b_slow/process_time/real_time", benches
-        assert [run["errors"] for run in bench["runs"]] == [["interrupted by SIGINT while running"]]
+        [[error]] = [run["errors"] for run in bench["runs"]]
+        # "... (the function did not return; the worker was killed)" when it went on
+        assert error.startswith("interrupted by SIGINT while running"), error
     status, message = api("store", "export", "stored:latest", storage)
     assert status == 2 and "no stored run matches status=complete" in message
     status, out = api("store", "export", "stored:latest?status=interrupted", storage)
