@@ -256,8 +256,10 @@ def ireebench_resolve_module(config, spec):
     Called once per ``--module`` value when the run's modules are first
     needed (before the session opens, and by the native backends), before
     ireebench makes its private copy. The first non-``None`` result wins;
-    ``None`` everywhere means the value is a .vmfb path (or ``-``) as it is.
-    The built-in ``mlir_modules`` plugin compiles ``*.mlir`` here.
+    ``None`` everywhere means the value is a .vmfb path as it is. Not
+    called for ``-``: standard input is a .vmfb that ireebench reads itself
+    (before a worker forks, so that every worker has the same bytes). The
+    built-in ``mlir_modules`` plugin compiles ``*.mlir`` here.
 
     :param config: the run's :class:`Config`.
     :param spec: the ``--module`` value, as given.

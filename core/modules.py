@@ -401,7 +401,10 @@ def module_images(config, as_files: bool = False) -> list[ModuleImage]:
     mode = "mmap" if as_files else loader_mode(config, "module_mode", MODULE_MODES)
     taken = []
     for spec in check_module_specs(config):
-        resolved = call_hook(config.pm, "ireebench_resolve_module", config=config, spec=spec)
+        # Standard input is always a .vmfb, read by ireebench (by a worker's
+        # supervisor before the fork): no plugin is asked to resolve it.
+        resolved = None if spec == "-" else call_hook(
+            config.pm, "ireebench_resolve_module", config=config, spec=spec)
         key = (spec, None if resolved is None else str(resolved))
         if key not in images:
             before = config.stash.get(TAKEN_BEFORE, {}).get(key)
