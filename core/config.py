@@ -112,6 +112,9 @@ class OptionSpec:
     # It may differ between the points of a sweep or suite (a module, an
     # input, a compile flag); every other option applies to the whole run.
     per_point: bool = False
+    # Its value holds {AXIS} placeholders the option's plugin evaluates per
+    # benchmark (--counter flops=2*{bs}*512): a sweep leaves them as they are.
+    axis_expression: bool = False
 
 
 class Config:

@@ -225,7 +225,7 @@ def ireebench_addoption(parser):
         help="A quantity per iteration (FLOPs, bytes, tokens), reported as the rate counter "
              "NAME (per second: flops=12.3G/s). EXPR: numbers, + - * /, parentheses and "
              "{axis} (a sweep's axis), e.g. flops=2*{bs}*512*256. Repeatable.",
-        module_run=True)
+        module_run=True, axis_expression=True)
 
 
 def parse_counter(text: str) -> UserCounter:

@@ -74,12 +74,14 @@ class GroupedOption(click.Option):
     benchmark in one native process when it is given. ``per_point=True``:
     the option may differ between the points of a sweep or suite (a module,
     an input, a compile flag; see :mod:`ireebench.points`); any other
-    option applies to the whole run.
+    option applies to the whole run. ``axis_expression=True``: the value's
+    ``{AXIS}`` placeholders are the option's plugin's to evaluate per
+    benchmark (``--counter flops=2*{bs}*512``), so a sweep leaves them.
     """
 
     def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE,
                  module_run: bool = False, native_flag: bool = False, whole_run: bool = False,
-                 per_point: bool = False, **kwargs):
+                 per_point: bool = False, axis_expression: bool = False, **kwargs):
         super().__init__(*args, **kwargs)
         self.group = group
         self.plugin = plugin
@@ -87,6 +89,7 @@ class GroupedOption(click.Option):
         self.native_flag = native_flag
         self.whole_run = whole_run
         self.per_point = per_point
+        self.axis_expression = axis_expression
 
     def spec(self) -> OptionSpec:
         """What the run keeps of this option (:class:`ireebench.config.OptionSpec`)."""
@@ -94,7 +97,7 @@ class GroupedOption(click.Option):
         return OptionSpec(self.name, self.plugin, self.group,
                           tuple(self.opts) + tuple(self.secondary_opts),
                           not self.is_flag and self.nargs != 0, self.default, native,
-                          self.whole_run, self.per_point)
+                          self.whole_run, self.per_point, self.axis_expression)
 
 
 class OptionParser:
@@ -118,7 +121,8 @@ class OptionParser:
         of a module (``ireebench replay`` refuses it); ``native_flag=True``
         one the native tool has too, ``whole_run=True`` one that natively
         concerns the whole run, ``per_point=True`` one that may differ
-        between the points of a sweep (see :class:`GroupedOption`).
+        between the points of a sweep, ``axis_expression=True`` one whose
+        ``{AXIS}`` placeholders its plugin evaluates (see :class:`GroupedOption`).
         """
         if attrs.pop("is_flag", False) or attrs.get("type") is bool:
             attrs["type"] = BOOL

@@ -15,7 +15,8 @@ Benchmark's):
   ArgNames (``BM_forward/bs:4/process_time/real_time``);
 * every other number in a row is a metric: ``device_time`` (per iteration,
   in the row's ``time_unit``), Google Benchmark's memory fields
-  (``max_bytes_used``, ``total_allocated_bytes``, ``allocs_per_iter``) and
+  (``max_bytes_used``, ``total_allocated_bytes``, ``net_heap_growth``,
+  ``allocs_per_iter``) and
   counters (``items_per_second``, ``device_bytes_peak``, a ``--counter``).
 
 Times are kept in seconds per iteration. Any problem with a report is one
@@ -43,8 +44,8 @@ ROW_KEYS = frozenset({
 })
 TIME_METRICS = ("real_time", "cpu_time", "device_time")
 # Google Benchmark's MemoryManager fields and ireebench's memory counters (issue "Metrics").
-BYTE_METRICS = ("max_bytes_used", "total_allocated_bytes", "device_bytes_peak",
-                "host_bytes_peak")
+BYTE_METRICS = ("max_bytes_used", "total_allocated_bytes", "net_heap_growth",
+                "device_bytes_peak", "host_bytes_peak")
 COUNT_METRICS = ("allocs_per_iter",)
 MEMORY_METRICS = BYTE_METRICS + COUNT_METRICS
 # The counters of a dispatch statistics row (plugins/dispatch_statistics.py).

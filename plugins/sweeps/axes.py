@@ -216,6 +216,21 @@ def flag_axes(axes: list[Axis], argv: list[str], taken: set[int],
     return setting, used
 
 
+def _axis_expressions(argv: list[str], option_specs: dict) -> set[int]:
+    """The indexes in ``argv`` of the values of options marked ``axis_expression``
+    (``--counter flops=2*{bs}``): their plugin evaluates ``{AXIS}`` per benchmark,
+    so they are left as they are."""
+    flags = {flag for spec in option_specs.values() if spec.axis_expression
+             for flag in spec.flags}
+    found = set()
+    for index, arg in enumerate(argv):
+        if _flag_of(arg) in flags:
+            found.add(index)
+        elif arg in flags:
+            found |= {index, index + 1}
+    return found
+
+
 def _without_flag(argv: list[str], name: str, spec) -> list[str]:
     """``argv`` without any ``--name`` (and its value when it is the next argument)."""
     flags = {f"--{name}"} | (set(spec.flags) if spec is not None else set())
@@ -245,11 +260,13 @@ def point_specs(argv: list[str], option_specs: dict, label_prefix: str = "",
         return None
     setting, _ = flag_axes(axes, argv, taken, option_specs)
     rest = [arg for index, arg in enumerate(argv) if index not in taken]
+    own = _axis_expressions(rest, option_specs)
     specs = []
     for combination in itertools.product(*(axis.values for axis in axes)):
         params = {axis.name: value for axis, value in zip(axes, combination)}
         texts = {name: format_value(value) for name, value in params.items()}
-        point_argv = [substitute(arg, texts) for arg in rest]
+        point_argv = [arg if index in own else substitute(arg, texts)
+                      for index, arg in enumerate(rest)]
         for name, spec in setting.items():
             point_argv = _without_flag(point_argv, name, spec) + [f"--{name}={texts[name]}"]
         label = describe_params(params)

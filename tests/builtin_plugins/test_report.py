@@ -4,9 +4,9 @@ The inputs are real: runs of real compiled modules (repetitions, dispatch
 statistics, the cold start), the same module run twice (a comparison), the
 native tool's JSON, a history of four runs whose module got heavier (read
 through the real ``ireebench_load_reports`` hook by a test plugin, as the
-results store will answer ``stored:history``). Sweep points and the device
-time and memory fields are other branches' contracts ("Sweeps", "Metrics"),
-not on main yet: their reports are real rows given those fields.
+results store answers ``stored:history``), a real ``--sweep`` over n and
+dtype with a ``--counter``, and a run with ``--device_time
+--memory_statistics``.
 
 Every page is then loaded in a real headless Chromium from file:// (one
 browser for all of them, :mod:`browser`): no console error, no request,
@@ -16,11 +16,11 @@ a screenshot that is not blank.
 from __future__ import annotations
 
 import contextlib
-import copy
 import fcntl
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -67,31 +67,23 @@ def _ok(result):
     return result
 
 
-def as_sweep(report: dict) -> dict:
-    """Rows of functions ``mm_<dtype>_<n>`` as the points of a sweep over ``n`` and
-    ``dtype`` (issue "Sweeps": ArgNames names and a ``params`` object)."""
-    report = copy.deepcopy(report)
-    for row in report["benchmarks"]:
-        dtype, n, rest = re.match(r"BM_mm_(\w+?)_(\d+)/process_time/real_time(.*)",
-                                  row["name"]).groups()
-        run = f"BM_mm/n:{n}/dtype:{dtype}/process_time/real_time"
-        row.update(name=run + rest, run_name=run, params={"n": int(n), "dtype": dtype})
-        if row.get("aggregate_unit") != "percentage":
-            row["flops"] = 2 * int(n) ** 3 / (row["real_time"] * 1e-3)  # a rate counter
-    return report
-
-
-def with_metrics(report: dict) -> dict:
-    """The rows given issue "Metrics"'s fields: device time, memory, counters."""
-    report = copy.deepcopy(report)
-    for row in report["benchmarks"]:
-        if not row["run_name"].endswith("/process_time/real_time") \
-                or row.get("aggregate_unit") == "percentage":
-            continue  # an extra row, or the cv
-        row["device_time"] = row["real_time"] * 0.6
-        row.update(max_bytes_used=3 * 4 * 64 * 64, total_allocated_bytes=4 * 4 * 64 * 64,
-                   allocs_per_iter=3.0, device_bytes_peak=49152.0, host_bytes_peak=4096.0)
-    return report
+def _dynamic_matmul(dtype: str) -> str:
+    """``mm``: a matmul of two n x n inputs of any n (a sweep's ``--input={n}x{n}x...``)."""
+    t = f"tensor<?x?x{dtype}>"
+    zero = "0.0" if dtype.startswith("f") else "0"
+    return f"""
+func.func @mm(%a: {t}, %b: {t}) -> {t} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %m = tensor.dim %a, %c0 : {t}
+  %n = tensor.dim %b, %c1 : {t}
+  %z = arith.constant {zero} : {dtype}
+  %e = tensor.empty(%m, %n) : {t}
+  %f = linalg.fill ins(%z : {dtype}) outs(%e : {t}) -> {t}
+  %r = linalg.matmul ins(%a, %b : {t}, {t}) outs(%f : {t}) -> {t}
+  return %r : {t}
+}}
+"""
 
 
 @contextlib.contextmanager
@@ -146,14 +138,18 @@ def _make_reports(folder: Path, compile_mlir, ireebench, native_tool) -> None:
         _ok(ireebench(f"--module={path}", LOCAL, *QUICK,
                       f"--benchmark_context=git_commit=c0ffee{number}0000000",
                       f"--benchmark_out={history / f'run{number}.json'}"))
-    sweep = compile_mlir("".join(_matmul(f"mm_{t}_{n}", n, t)
-                                 for n in (8, 16, 32, 64) for t in ("f32", "i32")))
-    _ok(ireebench(f"--module={sweep}", LOCAL, "--benchmark_repetitions=6",
-                  "--benchmark_min_time=5x", f"--benchmark_out={folder / 'sweep_run.json'}"))
-    (folder / "sweep.json").write_text(json.dumps(as_sweep(
-        json.loads((folder / "sweep_run.json").read_text()))))
-    (folder / "metrics.json").write_text(json.dumps(with_metrics(
-        json.loads((folder / "first.json").read_text()))))
+    # A real sweep: n (geometric) and dtype (a module per dtype, named by the axis).
+    for dtype in ("f32", "i32"):
+        shutil.copy(compile_mlir(_dynamic_matmul(dtype)), folder / f"mm_{dtype}.vmfb")
+    _ok(ireebench(f"--module={folder}/mm_{{dtype}}.vmfb", "--function=mm", LOCAL,
+                  "--sweep", "n=8..64:*2", "--sweep", "dtype=f32,i32",
+                  "--input={n}x{n}x{dtype}=1", "--input={n}x{n}x{dtype}=1",
+                  "--counter=flops=2*{n}*{n}*{n}", "--benchmark_repetitions=6",
+                  "--benchmark_min_time=5x", f"--benchmark_out={folder / 'sweep.json'}"))
+    # Device time and memory as the run measures them.
+    _ok(ireebench(f"--module={module}", LOCAL, *QUICK, "--dispatch_statistics",
+                  "--device_time", "--memory_statistics",
+                  f"--benchmark_out={folder / 'metrics.json'}"))
     for name, inputs, extra in (
             ("compare.html", ["first.json", "second.json"], []),
             ("native.html", ["native.json"], []),
@@ -245,9 +241,9 @@ def test_device_time_and_memory(reports):
     assert _sections(page) == ["inputs", "benchmarks", "dispatches", "metrics"]
     text = _text(page)
     assert "host overhead (wall − device)" in text
-    for caption in ("max_bytes_used", "total_allocated_bytes", "device_bytes_peak",
-                    "allocations per iteration"):
-        assert f"<figcaption>{caption}</figcaption>" in text
+    for caption in ("max_bytes_used", "total_allocated_bytes", "net_heap_growth",
+                    "device_bytes_peak", "host_bytes_peak"):
+        assert f"<figcaption>{caption}</figcaption>" in text  # bytes, never "per second"
     files = sorted(path.name for path in reports["svg"].iterdir())
     assert "device_time.svg" in files and "metric-max_bytes_used.svg" in files
     svg = (reports["svg"] / "device_time.svg").read_text()

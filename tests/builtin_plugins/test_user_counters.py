@@ -65,6 +65,20 @@ def test_axes_of_the_configuration_point(mlp, ireebench):
     assert line.endswith("--counter=x={dtype}: BM_mlp: {dtype} is 'f16', not a number")
 
 
+def test_axes_of_a_real_sweep(ireebench):
+    """--sweep bs=1,8 with --counter=rows={bs}*64: each point's counter from its own
+    bs (the sweep leaves the counter's {bs} to the counter, never substitutes it)."""
+    result = ireebench(f"--module={ROOT / 'examples' / 'suites' / 'mlp.mlir'}",
+                       "--function=forward", "--device=local-sync", "--input={bs}x64xf32=0.5",
+                       "--sweep", "bs=1,8", "--counter=rows={bs}*64",
+                       "--benchmark_min_time=2x", "--benchmark_format=json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["params"]["bs"]: row for row in _repetitions(result.json())}
+    for bs, row in rows.items():
+        assert row["rows"] == pytest.approx(bs * 64 / (row["real_time"] / 1e3), rel=1e-12)
+    assert sorted(rows) == [1, 8]
+
+
 @pytest.mark.parametrize("value, reason", [
     ("flops", "expected NAME=EXPR, e.g. flops=2*24*256*1024"),
     ("flops=2*", "expected a number, {axis} or '(' at the end"),
