@@ -82,6 +82,10 @@ def read_stdin_module(config) -> None:
     scratch directory for a worker resumed after a crash.
     """
     if STDIN_MODULE not in config.stash and "-" in (config.getoption("module") or []):
+        # The other values and the mode are checked first, as a run without
+        # a worker checks them before it reads standard input.
+        check_module_specs(config)
+        loader_mode(config, "module_mode", MODULE_MODES)
         config.stash[STDIN_MODULE] = _preload_stdin()
 
 

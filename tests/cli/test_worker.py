@@ -517,3 +517,20 @@ def test_the_python_api_can_ask_for_a_worker(crash_module, tmp_path):
     assert result["exit_code"] == 1
     assert result["rows"] == result["display"] == names
     assert result["errors"][1].startswith("the process crashed: SIGSEGV")
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--module=/nonexistent.vmfb", "--module=-"],
+     "ireebench: error: NOT_FOUND; --module=/nonexistent.vmfb: file not found"),
+    (["--module=-", "--module_mode=bogus"],
+     ("ireebench: error: INVALID_ARGUMENT; --module_mode=bogus: unrecognized --module_mode= "
+      "value 'bogus' (one of: preload, mmap)")),
+    (["--module=-"], "ireebench: error: INVALID_ARGUMENT; --module=-: standard input is empty"),
+])
+def test_a_stdin_module_is_checked_in_the_same_order_with_and_without_the_worker(args, line):
+    """The supervisor reads standard input before the fork, after the checks a run
+    without a worker makes first."""
+    for isolation in ("worker", "none"):
+        run = _ireebench(*args, f"--isolation={isolation}", stdin=b"")
+        assert run.returncode == 1
+        assert run.stderr.decode().splitlines() == [line], isolation
