@@ -296,6 +296,18 @@ class OutputFile:
             self._temporary = None
 
 
+def write_to(target, flag: str, data: str | bytes) -> None:
+    """Writes ``data`` whole to ``target`` as :class:`OutputFile` does (atomically,
+    or through a special file); nothing is left of a write that failed."""
+    handle = OutputFile(str(target), flag, binary=isinstance(data, bytes))
+    try:
+        handle.stream.write(data)
+    except BaseException:
+        handle.discard()
+        raise
+    handle.close()
+
+
 def copy_to(source, target, flag: str) -> None:
     """Copies a file to ``target`` (atomically, or through a special file)."""
     handle = OutputFile(str(target), flag, binary=True)

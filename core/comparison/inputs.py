@@ -167,18 +167,27 @@ def _shown(value) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows]) -> None:
+def row_identity(label: str, index: int, entry, command: str = "compare") -> tuple[str, str, str]:
+    """``(name, time_unit, where)`` of row ``index`` of a report: its ``run_name``
+    (or ``name``), its time unit, and how messages name it (``benchmark #3
+    (BM_f)``). A row that is not an object, has no name or an unknown unit is
+    one UsageError line (``command: label: benchmark #3 (BM_f): ...``)."""
     where = f"benchmark #{index + 1}"
     if not isinstance(entry, dict):
-        raise _fail(path, f"{where}: not a JSON object")
+        raise _fail(label, f"{where}: not a JSON object", command)
     name = entry.get("run_name") or entry.get("name")
     if not isinstance(name, str) or not name:
-        raise _fail(path, f"{where}: no name")
+        raise _fail(label, f"{where}: no name", command)
     where = f"{where} ({name})"
     unit = entry.get("time_unit", "ns")
     if not isinstance(unit, str) or unit not in TIME_UNIT_MULTIPLIER:
-        raise _fail(path, f"{where}: unknown time_unit {_shown(unit)} (one of "
-                          f"{', '.join(TIME_UNIT_MULTIPLIER)})")
+        raise _fail(label, f"{where}: unknown time_unit {_shown(unit)} (one of "
+                           f"{', '.join(TIME_UNIT_MULTIPLIER)})", command)
+    return name, unit, where
+
+
+def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows]) -> None:
+    name, unit, where = row_identity(path, index, entry)
     rows = benchmarks.get(name)
     if rows is None:
         rows = benchmarks[name] = BenchmarkRows(name, unit)

@@ -31,7 +31,7 @@ from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, NATIVE_FLAGS, refusal
 from ireebench.errors import UsageError, flag_error
 from ireebench.inputs import parse_inputs, split_cconv
-from ireebench.outfiles import OutputFile, check_output_path
+from ireebench.outfiles import check_output_path, write_to
 
 from .compare import (
     COMPARISON_FLAGS,
@@ -216,9 +216,7 @@ def _write_outputs(specs, values, max_elements, stream) -> None:
                                      f"{exc.strerror}") from None
         contents[path] += _output_bytes(spec, value)
     for path, data in contents.items():
-        handle = OutputFile(path, "output", binary=True)
-        handle.stream.write(bytes(data))
-        handle.close()
+        write_to(path, "output", bytes(data))
 
 
 def _check_expected(values, state: OutputState, stream) -> int:

@@ -34,7 +34,7 @@ from pathlib import Path
 from ireebench import __version__
 from ireebench.comparison import CompareOptions
 from ireebench.errors import UsageError
-from ireebench.outfiles import OutputFile
+from ireebench.outfiles import write_to
 from ireebench.plugins.compare.reporters import (
     format_change,
     format_interval,
@@ -424,21 +424,11 @@ def write(reports: list[Report], options: CompareOptions, html_path: str = "",
         if html_path:
             text = page.page(document.title, document.subtitle, document.sections,
                              draw.glyph_definitions(document.glyphs))
-            _write_file(html_path, flag, text.encode())
+            write_to(html_path, flag, text.encode())
     finally:
         for chart in document.charts:
             chart.figure.clear()  # the memory goes back
     return document
-
-
-def _write_file(path: str, flag: str, data: bytes) -> None:
-    handle = OutputFile(path, flag, binary=True)
-    try:
-        handle.stream.write(data)
-    except BaseException:
-        handle.discard()
-        raise
-    handle.close()
 
 
 def _write_charts(document: Document, directory: Path, chart_format: str) -> None:
@@ -449,4 +439,4 @@ def _write_charts(document: Document, directory: Path, chart_format: str) -> Non
                          f"{exc.strerror or exc}") from None
     for chart in document.charts:
         data = chart.svg().encode() if chart_format == "svg" else chart.png()
-        _write_file(str(directory / f"{chart.slug}.{chart_format}"), "output_dir", data)
+        write_to(directory / f"{chart.slug}.{chart_format}", "output_dir", data)

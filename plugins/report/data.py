@@ -29,6 +29,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ireebench.comparison.inputs import row_identity
 from ireebench.errors import UsageError, one_line
 from ireebench.names import TIMING_SUFFIX
 from ireebench.results import TIME_UNIT_MULTIPLIER
@@ -64,7 +65,10 @@ def _fail(label: str, reason: str) -> UsageError:
 def _number(value) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    value = float(value)
+    try:
+        value = float(value)
+    except OverflowError:  # an integer beyond any float
+        return None
     return value if math.isfinite(value) else None
 
 
@@ -242,16 +246,7 @@ def read_report(label: str, report: dict) -> Report:
     benchmarks: dict[str, Benchmark] = {}
     current: Benchmark | None = None
     for index, entry in enumerate(report["benchmarks"]):
-        where = f"benchmark #{index + 1}"
-        if not isinstance(entry, dict):
-            raise _fail(label, f"{where}: not a JSON object")
-        name = entry.get("run_name") or entry.get("name")
-        if not isinstance(name, str) or not name:
-            raise _fail(label, f"{where}: no name")
-        where = f"{where} ({name})"
-        unit = entry.get("time_unit", "ns")
-        if unit not in TIME_UNIT_MULTIPLIER:
-            raise _fail(label, f"{where}: unknown time_unit {unit!r}")
+        name, unit, where = row_identity(label, index, entry, "report")
         failed = entry.get("error_occurred") or entry.get("skipped")
         row = _extra_row_of(current, entry, name)
         if row is not None:

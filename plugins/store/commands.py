@@ -25,7 +25,7 @@ import click
 from ireebench.comparison.changes import RunValues, change_points
 from ireebench.comparison.inputs import METRICS, benchmark_file, read_report
 from ireebench.errors import UsageError
-from ireebench.outfiles import OutputFile, check_output_path
+from ireebench.outfiles import check_output_path, write_to
 from ireebench.results import TIME_UNIT_MULTIPLIER
 from ireebench.stats import median, median_ci
 from tabulate import tabulate
@@ -280,11 +280,5 @@ def export_report(invocation, reference, out, where, benchmark_storage):
         invocation.stdout.write(text)
         invocation.stdout.flush()
         return 0
-    handle = OutputFile(out, "out")
-    try:
-        handle.stream.write(text)
-    except BaseException:
-        handle.discard()
-        raise
-    handle.close()
+    write_to(out, "out", text)
     return 0

@@ -23,7 +23,7 @@ from ireebench import names
 from ireebench.comparison.inputs import load_reports
 from ireebench.config import Config
 from ireebench.errors import UsageError
-from ireebench.outfiles import OutputFile
+from ireebench.outfiles import write_to
 
 HELP = """Join Google Benchmark JSON reports (the shards of a sweep) into one.
 
@@ -115,11 +115,5 @@ def command(invocation, reports, output):
     if output == "-":
         invocation.stdout.write(text)
         return 0
-    handle = OutputFile(output, "output")
-    try:
-        handle.stream.write(text)
-    except BaseException:
-        handle.discard()
-        raise
-    handle.close()
+    write_to(output, "output", text)
     return 0

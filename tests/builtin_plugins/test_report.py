@@ -90,8 +90,10 @@ func.func @mm(%a: {t}, %b: {t}) -> {t} {{
 def _made_once(tmp_path_factory, name: str):
     """A folder shared by the pytest-xdist workers of this session, and whether it
     still has to be made: the first worker makes it while the others wait (the
-    pattern of pytest-xdist's docs, with a POSIX lock)."""
-    shared = tmp_path_factory.getbasetemp().parent / name
+    pattern of pytest-xdist's docs, with a POSIX lock). Without xdist the
+    session's own base directory: its parent holds every session's."""
+    base = tmp_path_factory.getbasetemp()
+    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
     shared.mkdir(exist_ok=True)
     with open(shared / ".lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -341,6 +343,26 @@ def test_nothing_to_draw_is_one_line(ireebench, tmp_path, reports):
     assert result.returncode == 0, result.stderr
     assert result.stderr == f"ireebench: warning: report: {failed}: nothing to draw (every " \
                             "benchmark failed (1; BM_f: boom))\n"
+
+
+@pytest.mark.parametrize("field, value, reason", [
+    ("time_unit", ["ns"], "unknown time_unit ['ns'] (one of ns, us, ms, s)"),
+    ("real_time", "fast", "real_time is not a finite number ('fast')"),
+    ("max_bytes_used", 10 ** 400, None),  # beyond any float: not a metric, no error
+], ids=["unit-a-list", "time-a-string", "number-beyond-floats"])
+def test_a_bad_row_is_one_line_naming_it(ireebench, tmp_path, field, value, reason):
+    """Rows are read as compare reads them (one line, exit 1), never a traceback."""
+    row = {"name": "BM_x", "run_name": "BM_x", "run_type": "iteration", "iterations": 1,
+           "real_time": 1.0, "cpu_time": 1.0, "time_unit": "ms", field: value}
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"context": {}, "benchmarks": [row]}))
+    result = ireebench("report", bad, "-o", tmp_path / "x.html")
+    if reason is None:
+        assert result.returncode == 0 and (tmp_path / "x.html").exists(), result.stderr
+        return
+    assert one_error_line(result) == f"ireebench: error: report: {bad}: benchmark #1 (BM_x): " \
+                                     f"{reason}"
+    assert not (tmp_path / "x.html").exists()
 
 
 @pytest.mark.parametrize("args, line", [
