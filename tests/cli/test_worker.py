@@ -127,6 +127,22 @@ class Cli:
         self.signalled_at = time.monotonic()
         self.proc.send_signal(signum)
 
+    def until_delivered(self, signum: int, limit: float = 30) -> None:
+        """Waits until the kernel has delivered ``signum`` to the process (it is
+        no longer pending: its handler has run and noted it). Two signals sent
+        back to back while the process is not scheduled are both pending, and
+        Linux delivers the lower-numbered first (SIGINT before SIGTERM), so a
+        test of "the first signal" must send the second only after this."""
+        bit = 1 << (signum - 1)
+        deadline = time.monotonic() + limit
+        while time.monotonic() < deadline:
+            with open(f"/proc/{self.proc.pid}/status") as status:
+                fields = dict(line.split(":", 1) for line in status)
+            if not (int(fields["SigPnd"], 16) | int(fields["ShdPnd"], 16)) & bit:
+                return
+            time.sleep(0.001)  # polls a condition; the kernel has no event for it
+        pytest.fail(f"signal {signum} still pending after {limit} s")
+
     def finish(self) -> tuple[str, str]:
         """All output, once the process has ended."""
         stdout, stderr = self.proc.stdout.read(), self.proc.stderr.read()
@@ -212,6 +228,7 @@ def test_a_second_signal_to_a_hanging_worker_keeps_the_first_signals_status(hang
               f"--benchmark_out={out}", cwd=tmp_path)
     cli.wait_for("START BM_hang")
     cli.signal(signal.SIGTERM)
+    cli.until_delivered(signal.SIGTERM)
     cli.proc.send_signal(signal.SIGINT)  # the user insists
     _, stderr = cli.finish()
     assert cli.proc.returncode == 143, stderr
