@@ -72,13 +72,25 @@ def test_times_agree_on_a_1ms_function(ireebench, compile_mlir):
     disturbed one). Load only adds time: if the minima disagree, more turns
     are taken (at most three), and a real difference between the backends
     still fails. CPU time (less sensitive to load) must agree as well.
+
+    Real time is compared only where the processes had the CPU (CPU time at
+    least 90 % of the real time in each fastest repetition): under load
+    the native tool's real_time leaves out most of the time it waited for a
+    CPU (its per-call PauseTiming reads the process CPU time, a system call
+    at which the kernel preempts: docs/usage.md, "Differences"), where
+    ireebench's is the wall time; with 3 busy processes on 2 CPUs the
+    native minimum was 0.6x ireebench's at the same CPU time.
     """
     module = compile_mlir(MATMUL)
     real = {"runtime": [], "native": []}
     cpu = {"runtime": [], "native": []}
 
+    def had_the_cpu():  # in the fastest repetition of each backend
+        fastest = {b: real[b].index(min(real[b])) for b in real}
+        return all(cpu[b][i] >= 0.9 * real[b][i] for b, i in fastest.items())
+
     def ratios():
-        return (min(real["native"]) / min(real["runtime"]),
+        return (min(real["native"]) / min(real["runtime"]) if had_the_cpu() else 1.0,
                 min(cpu["native"]) / min(cpu["runtime"]))
 
     for _ in range(3):
