@@ -75,7 +75,7 @@ def test_times_agree_on_a_1ms_function(ireebench, compile_mlir):
 
     Real time is compared only where the processes had the CPU (CPU time at
     least 90 % of the real time in each fastest repetition): under load
-    the native tool's real_time leaves out most of the time it waited for a
+    the native tool's real_time leaves out much of the time it waited for a
     CPU (its per-call PauseTiming reads the process CPU time, a system call
     at which the kernel preempts: docs/usage.md, "Differences"), where
     ireebench's is the wall time; with 3 busy processes on 2 CPUs the

@@ -123,7 +123,7 @@ def test_eight_times_heavier_is_a_significant_regression(reports, ireebench):
     [bench] = data["benchmarks"]
     assert bench["verdict"] == "slower" and bench["regression"] is True
     # 8x the work is about +700% on a quiet machine. Under CI's load the light
-    # run is inflated more than the heavy one (it finishes first, and the heavy
+    # run is inflated more than the heavy one (likely: it finishes first, and the heavy
     # one then has the cores to itself for a while): +297% was seen. The bounds
     # still fail a change given as a ratio (8.0), a fraction (0.875) or inverted.
     assert 1.0 < bench["change"] < 20.0
