@@ -122,13 +122,15 @@ def test_eight_times_heavier_is_a_significant_regression(reports, ireebench):
                            "--reporter=json"))
     [bench] = data["benchmarks"]
     assert bench["verdict"] == "slower" and bench["regression"] is True
-    # 8x the work is about +700% on a quiet machine. Under CI's load the light
-    # run is inflated more than the heavy one (likely: it finishes first, and the heavy
-    # one then has the cores to itself for a while): +297% was seen. The bounds
-    # still fail a change given as a ratio (8.0), a fraction (0.875) or inverted.
-    assert 1.0 < bench["change"] < 20.0
-    assert bench["change_low"] > 0.5 and bench["pvalue"] < 0.001
+    assert bench["change"] > 1.0 and bench["change_low"] > 0.5 and bench["pvalue"] < 0.001
     assert data["exit_status"] == 1 and data["regressions"] == [NAME]
+    # How much slower, in CPU time: 8x the work is about +700%. The real times
+    # of two runs on this shared machine are not a measure of it: under load
+    # +297% and +2095% were seen (the two runs see different load, whichever
+    # finishes first leaves the cores to the other).
+    [cpu] = _json(ireebench("compare", reports["light"], reports["heavy"], "--threshold=5%",
+                            "--metric=cpu_time", "--reporter=json"))["benchmarks"]
+    assert cpu["verdict"] == "slower" and 3.0 < cpu["change"] < 12.0, cpu  # +598..+830% seen
 
 
 def test_the_other_way_round_is_faster_and_exits_zero(reports, ireebench):
@@ -140,7 +142,7 @@ def test_the_other_way_round_is_faster_and_exits_zero(reports, ireebench):
 
 def test_a_per_name_threshold_above_the_change_passes(reports, ireebench):
     result = ireebench("compare", reports["light"], reports["heavy"], "--threshold=5%",
-                       "--threshold=BM_work.*=2000%")
+                       "--threshold=BM_work.*=2000%", "--metric=cpu_time")  # see above
     assert result.returncode == 0, result.stderr
     assert "slower (within 2000%)" in result.stdout
 
