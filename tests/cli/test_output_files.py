@@ -71,16 +71,23 @@ def test_every_output_flag_on_a_full_device_is_one_line(ireebench, compile_mlir,
     assert sorted(p.name for p in tmp_path.iterdir()) == ["full"]
 
 
-def test_benchmark_out_writes_through_a_fifo(ireebench, simple, tmp_path):
-    fifo = tmp_path / "report.fifo"
-    os.mkfifo(fifo)
+def _through_fifo(fifo, run):
+    """What ``run()`` (an ireebench call writing to ``fifo``) sent through the FIFO,
+    read by a thread while it runs (the run must succeed)."""
     received = []
     reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
     reader.start()
-    result = ireebench(simple, *LOCAL, f"--benchmark_out={fifo}")
+    result = run()
     reader.join(timeout=60)
     assert result.returncode == 0, result.stderr
-    assert json.loads(received[0])["benchmarks"]  # the whole report went through
+    return received[0]
+
+
+def test_benchmark_out_writes_through_a_fifo(ireebench, simple, tmp_path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    text = _through_fifo(fifo, lambda: ireebench(simple, *LOCAL, f"--benchmark_out={fifo}"))
+    assert json.loads(text)["benchmarks"]  # the whole report went through
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)  # still a FIFO
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.fifo"]
 
@@ -165,13 +172,9 @@ def test_a_link_to_a_fifo_is_written_through(ireebench, simple, tmp_path):
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
     (tmp_path / "link").symlink_to(fifo)
-    received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
-    reader.start()
-    result = ireebench(simple, *LOCAL, f"--benchmark_out={tmp_path / 'link'}")
-    reader.join(timeout=60)
-    assert result.returncode == 0, result.stderr
-    assert json.loads(received[0])["benchmarks"]
+    text = _through_fifo(
+        fifo, lambda: ireebench(simple, *LOCAL, f"--benchmark_out={tmp_path / 'link'}"))
+    assert json.loads(text)["benchmarks"]
     assert (tmp_path / "link").is_symlink() and stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
