@@ -76,11 +76,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import faulthandler
 import gc
 import io
 import json
 import numbers
 import os
+import re
 import select
 import signal
 import struct
@@ -102,10 +104,11 @@ from .errors import (
     UsageError,
     exit_status,
 )
+from .hookcall import observe_calls, plugin_of_files
 from .modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
 from .outfiles import is_special_file, observe_temporaries
 from .results import Counter, MemoryResult, Run, RunResult
-from .signals import observe_signals
+from .signals import observe_deferring, observe_signals
 from .stash import StashKey
 from .streams import CliStream
 
@@ -113,6 +116,15 @@ from .streams import CliStream
 # is taken to be stuck in native code and killed. Python code handles a
 # signal within microseconds; a longer wait only delays Ctrl-C.
 GRACE_SECONDS = 0.4
+# How long while it holds signals back (a record written, a file committed, a
+# save): it acts on the signal when that step is done, which must not be cut
+# short by a kill. A second signal shortens it to GRACE_SECONDS (the user insists).
+DEFERRED_GRACE_SECONDS = 10.0
+# The hooks that measure: a process that dies in them is the function's crash.
+MEASUREMENT_HOOKS = frozenset({"ireebench_measure_repetition", "ireebench_measure_cold_start"})
+# faulthandler's dump of a crashed worker (its Python frames), read bounded.
+_CRASH_DUMP_BYTES = 1 << 16
+_FRAME = re.compile(r'^\s*File "(.*)", line \d+ in (\S+)', re.MULTILINE)
 
 # In a worker: the channel to the supervisor (the hub writes it), and what
 # a resumed worker replays (ireebench.reporting.hub).
@@ -395,6 +407,8 @@ class _Worker:
     wait_status: int = 0
     killed: bool = False  # by the supervisor, after an unacknowledged signal
     ended: int | None = None  # its wait status, when reaped before the loop saw it
+    call: tuple | None = None  # (where, plugin) of the plugin code it is in
+    deferring: bool = False  # it holds signals back now
 
 
 def describe_death(wait_status: int) -> str:
@@ -443,6 +457,55 @@ def _die_with(supervisor: int) -> None:
         return
     if os.getppid() != supervisor:  # it died before prctl
         os._exit(EXIT_FAILED)
+
+
+def _plugin_code(where: str | None) -> bool:
+    """Whether a worker was in a plugin's code (a hook, a reporter), not in the
+    backend's own (``backend 'runtime'``: measuring, between benchmarks) nor in
+    the run's teardown (``cleanup ...``: the runtime released)."""
+    return where is not None and not where.startswith(("backend ", "cleanup "))
+
+
+def _in(where: str | None, plugin: str | None) -> str:
+    """``in ireebench_workload_start of plugin 'x'`` ("" when nothing is known)."""
+    if where is None:
+        return ""
+    return f"in {where}" + (f" of plugin {plugin!r}" if plugin else "")
+
+
+class WorkerDied(Exception):
+    """The process running plugin code died (the ``PluginError``'s original)."""
+
+
+def _crash_error(where: str, plugin: str | None, how: str, kept: str) -> PluginError:
+    return PluginError(where, plugin, WorkerDied(f"the process {how}{kept}"))
+
+
+def _dump_crashes(config) -> str:
+    """In a worker: faulthandler writes its Python frames, should it crash (SIGSEGV,
+    SIGABRT...), into a file of the run's private scratch directory, where the
+    supervisor reads them to name the plugin whose code crashed it; the path."""
+    path = os.path.join(config.scratch_dir(), f"crash-{os.getpid()}.txt")
+    handle = open(path, "w")  # noqa: SIM115 - open until the process ends (faulthandler)
+    faulthandler.enable(file=handle, all_threads=False)
+    _DUMPS.append(handle)
+    return path
+
+
+_DUMPS: list = []  # the worker's crash file, kept open for faulthandler
+
+
+def _crash_frames(config, pid: int) -> list[tuple[str, str]]:
+    """``(file, function)`` of a crashed worker's frames, outermost first (its
+    faulthandler dump, read bounded and removed; none if it did not crash)."""
+    path = os.path.join(config.scratch_dir(), f"crash-{pid}.txt")
+    try:
+        with open(path, "rb") as handle:
+            text = handle.read(_CRASH_DUMP_BYTES).decode("utf-8", errors="replace")
+        os.unlink(path)
+    except OSError:
+        return []
+    return list(reversed(_FRAME.findall(text)))
 
 
 def _note(signum, frame) -> None:
@@ -521,10 +584,8 @@ class Supervisor:
                 mode, reason = "finalize", decode_error(outcome[1])
                 continue
             if outcome is not None:
-                if worker.done is None and os.WIFSIGNALED(worker.wait_status):
-                    self.config.stderr.write(
-                        f"ireebench: warning: the worker process "
-                        f"{describe_death(worker.wait_status)} after closing its reports\n")
+                if worker.done is None:
+                    self._after_closing(worker)
                 return self._result(*outcome)
             if mode == "finalize":
                 # The finalizer died too: nothing more can be written.
@@ -537,9 +598,40 @@ class Supervisor:
         return (mode == "resume" and self.context is not None and not worker.finalized
                 and error is not None and error["kind"] in ("interrupt", "terminated"))
 
+    def _after_closing(self, worker: _Worker) -> None:
+        """A worker that closed its reports, then died before its run ended: killed
+        after a signal (the run ends with the signal, never exit 0), crashed in a
+        plugin's code (the plugin's error: what it had to do, a save, a page, is not
+        done), or crashed in its teardown (its status stands, with a warning)."""
+        how = describe_death(worker.wait_status)
+        where, plugin = self._blame(worker)
+        if worker.killed:
+            name = signal.Signals(self.signals[0]).name
+            self.config.stderr.write(
+                f"ireebench: warning: the worker process did not answer {name} "
+                f"{_in(where, plugin) or 'while it ended the run'} and was killed after "
+                "closing its reports: what that step had not finished is lost\n")
+            raise interrupt(self.signals[0])
+        if not os.WIFSIGNALED(worker.wait_status):
+            return
+        if _plugin_code(where):
+            raise _crash_error(where, plugin, how, " after closing the reports")
+        self.config.stderr.write(f"ireebench: warning: the worker process {how} after "
+                                 "closing its reports\n")
+
+    def _blame(self, worker: _Worker) -> tuple[str | None, str | None]:
+        """``(where, plugin)``: the plugin code a dead worker was in (what it told the
+        supervisor last), the plugin made precise by its crash dump's frames."""
+        where, plugin = worker.call or (None, None)
+        frames = _crash_frames(self.config, worker.pid)
+        if frames:
+            plugin = plugin_of_files(self.config.pm, [path for path, _ in frames]) or plugin
+        return where, plugin
+
     def _after_death(self, worker: _Worker):
         """What follows a worker that died without closing its reports."""
         how = describe_death(worker.wait_status)
+        where, plugin = self._blame(worker)
         if worker.killed:  # stuck in native code after a signal
             name = signal.Signals(self.signals[0]).name
             if worker.running is not None:
@@ -551,11 +643,23 @@ class Supervisor:
             return "finalize", interrupt(self.signals[0])
         if worker.running is not None:
             self.crashed = True
-            self.pending.append(_lost(worker.running,
-                                      f"the process {how} while running {worker.running.name}"))
+            inside = f" ({_in(where, plugin)})" if _plugin_code(where) and \
+                where not in MEASUREMENT_HOOKS else ""
+            self.pending.append(_lost(worker.running, f"the process {how} while running "
+                                                      f"{worker.running.name}{inside}"))
             if self.signals:
                 return "finalize", interrupt(self.signals[0])
             return "resume", None
+        if _plugin_code(where):
+            # A plugin's code outside the measurement (a streaming hook, a reporter):
+            # the rows measured before are kept, the run stops as on its exception.
+            kept = "; the rows measured before are kept" if self.groups else \
+                " before any benchmark ran"
+            reason = interrupt(self.signals[0]) if self.signals else \
+                _crash_error(where, plugin, how, kept)
+            if worker.finalized:
+                raise reason
+            return "finalize", reason
         if worker.finalized:
             raise UsageError(f"the worker process {how} after the reports were written")
         where = ("before any benchmark ran" if not self.groups
@@ -653,6 +757,9 @@ class Supervisor:
             for signum in (signal.SIGTTOU, signal.SIGTTIN):
                 signal.signal(signum, signal.SIG_IGN)
             observe_signals(channel.acknowledge)
+            observe_deferring(lambda active: channel.send("deferring", active))
+            observe_calls(lambda where, plugin: channel.send("call", where, plugin))
+            crash_dump = _dump_crashes(config)
             observe_temporaries(lambda path: channel.send("temporary", path))
             observe_module_images(lambda key, path, digest:
                                   channel.send("module", key, path, digest))
@@ -676,6 +783,8 @@ class Supervisor:
                 channel.send("done", status, encode_error(error))
         finally:
             _flush(config)
+            with contextlib.suppress(OSError, NameError):
+                os.unlink(crash_dump)  # it did not crash
             os._exit(status)
 
     def _watch(self, worker: _Worker, data_r: int, ack_r: int) -> None:
@@ -738,8 +847,11 @@ class Supervisor:
                 self.signals.append(signum)
                 _signal_worker(worker.pid, signum)
                 _signal_worker(worker.pid, signal.SIGCONT)  # a stopped worker must act
-                if self._deadline is None:
-                    self._deadline = time.monotonic() + GRACE_SECONDS
+                grace = GRACE_SECONDS if len(self.signals) > 1 or not worker.deferring \
+                    else DEFERRED_GRACE_SECONDS
+                deadline = time.monotonic() + grace
+                self._deadline = deadline if self._deadline is None \
+                    else min(self._deadline, deadline)
             elif signum == signal.SIGTSTP:  # Ctrl-Z: the worker stops with us
                 _signal_worker(worker.pid, signal.SIGSTOP)
                 self._until_stopped(worker)
@@ -783,6 +895,14 @@ class Supervisor:
             self.temporaries.append(args[0])
         elif kind == "module":
             self.modules.append(tuple(args))
+        elif kind == "call":
+            worker.call = (args[0], args[1]) if args[0] is not None else None
+        elif kind == "deferring":
+            worker.deferring = bool(args[0])
+            if self._deadline is not None and len(self.signals) == 1:
+                # A signal forwarded as the worker began (or ended) holding it back.
+                grace = DEFERRED_GRACE_SECONDS if worker.deferring else GRACE_SECONDS
+                self._deadline = time.monotonic() + grace
         elif kind == "closed":
             worker.closed = tuple(args)
         elif kind == "done":
