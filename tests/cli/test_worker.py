@@ -237,6 +237,25 @@ def test_a_second_signal_to_a_hanging_worker_keeps_the_first_signals_status(hang
     assert _leftovers(tmp_path, "out.json") == []
 
 
+def test_a_worker_killed_after_closing_its_reports_ends_with_the_signal(four_module, tmp_path):
+    """A signal while the run ends (a page drawn in native code, a save stuck in a C
+    call) that the worker cannot acknowledge: killed, and the run exits 130 with a
+    line saying what was cut short, never 0 (the reports were closed: complete)."""
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_deaf=sessionfinish",
+              f"--benchmark_out={out}", cwd=tmp_path)
+    cli.wait_for("DEAF sessionfinish")
+    cli.signal(signal.SIGINT)
+    _, stderr = cli.finish()
+    assert cli.proc.returncode == 130, stderr
+    assert stderr.splitlines()[-2:] == [
+        "ireebench: warning: the worker process did not answer SIGINT in "
+        "ireebench_sessionfinish and was killed after closing its reports: what that step "
+        "had not finished is lost", "ireebench: interrupted"]
+    assert len(json.loads(out.read_text())["benchmarks"]) == 4
+    assert _leftovers(tmp_path, "out.json") == []
+
+
 def test_a_terminal_ctrl_c_ends_a_hang(hang_module, tmp_path):
     """On a real terminal: Ctrl-C reaches the supervisor (the foreground process
     group); the worker, in a group of its own, gets it forwarded once."""
