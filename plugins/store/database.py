@@ -244,7 +244,7 @@ class Store:
             raise
         except _LockTimeout as exc:
             raise UsageError(f"--benchmark_storage={self.display}: {action}: another process "
-                             f"held the store's write lock for {exc.waited:.0f} s (SQLite: "
+                             f"held the store's write lock for {BUSY_TIMEOUT_S:g} s (SQLite: "
                              "database is locked)") from None
         except (sa.exc.SQLAlchemyError, OSError) as exc:
             detail = getattr(exc, "orig", None) or exc

@@ -377,3 +377,82 @@ def test_an_interrupted_run_is_saved_as_interrupted(store_url, compile_mlir):
     assert status == 2 and "no stored run matches status=complete" in message
     status, out = api("store", "export", "stored:latest?status=interrupted", storage)
     assert status == 0 and '"BM_a_fast' in out
+
+
+# --- a save that waits for another writer's lock (SQLite) -------------------
+
+
+def _saving_behind_a_lock(modules, tmp_path):
+    """A store whose write lock this process holds (BEGIN IMMEDIATE), and a run saving
+    into it, waiting: ``(connection, process)``, once the run said it waits."""
+    path = tmp_path / "results.sqlite"
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"context": {"host_name": "h"}, "benchmarks": []}))
+    assert api("store", "import", report, f"--benchmark_storage={path}")[0] == 0
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ireebench", f"--module={modules['simple']}", *QUICK,
+         "--benchmark_save", f"--benchmark_storage={path}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=_env())
+    try:
+        _wait_for(proc, "--benchmark_save: waiting for another process's write lock")
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        holder.close()
+        raise
+    return holder, proc
+
+
+@pytest.mark.parametrize("second", [False, True])
+def test_a_signal_while_the_save_waits_for_a_lock_saves_or_says_so(modules, tmp_path, second):
+    """SIGINT while the save waits for another writer: held back (the worker handles it
+    in Python between slices of the wait, so its supervisor never kills it), the run
+    is saved once the lock comes, and the run exits 130. A second SIGINT abandons the
+    save, in one line: never exit 0, never silent."""
+    holder, proc = _saving_behind_a_lock(modules, tmp_path)
+    try:
+        proc.send_signal(signal.SIGINT)
+        _wait_for(proc, "SIGINT received: saving the run first (a second one abandons the save)")
+        if second:
+            proc.send_signal(signal.SIGINT)
+            line = _wait_for(proc, "the run was not saved")
+        holder.execute("ROLLBACK")  # the lock comes
+        _, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        holder.close()
+    assert proc.returncode == 130, err
+    storage = f"--benchmark_storage={tmp_path / 'results.sqlite'}"
+    if second:
+        assert line.strip() == ("ireebench: error: --benchmark_save: the run was not saved: a "
+                                "second SIGINT abandoned the save")
+        assert "saved run" not in err
+        assert api("history", storage, "noargs")[0] == 2  # nothing stored
+    else:
+        assert "ireebench: saved run " in err and err.splitlines()[-1] == "ireebench: interrupted"
+        assert api("history", storage, "noargs")[0] == 0
+
+
+def test_a_lock_that_never_comes_is_one_line(modules, tmp_path, monkeypatch):
+    """The save waits BUSY_TIMEOUT_S (60 s; here 0.3 s), then one line: not saved."""
+    from ireebench.plugins.store import database
+
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_S", 0.3)
+    path = tmp_path / "results.sqlite"
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"context": {"host_name": "h"}, "benchmarks": []}))
+    assert api("store", "import", report, f"--benchmark_storage={path}")[0] == 0
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        status, message = api(f"--module={modules['simple']}", *QUICK, "--benchmark_save",
+                              f"--benchmark_storage={path}")
+    finally:
+        holder.close()
+    assert status == 2 and message == (
+        f"--benchmark_storage=sqlite:///{path}: cannot save the run: another process held "
+        "the store's write lock for 0.3 s (SQLite: database is locked)")
