@@ -37,12 +37,13 @@ from dataclasses import dataclass
 from ireebench import StashKey, hookimpl
 from ireebench.comparison.inputs import ReportHistory
 from ireebench.errors import EXIT_OK, Terminated, UsageError, signal_name
+from ireebench.outfiles import run_files
 from ireebench.reporting.hub import reported, reporter_factories
 from ireebench.signals import held_signal, signals_deferred
 
 from . import commands
 from .git import git_state
-from .location import open_store, storage_url
+from .location import open_store, register_store, storage_url
 from .records import COMPILE_FLAGS, GIT_BRANCH, GIT_COMMIT, record_of_report, status_of
 from .references import HISTORY, LATEST, is_stored, parse_filter, parse_reference
 
@@ -113,7 +114,9 @@ def ireebench_configure(config):
     if "json" not in reporter_factories(config):
         raise UsageError("--benchmark_save: stores the JSON report, but the json reporter is "
                          "blocked (-p no:json)")
-    store = open_store(storage_url(config.getoption("benchmark_storage")), create=True)
+    url = storage_url(config.getoption("benchmark_storage"))
+    register_store(run_files(config), url)  # no output of the run may replace it
+    store = open_store(url, create=True)
     store.notify = lambda line: _note(config, line)  # why a save waits
     config.add_cleanup(store.close)
     config.stash[CAPTURE] = Capture(store)
@@ -213,8 +216,9 @@ def ireebench_load_reports(config, reference, like):
     parsed = parse_reference(reference)
     filters = reading_filters(config, parsed)
     any_machine = bool(config.getoption("any_machine"))
-    store = open_store(storage_url(config.getoption("benchmark_storage")), create=False,
-                       write=False)
+    url = storage_url(config.getoption("benchmark_storage"))
+    register_store(run_files(config), url)  # a command's output may not replace it
+    store = open_store(url, create=False, write=False)
     try:
         if parsed.selector == HISTORY:
             window = config.getoption("window", DEFAULT_WINDOW)

@@ -25,12 +25,12 @@ import click
 from ireebench.comparison.changes import RunValues, change_points
 from ireebench.comparison.inputs import METRICS, benchmark_file, read_report
 from ireebench.errors import UsageError
-from ireebench.outfiles import check_output_path, write_to
+from ireebench.outfiles import RunFiles, check_output_path, write_to
 from ireebench.results import TIME_UNIT_MULTIPLIER
 from ireebench.stats import median, median_ci
 from tabulate import tabulate
 
-from .location import open_store, storage_url
+from .location import open_store, register_store, storage_url
 from .records import IMPORTED, record_of_report
 from .references import PREFIX, is_stored, parse_filter, parse_reference
 
@@ -288,10 +288,14 @@ def export_report(invocation, reference, out, where, benchmark_storage):
     parsed = parse_reference(reference if is_stored(reference) else PREFIX + reference)
     if parsed.selector == "history":
         raise UsageError("store export: stored:history names several runs: export one")
+    url = storage_url(benchmark_storage)
     if out:
         check_output_path("out", out)
+        files = RunFiles()
+        register_store(files, url)
+        files.add_output(f"--out={out}", out)  # never over the store it reads
     filters = parsed.filters + tuple(parse_filter(text) for text in where)
-    source = open_store(storage_url(benchmark_storage), create=False, write=False)
+    source = open_store(url, create=False, write=False)
     try:
         _, text = source.run(parsed.selector, filters, offset=parsed.offset,
                              reference=parsed.text)

@@ -65,10 +65,6 @@ _SECRET_QUERY = re.compile(r"(?i)((?:^|&)(?:" + "|".join(SECRET_PARAMETERS) + r"
 class _LockTimeout(Exception):
     """Another writer held the lock past BUSY_TIMEOUT_S."""
 
-    def __init__(self, waited: float):
-        super().__init__(f"locked for {waited:.0f} s")
-        self.waited = waited
-
 
 def short_id(run_id: str) -> str:
     return run_id[:_SHORT_ID]
@@ -242,7 +238,7 @@ class Store:
             yield
         except UsageError:
             raise
-        except _LockTimeout as exc:
+        except _LockTimeout:
             raise UsageError(f"--benchmark_storage={self.display}: {action}: another process "
                              f"held the store's write lock for {BUSY_TIMEOUT_S:g} s (SQLite: "
                              "database is locked)") from None
@@ -310,7 +306,7 @@ class Store:
                     raise
             waited = time.monotonic() - start
             if waited >= BUSY_TIMEOUT_S:
-                raise _LockTimeout(waited)
+                raise _LockTimeout()
             self._tell_waiting(waited, told)
 
     def _tell_waiting(self, waited: float, told: set) -> None:

@@ -70,6 +70,21 @@ def sqlite_path(url: str) -> Path | None:
     return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
 
 
+# The files SQLite keeps beside the database (WAL mode; a rollback journal).
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def register_store(files, url: str) -> None:
+    """Registers an SQLite store's file and its companions as inputs of a run or
+    command (:class:`ireebench.outfiles.RunFiles`): no output may replace them."""
+    path = sqlite_path(url)
+    if path is None:
+        return
+    files.add_input(f"the results store {url}", path)
+    for suffix in SQLITE_COMPANIONS:
+        files.add_input(f"the results store's {suffix} file {path}{suffix}", f"{path}{suffix}")
+
+
 def _needs_extra(exc: ImportError) -> UsageError | None:
     """The line for a module of the extra that is missing (None for another one)."""
     if (exc.name or "").split(".")[0] in EXTRA_MODULES:

@@ -20,10 +20,12 @@ import os
 
 import click
 from ireebench import names
+from ireebench.cli.command import add_plugin_options
+from ireebench.cli.options import OptionParser
 from ireebench.comparison.inputs import load_reports
 from ireebench.config import Config
 from ireebench.errors import UsageError
-from ireebench.outfiles import write_to
+from ireebench.outfiles import register_inputs, register_output, write_to
 
 HELP = """Join Google Benchmark JSON reports (the shards of a sweep) into one.
 
@@ -93,15 +95,38 @@ def merge_reports(reports: list[tuple[str, dict]]) -> dict:
     return {"context": context, "benchmarks": benchmarks}
 
 
-@click.command("merge", help=HELP, short_help="Join shard reports (JSON) into one.")
+class MergeCommand(click.Command):
+    """``merge`` with the options plugins give commands that read reports
+    (``ireebench_compare_addoption``: a results store's ``--benchmark_storage``,
+    ``--where``...), so that ``stored:`` inputs resolve as in ``ireebench compare``."""
+
+    _reading: tuple = (None, [])  # (plugin manager, its options)
+
+    def get_params(self, ctx):
+        params = super().get_params(ctx)
+        pm = getattr(ctx.obj, "pm", None)
+        if pm is None:
+            return params
+        if self._reading[0] is not pm:
+            parser = OptionParser()
+            add_plugin_options(pm, parser, "ireebench_compare_addoption")
+            self._reading = (pm, parser.options)
+        return [*params[:-1], *self._reading[1], params[-1]]  # --help stays last
+
+
+@click.command("merge", cls=MergeCommand, help=HELP,
+               short_help="Join shard reports (JSON) into one.")
 @click.argument("reports", nargs=-1, required=True, metavar="A.json B.json ...")
 @click.option("-o", "--output", "output", required=True, metavar="ALL.json",
               help="The merged report (written atomically; - for stdout).")
 @click.pass_obj
-def command(invocation, reports, output):
+def command(invocation, reports, output, **reading):
     """``ireebench merge A.json B.json ... -o ALL.json``."""
-    config = Config(invocation.pm, {}, [], ["merge", *reports], invocation.stdout,
+    config = Config(invocation.pm, reading, [], ["merge", *reports], invocation.stdout,
                     invocation.stderr)
+    register_inputs(config, reports)
+    if output != "-":
+        register_output(config, "output", output)  # never over an input or the store
     loaded = []
     for reference in reports:
         if _is_empty_file(reference):
