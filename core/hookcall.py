@@ -144,18 +144,19 @@ def _run_plugin_code(pm: pluggy.PluginManager, where: str, plugin: str | None, f
     standard output and error where they were: a plugin that closes or replaces
     them is named (the reporters writing there next would be blamed instead)."""
     before = _stream_identities()
-    if _observer is not None:
+    observer = _observer
+    if observer is not None:
         _entered.append((where, plugin))
-        _observer(where, plugin)
+        observer(where, plugin)
     returned = False
     try:
         result = function(*args, **kwargs)
         returned = True
         return result
     finally:
-        if _observer is not None:
+        if observer is not None and _entered:
             _entered.pop()
-            _observer(*(_entered[-1] if _entered else (None, None)))
+            observer(*(_entered[-1] if _entered else (None, None)))
         after = _stream_identities()
         changed = [fd for fd, identity in before.items()
                    if identity is not None and after[fd] != identity]

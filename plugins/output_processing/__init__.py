@@ -31,7 +31,14 @@ from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, NATIVE_FLAGS, refusal
 from ireebench.errors import UsageError, flag_error
 from ireebench.inputs import parse_inputs, split_cconv
-from ireebench.outfiles import check_output_path, register_input, run_files, value_file, write_to
+from ireebench.outfiles import (
+    check_output_path,
+    file_identity,
+    register_input,
+    run_files,
+    value_file,
+    write_to,
+)
 
 from .compare import (
     COMPARISON_FLAGS,
@@ -106,13 +113,17 @@ def _register_files(config, specs) -> None:
     inputs (``ireebench.outfiles.RunFiles``: no output replaces an input)."""
     for value in config.getoption("expected_output") or ():
         register_input(config, f"--expected_output={value}", value_file(value))
+    written = set()  # --output=@f.npy --output=+f.npy: one file, written then appended
     for spec in specs:
         if spec in ("", "-"):
             continue
         if spec[0] not in "@+":
             raise UsageError(f"--output={spec}: expected -, @file or +file")
         check_output_path("output", spec[1:])
-        run_files(config).add_output(f"--output={spec}", spec[1:])
+        identity = file_identity(spec[1:])
+        if identity not in written:
+            written.add(identity)
+            run_files(config).add_output(f"--output={spec}", spec[1:])
 
 
 @hookimpl

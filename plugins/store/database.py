@@ -215,7 +215,7 @@ class Store:
     """An open results store (see the module docstring).
 
     ``write=False``: the command only reads; SQLite is opened read-only (see
-    :meth:`_sqlite_target`). ``notify(text)``: where the store says why a save
+    :meth:`_sqlite_target`) and never migrated. ``notify(text)``: where the store says why a save
     waits (another writer's lock) and that a signal waits for the save.
     """
 
@@ -329,7 +329,9 @@ class Store:
             found = stored_version(connection)
         if found == SCHEMA_VERSION:
             return
-        if found < SCHEMA_VERSION and not self.write:
+        if found < SCHEMA_VERSION and not self.write and self.kind == "sqlite":
+            # A reader's SQLite file is opened read-only; PostgreSQL (its own
+            # permissions) is migrated by whoever may, as before.
             if found == 0:
                 raise UsageError(f"--benchmark_storage={self.display}: no results store there "
                                  "yet (save a run with --benchmark_save, or import reports: "

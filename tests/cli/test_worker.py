@@ -27,7 +27,7 @@ import time
 
 import ireebench
 import pytest
-from conftest import FIXTURE_PLUGINS, TESTS_DIR, ireebench_lines, one_error_line
+from conftest import FIXTURE_PLUGINS, TESTS_DIR, ireebench_lines
 
 GOOD = """
 func.func @{name}() -> tensor<4xf32> {{
@@ -249,9 +249,9 @@ def test_a_worker_killed_after_closing_its_reports_ends_with_the_signal(four_mod
     _, stderr = cli.finish()
     assert cli.proc.returncode == 130, stderr
     assert stderr.splitlines()[-2:] == [
-        "ireebench: warning: the worker process did not answer SIGINT in "
+        ("ireebench: warning: the worker process did not answer SIGINT in "
         "ireebench_sessionfinish and was killed after closing its reports: what that step "
-        "had not finished is lost", "ireebench: interrupted"]
+        "had not finished is lost"), "ireebench: interrupted"]
     assert len(json.loads(out.read_text())["benchmarks"]) == 4
     assert _leftovers(tmp_path, "out.json") == []
 
@@ -449,13 +449,13 @@ def test_a_worker_that_dies_before_any_benchmark_is_one_line(four_module, tmp_pa
     out = tmp_path / "out.json"
     cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=sessionstart",
               f"--benchmark_out={out}", cwd=tmp_path)
-    stdout, stderr = cli.finish()
+    _stdout, stderr = cli.finish()
     assert cli.proc.returncode == 3, stderr
     # The finalizer worker still called ireebench_sessionfinish (the probe's line).
     stderr = "".join(line for line in stderr.splitlines(True) if not line.startswith("PROBE "))
     assert [line for line in stderr.splitlines() if line.strip()] == [
-        "ireebench: plugin error: plugin 'worker_probe' failed in ireebench_sessionstart: "
-        "WorkerDied: the process crashed: SIGABRT (Aborted) before any benchmark ran"]
+        ("ireebench: plugin error: plugin 'worker_probe' failed in ireebench_sessionstart: "
+        "WorkerDied: the process crashed: SIGABRT (Aborted) before any benchmark ran")]
     assert _leftovers(tmp_path) == []  # no file, no temporary
 
 
