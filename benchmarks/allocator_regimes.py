@@ -27,7 +27,7 @@ CPU); per round, the ratio of each pair; and the acceptance bound of
 the process had at least 90 % of the CPU), which is a timing bound and so
 lives here, not in the tests (tests/builtin_plugins/test_allocator.py counts
 the page faults of the regime instead). ``--write`` puts the tables into
-docs/usage.md (between the ``allocator_regimes`` markers).
+docs/performance.md (between the ``allocator_regimes`` markers).
 
     python benchmarks/allocator_regimes.py [--rounds 3] [--write]
 
@@ -49,7 +49,7 @@ from pathlib import Path
 from compare_native import CPU_FLAGS, ROOT, compile_source, machine, run_process, write_section
 from ireebench.plugins.modality import repetition_groups
 
-USAGE_MD = ROOT / "docs" / "usage.md"
+PERFORMANCE_MD = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- allocator_regimes: begin -->", "<!-- allocator_regimes: end -->"
 NO_TRIM = {"MALLOC_TRIM_THRESHOLD_": "1000000000", "MALLOC_TOP_PAD_": "16777216"}
 # The default's acceptance bound: max/min of one run's repetitions, in runs
@@ -99,7 +99,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--min_time", default="0.2s")
     parser.add_argument("--repetitions", type=int, default=10)
-    parser.add_argument("--write", action="store_true", help=f"write {USAGE_MD}")
+    parser.add_argument("--write", action="store_true", help=f"write {PERFORMANCE_MD}")
     args = parser.parse_args()
 
     from iree.runtime.benchmark import benchmark_exe
@@ -193,7 +193,7 @@ def main() -> int:
         *ratio_rows, "", acceptance])
     print(section)
     if args.write:
-        write_section(BEGIN, END, section, USAGE_MD)
+        write_section(BEGIN, END, section, PERFORMANCE_MD)
     return 0
 
 
