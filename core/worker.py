@@ -27,11 +27,18 @@ becomes a failed report).
   that the worker's hub writes (the context once reported, "benchmark X is
   starting", each benchmark's rows, the reports finalized, every temporary
   file created next to an output, "reports closed with status S", the
-  end). JSON rather than pickle: ireebench never unpickles
-  (docs/reliability.md), and rows and context are dataclasses of plain
-  data (:func:`encode`). A second pipe carries one byte per signal that the
-  worker's Python code handled ("a signal arrived"): written from a signal
-  handler, a single byte cannot interleave with a message.
+  end), and where it is: the plugin code it enters and leaves (a hook, a
+  reporter method; :func:`ireebench.hookcall.observe_calls`) and whether it
+  holds signals back (:func:`ireebench.signals.observe_deferring`). A
+  benchmark's rows are sent before any plugin code sees them, so a worker
+  that dies in a streaming hook or a reporter loses nothing measured. JSON
+  rather than pickle: ireebench never unpickles (docs/reliability.md), and
+  rows and context are dataclasses of plain data (:func:`encode`). A second
+  pipe carries one byte per signal that the worker's Python code handled
+  ("a signal arrived"): written from a signal handler, a single byte cannot
+  interleave with a message. A third gets faulthandler's dump of a crashing
+  worker's Python frames, from which the supervisor names the plugin whose
+  code crashed it.
 * **A worker that ends** (any status): the supervisor passes its status on
   and re-raises its error, so the command line prints the same one line as
   in process and the Python API gets the same exception; its stdout and
@@ -51,7 +58,10 @@ becomes a failed report).
   not acknowledge within :data:`GRACE_SECONDS` (0.4 s: Python code answers
   in microseconds, and the run must end within about a second) is stuck in
   native code: it is killed (SIGKILL, its whole group), and the reports
-  are finished from the rows received, the running benchmark an error row.
+  are finished from the rows received, the running benchmark an error row;
+  one that holds signals back (a record, a commit, a save) gets
+  :data:`DEFERRED_GRACE_SECONDS`, a second signal 0.4 s. A worker killed
+  after it closed its reports ends the run with the signal, never 0.
   The cost of a group of its own is job control, done here: Ctrl-Z stops
   the worker, then the supervisor, and ``fg`` (SIGCONT) resumes both; the
   worker ignores SIGTTOU/SIGTTIN (a background group writing to a terminal
@@ -66,7 +76,11 @@ becomes a failed report).
   whole), reports the error row and measures the benchmarks not reported
   yet. Each resume consumes one benchmark, so resumes are bounded by the
   workloads; a worker that dies before starting a benchmark ends the run
-  (one line, exit 1). The reports of a worker that cannot go on (killed
+  (one line, exit 1). Where it died in a plugin's code outside the
+  measurement (:data:`MEASUREMENT_HOOKS`), it is that plugin's error (exit
+  3, naming the hook and the plugin), as if the plugin had raised; in
+  another hook while a benchmark runs, that benchmark's error row names
+  the hook. The reports of a worker that cannot go on (killed
   after a signal, dead before any benchmark) are finished by a *finalizer*
   worker: a resumed worker that measures nothing.
 """
@@ -122,7 +136,8 @@ GRACE_SECONDS = 0.4
 DEFERRED_GRACE_SECONDS = 10.0
 # The hooks that measure: a process that dies in them is the function's crash.
 MEASUREMENT_HOOKS = frozenset({"ireebench_measure_repetition", "ireebench_measure_cold_start"})
-# faulthandler's dump of a crashed worker (its Python frames), read bounded.
+# faulthandler's dump of a crashed worker (its Python frames: at most 100, a
+# few KiB, less than a pipe holds), read bounded.
 _CRASH_DUMP_BYTES = 1 << 16
 _FRAME = re.compile(r'^\s*File "(.*)", line \d+ in (\S+)', re.MULTILINE)
 
@@ -409,6 +424,7 @@ class _Worker:
     ended: int | None = None  # its wait status, when reaped before the loop saw it
     call: tuple | None = None  # (where, plugin) of the plugin code it is in
     deferring: bool = False  # it holds signals back now
+    crash_dump: str = ""  # its Python frames, had it crashed (faulthandler)
 
 
 def describe_death(wait_status: int) -> str:
@@ -481,31 +497,21 @@ def _crash_error(where: str, plugin: str | None, how: str, kept: str) -> PluginE
     return PluginError(where, plugin, WorkerDied(f"the process {how}{kept}"))
 
 
-def _dump_crashes(config) -> str:
-    """In a worker: faulthandler writes its Python frames, should it crash (SIGSEGV,
-    SIGABRT...), into a file of the run's private scratch directory, where the
-    supervisor reads them to name the plugin whose code crashed it; the path."""
-    path = os.path.join(config.scratch_dir(), f"crash-{os.getpid()}.txt")
-    handle = open(path, "w")  # noqa: SIM115 - open until the process ends (faulthandler)
-    faulthandler.enable(file=handle, all_threads=False)
-    _DUMPS.append(handle)
-    return path
+def _read_available(fd: int) -> str:
+    """What a pipe holds now, up to :data:`_CRASH_DUMP_BYTES` (never waits)."""
+    os.set_blocking(fd, False)
+    chunks, size = [], 0
+    with contextlib.suppress(OSError):
+        while size < _CRASH_DUMP_BYTES and (chunk := os.read(fd, _CRASH_DUMP_BYTES - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
 
 
-_DUMPS: list = []  # the worker's crash file, kept open for faulthandler
-
-
-def _crash_frames(config, pid: int) -> list[tuple[str, str]]:
-    """``(file, function)`` of a crashed worker's frames, outermost first (its
-    faulthandler dump, read bounded and removed; none if it did not crash)."""
-    path = os.path.join(config.scratch_dir(), f"crash-{pid}.txt")
-    try:
-        with open(path, "rb") as handle:
-            text = handle.read(_CRASH_DUMP_BYTES).decode("utf-8", errors="replace")
-        os.unlink(path)
-    except OSError:
-        return []
-    return list(reversed(_FRAME.findall(text)))
+def _crash_frames(dump: str) -> list[tuple[str, str]]:
+    """``(file, function)`` of a crashed worker's frames, outermost first (from its
+    faulthandler dump, innermost first; none if it did not crash)."""
+    return list(reversed(_FRAME.findall(dump)))
 
 
 def _note(signum, frame) -> None:
@@ -623,7 +629,7 @@ class Supervisor:
         """``(where, plugin)``: the plugin code a dead worker was in (what it told the
         supervisor last), the plugin made precise by its crash dump's frames."""
         where, plugin = worker.call or (None, None)
-        frames = _crash_frames(self.config, worker.pid)
+        frames = _crash_frames(worker.crash_dump)
         if frames:
             plugin = plugin_of_files(self.config.pm, [path for path, _ in frames]) or plugin
         return where, plugin
@@ -688,6 +694,7 @@ class Supervisor:
         backend = self.backend if mode != "finalize" else _finalizer(reason)
         data_r, data_w = os.pipe()
         ack_r, ack_w = os.pipe()
+        crash_r, crash_w = os.pipe()  # a crashing worker's Python frames (faulthandler)
         _flush(self.config)  # or the worker would write the buffered text again
         supervisor = os.getpid()
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _USER_SIGNALS)
@@ -700,7 +707,7 @@ class Supervisor:
         except OSError as exc:
             gc.unfreeze()
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            for fd in (data_r, data_w, ack_r, ack_w):
+            for fd in (data_r, data_w, ack_r, ack_w, crash_r, crash_w):
                 os.close(fd)
             if mode == "run":
                 self.config.stderr.write(f"ireebench: warning: --isolation=worker: cannot "
@@ -710,13 +717,15 @@ class Supervisor:
                 from None
         if pid == 0:
             try:
-                self._worker(supervisor, backend, resume, data_w, ack_w, (data_r, ack_r), held)
+                self._worker(supervisor, backend, resume, data_w, ack_w, crash_w,
+                             (data_r, ack_r, crash_r), held)
             finally:
                 os._exit(EXIT_PLUGIN_ERROR)
         gc.unfreeze()
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(data_w)
         os.close(ack_w)
+        os.close(crash_w)
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # also here: no signal may miss the group
         worker = _Worker(pid)
@@ -729,12 +738,14 @@ class Supervisor:
                 os.waitpid(pid, 0)
             raise
         finally:
+            worker.crash_dump = _read_available(crash_r)
             os.close(data_r)
             os.close(ack_r)
+            os.close(crash_r)
         return worker
 
-    def _worker(self, supervisor: int, backend, resume, data_w: int, ack_w: int, other_fds,
-                held) -> None:
+    def _worker(self, supervisor: int, backend, resume, data_w: int, ack_w: int,
+                crash_w: int, other_fds, held) -> None:
         """The worker process: the normal run, then ``os._exit`` (never returns)."""
         config = self.config
         status, error, channel = EXIT_PLUGIN_ERROR, None, None
@@ -759,7 +770,9 @@ class Supervisor:
             observe_signals(channel.acknowledge)
             observe_deferring(lambda active: channel.send("deferring", active))
             observe_calls(lambda where, plugin: channel.send("call", where, plugin))
-            crash_dump = _dump_crashes(config)
+            # Should it crash (SIGSEGV, SIGABRT...), its Python frames go to the
+            # supervisor, which names the plugin whose code crashed it.
+            faulthandler.enable(file=crash_w, all_threads=False)
             observe_temporaries(lambda path: channel.send("temporary", path))
             observe_module_images(lambda key, path, digest:
                                   channel.send("module", key, path, digest))
@@ -783,8 +796,6 @@ class Supervisor:
                 channel.send("done", status, encode_error(error))
         finally:
             _flush(config)
-            with contextlib.suppress(OSError, NameError):
-                os.unlink(crash_dump)  # it did not crash
             os._exit(status)
 
     def _watch(self, worker: _Worker, data_r: int, ack_r: int) -> None:
