@@ -79,6 +79,7 @@ from ireebench.points import (
     points_of,
     runtime_flags_vary,
     session_key,
+    stamp_rows,
 )
 from ireebench.results import Run
 from ireebench.session import SESSION, Session
@@ -202,6 +203,7 @@ def _begin(config, hub, workload, family_index: int, instance_index: int) -> Non
         "benchmark_repetitions")
     lost = error_run(workload, planned, 0, "")
     lost.family_index, lost.per_family_instance_index = family_index, instance_index
+    stamp_rows(config, [lost])
     hub.begin(lost)
 
 
@@ -222,6 +224,7 @@ def _finish_workload(config, session, hub, workload, runs, extra, family_index: 
     for run in runs + extra:  # Google Benchmark numbers the benchmarks that run
         run.family_index = family_index
         run.per_family_instance_index = instance_index
+    stamp_rows(config, runs + extra)  # a point's rows say which point (a sweep, a suite)
     try:
         call_hook(pm, "ireebench_workload_finish", config=config, session=session,
                   workload=workload, runs=runs)
@@ -233,6 +236,7 @@ def _finish_workload(config, session, hub, workload, runs, extra, family_index: 
         raise
     finally:
         workload.last_batch = None  # results released before the next workload
+    stamp_rows(config, extra)
     hub.report(runs, extra)
     return 1 if any(run.error_occurred for run in runs) else 0
 
@@ -348,6 +352,7 @@ def _error_rows(plan: PointPlan, message: str, family: _Family) -> list[Run]:
                         repetitions=config.getoption("benchmark_repetitions"),
                         batch_size=config.getoption("batch_size"),
                         family_index=family_index, per_family_instance_index=instance))
+    stamp_rows(config, rows)
     return rows
 
 
@@ -524,6 +529,7 @@ def _run_point_processes(config, hub, plans: list[PointPlan]) -> tuple[int, list
                 run.name = names.family_of(run.run_name)
                 run.params = dict(point_config.params)
                 run.family_index, run.per_family_instance_index = family_index, instance
+            stamp_rows(point_config, runs)
             workloads.append(named_workload(point_config, runs[0].function, runs[0].time_unit))
             workloads[-1].params = dict(point_config.params)
             hub.report(runs)
