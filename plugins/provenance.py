@@ -40,6 +40,7 @@ from __future__ import annotations
 import os
 
 from ireebench import __version__, hookimpl
+from ireebench.comparison.machine import combined_provenance
 from ireebench.modules import last_images
 from ireebench.pluginmanager import loaded_plugin_names
 from ireebench.points import is_sweep, points_of
@@ -64,30 +65,25 @@ def benchmarked_module(config) -> tuple[str, str]:
     return ("-" if spec == "-" else os.path.abspath(spec)), digest
 
 
-def _distinct(items: list) -> list:
-    kept = []
-    for item in items:
-        if item not in kept:
-            kept.append(item)
-    return kept
+def point_provenance(config) -> dict:
+    """A configuration's devices, module and the module's sha256, as context entries."""
+    reported, digest = benchmarked_module(config)
+    return {"iree_devices": device_uris(config), "iree_module": reported,
+            "iree_module_sha256": digest}
 
 
 @hookimpl(tryfirst=True)
 def ireebench_report_context(config, context):
     """Records versions, devices, the module and its sha256, and the plugins."""
-    configs = [point.config for point in points_of(config)] if is_sweep(config) else []
-    first = configs[0] if configs else config
-    reported, digest = benchmarked_module(first)
+    points = [point_provenance(point.config) for point in points_of(config)] \
+        if is_sweep(config) else []
+    first = points[0] if points else point_provenance(config)
     context.extra["ireebench_version"] = __version__
     context.extra["iree_runtime_version"] = runtime_version()
-    context.extra["iree_devices"] = _distinct(
-        [uri for each in configs or [config] for uri in device_uris(each)])
-    context.extra["iree_module"] = reported
-    context.extra["iree_module_sha256"] = digest
-    if configs:
-        modules = [benchmarked_module(each) for each in configs]
-        context.extra["iree_modules"] = [{"path": path, "sha256": sha256}
-                                         for path, sha256 in _distinct(modules) if path]
+    context.extra.update(first)
+    if points:  # the run as a whole: every point's devices and modules
+        context.extra["iree_devices"], context.extra["iree_modules"] = \
+            combined_provenance(points)
     context.extra["ireebench_plugins"] = loaded_plugin_names(config.pm)
     context.extra["ireebench_run_id"] = config.run_id
 
@@ -95,6 +91,4 @@ def ireebench_report_context(config, context):
 @hookimpl
 def ireebench_point_context(config):
     """A point's devices, module and the module's sha256, for each of its rows."""
-    reported, digest = benchmarked_module(config)
-    return {"iree_devices": device_uris(config), "iree_module": reported,
-            "iree_module_sha256": digest}
+    return point_provenance(config)

@@ -83,3 +83,21 @@ def describe_machine(context: dict) -> str:
 def devices_of(context: dict) -> list[str]:
     """The HAL devices of a context (a row's: :func:`row_context`), as given."""
     return _devices(context)
+
+
+def combined_provenance(contexts: list[dict]) -> tuple[list[str], list[dict]]:
+    """``(devices, modules)`` of a run made of parts (a sweep's points, the shards
+    ``ireebench merge`` joins): every part's devices and modules
+    (``{"path", "sha256"}``: its ``iree_modules``, else its ``iree_module``), in
+    order, each once."""
+    devices: list[str] = []
+    modules: list[dict] = []
+    for context in contexts:
+        devices += [device for device in _devices(context) if device not in devices]
+        listed = context.get("iree_modules")
+        if not isinstance(listed, list):
+            listed = [{"path": context["iree_module"],
+                       "sha256": context.get("iree_module_sha256", "")}] \
+                if context.get("iree_module") else []
+        modules += [module for module in listed if module not in modules]
+    return devices, modules

@@ -24,7 +24,7 @@ import os
 import click
 from ireebench import names
 from ireebench.comparison.inputs import load_reports
-from ireebench.comparison.machine import ROW_KEYS
+from ireebench.comparison.machine import ROW_KEYS, combined_provenance
 from ireebench.config import Config
 from ireebench.errors import UsageError
 from ireebench.outfiles import write_to
@@ -49,31 +49,11 @@ def _family(run_name: str) -> tuple[str, str]:
     return prefix, names.function_of(run_name)
 
 
-def _distinct(items: list) -> list:
-    kept = []
-    for item in items:
-        if item not in kept:
-            kept.append(item)
-    return kept
-
-
-def _modules_of(context: dict) -> list:
-    listed = context.get("iree_modules")
-    if isinstance(listed, list):
-        return listed
-    if context.get("iree_module"):
-        return [{"path": context["iree_module"], "sha256": context.get("iree_module_sha256", "")}]
-    return []
-
-
 def _run_as_a_whole(context: dict, contexts: list[dict]) -> None:
     """The merged context's devices and modules: every file's, in file order."""
-    devices = _distinct([device for c in contexts for device in
-                         (c.get("iree_devices") if isinstance(c.get("iree_devices"), list)
-                          else [])])
+    devices, modules = combined_provenance(contexts)
     if devices:
         context["iree_devices"] = devices
-    modules = _distinct([module for c in contexts for module in _modules_of(c)])
     if len(modules) > 1 or "iree_modules" in context:
         context["iree_modules"] = modules
 
