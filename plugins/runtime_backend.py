@@ -224,7 +224,6 @@ def _finish_workload(config, session, hub, workload, runs, extra, family_index: 
     for run in runs + extra:  # Google Benchmark numbers the benchmarks that run
         run.family_index = family_index
         run.per_family_instance_index = instance_index
-    stamp_rows(config, runs + extra)  # a point's rows say which point (a sweep, a suite)
     try:
         call_hook(pm, "ireebench_workload_finish", config=config, session=session,
                   workload=workload, runs=runs)
@@ -232,11 +231,12 @@ def _finish_workload(config, session, hub, workload, runs, extra, family_index: 
                               workload=workload, runs=runs):
             extra.extend(rows or [])
     except BaseException:
+        stamp_rows(config, runs)
         hub.report(runs)  # what was measured is reported, whatever failed after
         raise
     finally:
         workload.last_batch = None  # results released before the next workload
-    stamp_rows(config, extra)
+    stamp_rows(config, runs + extra)  # a point's rows say which point (a sweep, a suite)
     hub.report(runs, extra)
     return 1 if any(run.error_occurred for run in runs) else 0
 

@@ -39,7 +39,7 @@ import sqlalchemy as sa
 from ireebench.comparison.machine import describe_machine, row_context, row_fingerprint
 from ireebench.errors import UsageError, one_line
 
-from .records import COMPLETE, RunRecord
+from .records import COMPLETE, RunRecord, row_provenance
 from .references import COLUMN_FILTERS, LATEST, ROW_FILTERS
 from .schema import SCHEMA_VERSION, apply_migrations, rows, runs, stored_version, tags
 
@@ -161,8 +161,9 @@ def _like_machines(like: dict | None) -> dict[str, list[str]]:
     row's own machine and devices: a sweep over devices has several)."""
     context = _like_context(like)
     machines: dict[str, list[str]] = {}
+    memo: dict = {}
     for entry in _like_rows(like):
-        names = machines.setdefault(row_fingerprint(context, entry), [])
+        names = machines.setdefault(row_provenance(context, entry, memo)["fingerprint"], [])
         name = entry.get("run_name") or entry.get("name")
         if name not in names:
             names.append(name)
@@ -264,8 +265,9 @@ class Store:
                 return found.run_id, False
             pk = connection.execute(runs.insert().values(**columns)).inserted_primary_key[0]
             if record.rows:
-                connection.execute(rows.insert(), [dict(run=pk, **row.columns(record.context))
-                                                   for row in record.rows])
+                memo: dict = {}  # a point's rows share their provenance
+                connection.execute(rows.insert(), [
+                    dict(run=pk, **row.columns(record.context, memo)) for row in record.rows])
             if record.tags:
                 connection.execute(tags.insert(), [
                     {"run": pk, "key": str(key), "value": str(value)}

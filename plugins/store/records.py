@@ -26,6 +26,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ireebench.comparison.machine import (
+    ROW_KEYS,
     describe_machine,
     devices_of,
     machine_fingerprint,
@@ -70,11 +71,12 @@ class RowRecord:
     samples: list = field(default_factory=list)
     batch_samples: list = field(default_factory=list)
 
-    def columns(self, context: dict) -> dict:
-        """The ``rows`` row; ``context``: the report's (what the row's own keys override)."""
+    def columns(self, context: dict, memo: dict | None = None) -> dict:
+        """The ``rows`` row; ``context``: the report's (what the row's own keys
+        override); ``memo``: shared by the rows of one report (a point's rows have
+        the same provenance: derived once)."""
         data = self.data
         index = data.get("repetition_index")
-        own = row_context(context, data)
         return {
             "position": self.position,
             "name": str(data.get("name", "")),
@@ -89,12 +91,21 @@ class RowRecord:
             "data": json.dumps(data),
             "samples": json.dumps(self.samples),
             "batch_samples": json.dumps(self.batch_samples),
-            "fingerprint": machine_fingerprint(own),
-            "machine": describe_machine(own),
-            "devices": json.dumps(devices_of(own)),
-            "module": str(own.get("iree_module", "")),
-            "module_sha256": str(own.get("iree_module_sha256", "")),
+            **row_provenance(context, data, {} if memo is None else memo),
         }
+
+
+def row_provenance(context: dict, data: dict, memo: dict) -> dict:
+    """A row's own provenance columns (``rows``: fingerprint, machine, devices, module
+    and its sha256): the context overlaid by the row's keys, once per distinct keys."""
+    key = json.dumps([data.get(name) for name in ROW_KEYS], default=str)
+    if key not in memo:
+        own = row_context(context, data)
+        memo[key] = {"fingerprint": machine_fingerprint(own), "machine": describe_machine(own),
+                     "devices": json.dumps(devices_of(own)),
+                     "module": str(own.get("iree_module", "")),
+                     "module_sha256": str(own.get("iree_module_sha256", ""))}
+    return memo[key]
 
 
 @dataclass
