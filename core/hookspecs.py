@@ -403,7 +403,8 @@ def ireebench_point_context(config):
     refused naming the plugin.
 
     :param config: the point's :class:`Config`.
-    :return: a dict of string keys to JSON values, or ``None``.
+    :return: a dict of string keys to text, lists or objects (a number
+        would read back as a counter), or ``None``.
     """
 
 # -------------------------------------------------------------------------

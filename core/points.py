@@ -231,7 +231,8 @@ def point_command(config, index: int) -> list[str]:
 def point_context(config) -> dict:
     """The context entries of one point's rows (``ireebench_point_context``, one
     plugin at a time, later plugins' values over earlier ones'); a key that is
-    a member of every row, or not a string, is the plugin's bug."""
+    a member of every row or not a string, or a value that is not text, a list
+    or an object, is the plugin's bug."""
     merged: dict = {}
     for plugin_name, call in implementations(config.pm, "ireebench_point_context",
                                              registration_order=True):
@@ -241,11 +242,15 @@ def point_context(config) -> dict:
         if not isinstance(entries, dict):
             raise PluginError("ireebench_point_context", plugin_name, TypeError(
                 f"returned {type(entries).__name__}; expected a dict of context entries"))
-        for key in entries:
+        for key, value in entries.items():
             if not isinstance(key, str) or key in RUN_KEYS:
                 raise PluginError("ireebench_point_context", plugin_name, ValueError(
                     f"returned the key {key!r}, which is a member of every row "
                     "(or not a name); give it another name"))
+            if not isinstance(value, (str, list, dict)):
+                raise PluginError("ireebench_point_context", plugin_name, TypeError(
+                    f"returned {key!r}: {type(value).__name__}; a row's context entry is "
+                    "text, a list or an object (a number would read as a counter)"))
         merged.update(entries)
     return merged
 

@@ -329,3 +329,7 @@ def test_a_plugins_point_context_reaches_every_row_and_the_store(ireebench, dyna
                                        env={"POINT_HOST_KEY": "name"}))
     assert "ireebench_point_context" in line and "point_host" in line
     assert "returned the key 'name', which is a member of every row" in line
+    line = plugin_error_line(ireebench(*sweep, "--benchmark_format=json",
+                                       env={"POINT_HOST_NUMBER": "1"}))
+    assert "returned 'host_name': int; a row's context entry is text, a list or an object" \
+        in line
