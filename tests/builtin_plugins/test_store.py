@@ -24,6 +24,7 @@ import ireebench as ireebench_api
 import pytest
 from conftest import ROOT, STORE_KINDS, _env, new_store_url, one_error_line, slow_function
 from ireebench.plugins.store.git import git_state
+from ireebench.plugins.store.schema import SCHEMA_VERSION
 
 LOOP = """
 func.func @work(%x: tensor<64xf32>) -> tensor<64xf32> {
@@ -563,6 +564,17 @@ def test_a_store_another_user_may_only_read_is_read(modules, ireebench, tmp_path
         assert "Traceback" not in proc.stderr
     assert path.read_bytes() == before
     assert sorted(p.name for p in directory.iterdir()) == ["results.sqlite"]
+    # A store older than this ireebench: its reader cannot migrate it, and says so.
+    with sqlite3.connect(path) as connection:
+        connection.execute("UPDATE ireebench_schema SET version = 1")
+    connection.close()
+    proc = subprocess.run([*SECOND_USER, sys.executable, "-m", "ireebench", "history",
+                           f"--benchmark_storage={path}"], capture_output=True, text=True,
+                          env=env, timeout=TIMEOUT, check=False)
+    assert proc.returncode == 1 and proc.stderr.splitlines() == [
+        (f"ireebench: error: --benchmark_storage=sqlite:///{path}: the store's schema version "
+        f"1 is older than this ireebench's ({SCHEMA_VERSION}), and you may not write it to "
+        "migrate it: its owner's next save or import will")]
 
 
 def test_imports_are_checked_as_compare_reads_them_and_history_survives_a_bad_run(
