@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, _env, one_error_line
+from conftest import MLIR_DIR, ROOT, _env, one_error_line
 from ireebench.plugins.sweeps.axes import parse_axis, point_specs, substitute
 
 LEAN = ["--device=local-sync", "--benchmark_min_time=2x", "--function=forward"]
@@ -100,6 +100,7 @@ def test_each_point_runs_with_its_own_inputs(ireebench, dynamic):
 def test_a_device_sweep_opens_a_session_per_device_and_closes_in_order(ireebench, dynamic):
     result = ireebench(f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5",
                        "--sweep=bs=1,4", "--sweep=device=local-sync,local-task",
+                       "--benchmark_enable_random_interleaving=false",
                        "-p", "point_probe", "--benchmark_format=json")
     rows = _json(result)
     # Points that share modules and device share a session: two sessions,
@@ -157,7 +158,8 @@ def _suite(tmp_path, text: str):
 
 def test_a_suite_of_two_modules(ireebench, compile_mlir, tmp_path):
     first = compile_mlir("dynamic")
-    second = compile_mlir("dynamic", "--iree-opt-level=O1")  # the same function names
+    # Another module (other bytes) with the same function names.
+    second = compile_mlir((MLIR_DIR / "dynamic.mlir").read_text().replace("mulf", "addf"))
     entries = f"""
 [defaults]
 device = "local-sync"
@@ -210,22 +212,37 @@ def test_a_malformed_suite_is_one_line_naming_file_entry_and_key(ireebench, tmp_
         f"ireebench: error: {path}: {message}")
 
 
-def test_interleaving_measures_the_points_round_by_round(ireebench, dynamic):
+def _in_rounds(repetitions, names_, rounds) -> bool:
+    """Does each round hold one repetition of every benchmark (in any order)?"""
+    width = len(names_)
+    return all(sorted(repetitions[width * round_:width * (round_ + 1)]) ==
+               [[name, str(round_)] for name in sorted(names_)] for round_ in range(rounds))
+
+
+def test_a_sweep_interleaves_its_points_unless_told_not_to(ireebench, dynamic, compile_mlir):
+    """Interleaving is the default of a run of several points (unlike Google Benchmark);
+    an explicit false, on the command line or in its variable, measures in order."""
     common = [f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5", "--sweep=bs=1,4",
               "--benchmark_repetitions=3", "-p", "point_probe", "--benchmark_format=json"]
-    in_order = ireebench(*common)
-    assert [int(index) for _, index in _probe(in_order.stderr, "repetition")] == \
-        [0, 1, 2, 0, 1, 2]
-    interleaved = ireebench(*common, "--benchmark_enable_random_interleaving")
+    points = ["BM_forward/bs:1/process_time/real_time", "BM_forward/bs:4/process_time/real_time"]
+    interleaved = ireebench(*common)
     rows = _json(interleaved)
-    repetitions = _probe(interleaved.stderr, "repetition")
-    # Each round holds one repetition of every point (in a random order).
-    for round_ in range(3):
-        assert sorted(repetitions[2 * round_:2 * round_ + 2]) == [
-            ["BM_forward/bs:1/process_time/real_time", str(round_)],
-            ["BM_forward/bs:4/process_time/real_time", str(round_)]]
+    assert _in_rounds(_probe(interleaved.stderr, "repetition"), points, 3)
     assert sorted(r["name"] for r in rows if r["run_type"] == "aggregate")[:2] == [
         "BM_forward/bs:1/process_time/real_time_cv", "BM_forward/bs:1/process_time/real_time_mean"]
+    for told in ({"args": ["--benchmark_enable_random_interleaving=false"]},
+                 {"args": [], "env": {"BENCHMARK_ENABLE_RANDOM_INTERLEAVING": "false"}}):
+        in_order = ireebench(*common, *told["args"], env=told.get("env"))
+        assert _probe(in_order.stderr, "repetition") == [
+            [name, str(index)] for name in points for index in range(3)], told
+    # A plain run of two benchmarks keeps Google Benchmark's order; asked, it interleaves.
+    plain = [f"--module={compile_mlir('two_functions')}", "--device=local-sync",
+             "--benchmark_min_time=2x", "--benchmark_repetitions=2", "-p", "point_probe"]
+    functions = ["BM_first/process_time/real_time", "BM_second/process_time/real_time"]
+    assert _probe(ireebench(*plain).stderr, "repetition") == [
+        [name, str(index)] for name in functions for index in range(2)]
+    asked = ireebench(*plain, "--benchmark_enable_random_interleaving")
+    assert _in_rounds(_probe(asked.stderr, "repetition"), functions, 2)
 
 
 def test_adaptive_stopping_decides_per_point(ireebench, dynamic):
@@ -246,13 +263,16 @@ def test_a_failing_point_is_an_error_row_and_the_others_run(ireebench, dynamic):
     result = ireebench(f"--module={dynamic}", *LEAN, "--sweep=shape=2x512,2x7,3x512",
                        "--input={shape}xf32=0.5", "--benchmark_format=json")
     assert result.returncode == 1
-    rows = result.json()["benchmarks"]
-    assert [(r["name"], r.get("error_occurred", False)) for r in rows] == [
-        ("BM_forward/shape:2x512/process_time/real_time", False),
-        ("BM_forward/shape:2x7/process_time/real_time", True),
-        ("BM_forward/shape:3x512/process_time/real_time", False)]
-    assert "argument 0 of @forward is tensor<?x512xf32>, got 2x7xf32" in rows[1]["error_message"]
-    assert rows[2]["params"] == {"shape": "3x512"} and rows[2]["iterations"] == 2
+    # Interleaved (the default): the failing point's row comes when it fails, first.
+    rows = {r["name"]: r for r in result.json()["benchmarks"]}
+    assert {name: r.get("error_occurred", False) for name, r in rows.items()} == {
+        "BM_forward/shape:2x512/process_time/real_time": False,
+        "BM_forward/shape:2x7/process_time/real_time": True,
+        "BM_forward/shape:3x512/process_time/real_time": False}
+    failed = rows["BM_forward/shape:2x7/process_time/real_time"]
+    assert "argument 0 of @forward is tensor<?x512xf32>, got 2x7xf32" in failed["error_message"]
+    measured = rows["BM_forward/shape:3x512/process_time/real_time"]
+    assert measured["params"] == {"shape": "3x512"} and measured["iterations"] == 2
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -297,11 +317,11 @@ def test_the_point_hook_adds_an_axis_every_workload_hook_sees(ireebench, dynamic
         ["{'n':", "1}", "{'n':", "1}"], ["{'n':", "3}", "{'n':", "3}"]]
 
 
-def test_a_progress_line_only_on_a_terminal(ireebench, dynamic):
-    args = [sys.executable, "-m", "ireebench", f"--module={dynamic}", *LEAN,
-            "--input={bs}x512xf32=0.5", "--sweep=bs=1,4"]
+def _on_a_terminal(args) -> str:
+    """What ``python -m ireebench ARGS`` writes on stderr when it is a terminal."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower, env=_env())
+    proc = subprocess.Popen([sys.executable, "-m", "ireebench", *args], stdout=subprocess.PIPE,
+                            stderr=follower, env=_env())
     os.close(follower)
     seen = b""
     while True:
@@ -315,12 +335,34 @@ def test_a_progress_line_only_on_a_terminal(ireebench, dynamic):
     os.close(leader)
     proc.communicate(timeout=300)
     assert proc.returncode == 0
-    text = seen.decode(errors="replace")
+    return seen.decode(errors="replace")
+
+
+def test_progress_is_a_line_on_a_terminal_and_lines_in_a_log(ireebench, dynamic):
+    sweep = [f"--module={dynamic}", *LEAN, "--input={bs}x512xf32=0.5", "--sweep=bs=1,4"]
+    in_order = [*sweep, "--benchmark_enable_random_interleaving=false"]
+    text = _on_a_terminal(in_order)
     assert "[1/2] BM_forward/bs:1/process_time/real_time  ETA --:--" in text
     assert "[2/2] BM_forward/bs:4/process_time/real_time  ETA 0:0" in text
     assert text.rstrip("\r\n").endswith("\x1b[K")  # erased at the end
-    plain = ireebench(*args[3:])
-    assert "[1/2]" not in plain.stderr and "ETA" not in plain.stderr
+    interleaved = _on_a_terminal([*sweep, "--benchmark_repetitions=2"])
+    assert "[round 2/2] BM_forward/bs:" in interleaved
+    # Not a terminal (a CI log): one line per finished benchmark, no carriage return.
+    logged = ireebench(*in_order)
+    assert "\r" not in logged.stderr and "\x1b" not in logged.stderr
+    lines = [line for line in logged.stderr.splitlines() if line.startswith("ireebench: [")]
+    assert [line.split(" done, ")[0] for line in lines] == [
+        "ireebench: [1/2] BM_forward/bs:1/process_time/real_time",
+        "ireebench: [2/2] BM_forward/bs:4/process_time/real_time"]
+    assert " elapsed, eta " in lines[0]
+    # Interleaved, a line per finished round too (its benchmarks finish at the end).
+    rounds = ireebench(*sweep, "--benchmark_repetitions=3")
+    assert [line.split(" done ")[0] for line in rounds.stderr.splitlines()
+            if line.startswith("ireebench: round")] == [
+        "ireebench: round 1/3", "ireebench: round 2/3"]
+    # A plain run is as quiet as the native tool.
+    plain = ireebench(f"--module={dynamic}", *LEAN, "--input=2x512xf32=0.5")
+    assert not [line for line in plain.stderr.splitlines() if line.startswith("ireebench:")]
 
 
 def test_dispatch_statistics_profile_each_point(ireebench, dynamic, tmp_path):
