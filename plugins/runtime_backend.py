@@ -355,9 +355,9 @@ def _measured_once(config, plans: list[PointPlan]) -> tuple[list[PointPlan], lis
             continue
         copies.append((first, plan))
         config.stderr.write(f"ireebench: note: point {plan.point.label} measures the same "
-                            f"module as point {first.point.label} (sha256 "
-                            f"{plan.modules_sha256[-1][:12]}) with the same flags: measured "
-                            "once, reported for both\n")
+                            f"module (sha256 {plan.modules_sha256[-1][:12]}) with the same "
+                            f"options as point {first.point.label}: measured once, reported "
+                            "for both\n")
     return measured, copies
 
 

@@ -228,7 +228,7 @@ def ireebench_benchmark_result(config, run):
     are printed)."""
     progress = _progress(config)
     if progress is not None and not run.extra_row:
-        progress.finish(run.run_name)
+        progress.finish(run.run_name, failed=run.error_occurred)
 
 
 @hookimpl

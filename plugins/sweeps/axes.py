@@ -289,14 +289,18 @@ def check_inside_folder(template: str, arg: str, point: str) -> None:
     """Refuses a value that leads out of the folder its template names.
 
     ``--benchmark_out=runs/{v}.json`` with ``v=../../x`` would write
-    ``x.json`` two folders up; the path is resolved as the kernel resolves
-    it (``..`` after a symbolic link climbs from the link's target, which
-    plain text normalisation gets wrong) and must stay inside ``runs``.
+    ``x.json`` two folders up. A path with ``..`` is resolved as the kernel
+    resolves it (``..`` after a symbolic link climbs from the link's target,
+    which plain text normalisation gets wrong) and must stay inside
+    ``runs``; one without only descends (through the folder's own links,
+    which are its owner's).
     """
     found = _template_folder(template)
     if found is None:
         return
     start, folder = found
+    if ".." not in arg[start:].split("/"):
+        return
     base = os.path.realpath(folder)
     path = os.path.realpath(arg[start:])
     if os.path.commonpath([base, path]) != base:

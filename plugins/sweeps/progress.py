@@ -11,12 +11,12 @@ quiet as the native tool's. Two forms, chosen by what stderr is:
 * anything else, a CI log or a file (:class:`ProgressLog`): one line per
   finished benchmark, never a carriage return:
   ``ireebench: [3/16] BM_forward/bs:4/process_time/real_time done, 0:12
-  elapsed, eta 0:36``; interleaved, one more line per finished round (the
+  elapsed, eta 0:36`` (``failed`` for an error row); interleaved, one more line per finished round (the
   benchmarks finish together, after the last round):
   ``ireebench: round 2/5 done (16 benchmarks), 0:08 elapsed, eta 0:12``.
 
-The ETA is the mean time of what finished so far (benchmarks, or rounds when
-interleaved) times what is left.
+The ETA is the mean time of what finished so far (benchmarks measured, not
+error rows; or rounds when interleaved) times what is left.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ class Progress:
         self.clock = clock
         self.started = clock()
         self.done = 0
+        self.failed = 0  # of those done, error rows (they take no time: not in the ETA)
         self.finished: set[str] = set()
         self.round = -1  # the round being measured (interleaved)
         self.rounds_started: float | None = None
@@ -59,8 +60,8 @@ class Progress:
         if self.rounds and self.round >= 1 and self.done == 0:
             per_round = (self.clock() - self.rounds_started) / self.round
             return per_round * (self.rounds - self.round)
-        if self.done:
-            return self.elapsed() / self.done * (self.total - self.done)
+        if self.done > self.failed:
+            return self.elapsed() / (self.done - self.failed) * (self.total - self.done)
         return None
 
     def start(self, name: str) -> None:
@@ -79,12 +80,14 @@ class Progress:
     def round_done(self, number: int) -> None:
         """Round ``number`` (1-based) of the interleaved repetitions finished."""
 
-    def finish(self, name: str) -> bool:
-        """A benchmark's rows are about to be reported; True the first time for ``name``."""
+    def finish(self, name: str, failed: bool = False) -> bool:
+        """A benchmark's rows are about to be reported (``failed``: an error row); True
+        the first time for ``name``."""
         if name in self.finished:
             return False
         self.finished.add(name)
         self.done += 1
+        self.failed += failed
         return True
 
     def clear(self) -> None:
@@ -116,8 +119,8 @@ class ProgressLine(Progress):
         if self.rounds:
             self._draw(f"[round {min(self.round + 1, self.rounds)}/{self.rounds}]", name)
 
-    def finish(self, name: str) -> bool:
-        first = super().finish(name)
+    def finish(self, name: str, failed: bool = False) -> bool:
+        first = super().finish(name, failed)
         self.clear()
         return first
 
@@ -139,10 +142,10 @@ class ProgressLog(Progress):
         self._write(f"ireebench: round {number}/{self.rounds} done ({self.total} benchmarks), "
                     f"{self._times()}\n")
 
-    def finish(self, name: str) -> bool:
-        first = super().finish(name)
+    def finish(self, name: str, failed: bool = False) -> bool:
+        first = super().finish(name, failed)
         if first:
             width = len(str(self.total))
             self._write(f"ireebench: [{self.done:>{width}}/{self.total}] {printable(name)} "
-                        f"done, {self._times()}\n")
+                        f"{'failed' if failed else 'done'}, {self._times()}\n")
         return first
