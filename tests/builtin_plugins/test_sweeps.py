@@ -208,10 +208,10 @@ sweep = {{ bs = [2] }}
      "[[benchmark]] 1: key 'module': expected a path (a string such as \"model.vmfb\"), got 5"),
     ('[[benchmark]]\nmodule = "m.vmfb"\n[[benchmark]]\nname = "x"\nfunction = "f"\n',
      "[[benchmark]] 2 (x): no key 'module': every entry names the module it measures"),
-    ('[[benchmark]]\nmodule = "m.vmfb"\ninput = ["{a}x{b}xf32=0"]\n'
-     'sweep = { a = "1..200", b = "1..200" }\n',
-     "[[benchmark]] 1: --sweep a=1..200 --sweep b=1..200: 40000 points (200 x 200), more than "
-     "the 10000 a run measures"),
+    (('[[benchmark]]\nmodule = "m.vmfb"\ninput = ["{a}x{b}xf32=0"]\n'
+     'sweep = { a = "1..200", b = "1..200" }\n'),
+     ("[[benchmark]] 1: --sweep a=1..200 --sweep b=1..200: 40000 points (200 x 200), more than "
+     "the 10000 a run measures")),
 ])
 def test_a_malformed_suite_is_one_line_naming_file_entry_and_key(ireebench, tmp_path, text,
                                                                 message):
@@ -323,18 +323,18 @@ def test_a_failing_point_is_an_error_row_and_the_others_run(ireebench, dynamic):
      "--sweep shard_index=0,1: --shard_index applies to the whole run, so it cannot be an axis"),
     # A value may not lead out of the folder its template names.
     (["--sweep=v=../../x", "--input=2x512xf32=0", "--benchmark_out=runs/{v}.json"],
-     "--benchmark_out=runs/../../x.json (point v=../../x): the value leads out of the folder "
-     "'runs' its template --benchmark_out=runs/{v}.json names"),
+     ("--benchmark_out=runs/../../x.json (point v=../../x): the value leads out of the folder "
+     "'runs' its template --benchmark_out=runs/{v}.json names")),
     # A counter that cannot be computed for a point: before anything is measured.
     (["--sweep=v=1,a", "--input=2x512xf32=0", "--counter=flops={v}"],
      "--counter=flops={v}: {v} is 'a', not a number (point v=a)"),
     # Bounded: the product is refused before a single point is made.
     (["--sweep=a=1..1000", "--sweep=b=1..1000", "--input={a}x{b}xf32=0"],
-     "--sweep a=1..1000 --sweep b=1..1000: 1000000 points (1000 x 1000), more than the 10000 "
-     "a run measures"),
+     ("--sweep a=1..1000 --sweep b=1..1000: 1000000 points (1000 x 1000), more than the 10000 "
+     "a run measures")),
     (["--sweep=a=1..10000000000", "--input={a}x512xf32=0"],
-     "--sweep a=1..10000000000: range '1..10000000000' has 10000000000 values, more than the "
-     "10000 points a run measures"),
+     ("--sweep a=1..10000000000: range '1..10000000000' has 10000000000 values, more than the "
+     "10000 points a run measures")),
     # Every point's devices are checked before anything is compiled or measured.
     (["--sweep=device=local-sync,local-tsak", "--input=2x512xf32=0"],
      "NOT_FOUND; --device=local-tsak: unknown driver 'local-tsak' (available: "),
