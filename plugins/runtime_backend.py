@@ -30,19 +30,25 @@ the session's release as a cleanup, so the session is still open during
 ``--print_statistics``).
 
 A run of several points (a sweep or suite, see :mod:`ireebench.points`;
-capability ``sweeps``) first learns every point's names without a device
-(``--benchmark_list_tests`` prints them; two points reporting one name is
-one line), reports the context, then opens one session per group of points
-that share modules, parameters, devices and compile and runtime flags (in
-order of their first point), measures each point's workloads in it (its
-own function, inputs and batch flags; the hooks get the point's config) and
-closes it before the next one opens (the last one with the run). A point
-whose session or inputs fail is an error row per benchmark it would have
-reported, and the others run. With ``--benchmark_enable_random_interleaving``
-every session is opened first and the repetitions of all workloads are
-measured round by round in a random order (:func:`_interleave`). When the
-points' runtime flags differ, each point is measured by a process of its
-own (:func:`_run_point_processes`).
+capability ``sweeps``) first checks every point's drivers and learns its
+names without a device (``--benchmark_list_tests`` prints them; two points
+reporting one name is one line); a point whose module cannot be had (it
+fails to compile, is missing, is not a module) is an error row per name,
+reported first, and the others run. Points of identical modules (the same
+sha256) and otherwise equal options are measured once and reported for
+each (:func:`_measured_once`). Then it opens one session per group of
+points that share their modules' bytes, parameters, devices and runtime
+flags. Interleaved (:func:`ireebench.points.interleaves`: the default for
+several points) every session is opened first and the repetitions of all
+workloads are measured round by round in a random order
+(:func:`_interleave`); with ``--benchmark_enable_random_interleaving=false``
+the sessions open in the order of their first point, each point's
+workloads are measured in it (its own function, inputs and batch flags;
+the hooks get the point's config) and each closes before the next one
+opens (the last one with the run). A point whose session or inputs fail is
+an error row per benchmark it would have reported, and the others run.
+When the points' runtime flags differ, each point is measured by a process
+of its own (:func:`_run_point_processes`).
 """
 
 from __future__ import annotations

@@ -21,6 +21,14 @@ compile, and a changed file, flag, compiler or machine does. A compilation
 prints one line on stderr; a cache hit prints nothing; a cache that cannot
 be trusted, or an entry that is not what was written, is one warning line
 naming it, and the module is compiled again.
+
+A run of several points (a sweep, a suite) compiles every point's modules
+before it measures anything, each distinct (file, flags) once and in
+parallel, as many at a time as the process may use CPUs
+(``ireebench_generate_points``, a wrapper); a module that fails to compile
+is refused for its points only (``file.mlir:12:3: error: ...``, the
+compiler's first error line), which become error rows while the others are
+measured.
 """
 
 from __future__ import annotations

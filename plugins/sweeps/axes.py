@@ -19,8 +19,17 @@ braces); an axis that no value mentions must name a flag, which the point
 then sets (every ``--NAME`` of the command line replaced by the point's
 one): a core flag (``device``, ``batch_size``, ``function``, ``module``
 ...), a plugin's (``compile_flag``) or a runtime flag
-(``task_topology_max_group_count``). An unknown ``{NAME}``, an axis used
-nowhere, an empty axis, a repeated value or a bad range is one line naming it.
+(``task_topology_max_group_count``); an option of the whole run
+(``plugin``, ``shard_index``) is not an axis. Options are found in the
+command line as click reads them (:func:`scan_options`: ``--opt=v``,
+``--opt v``, ``-pv``, flag files' lines), so every form behaves alike.
+
+An unknown ``{NAME}``, an axis used nowhere, an empty axis, a repeated
+value, a bad range (a float range, ``1-64``), a value with a control
+character, a value that climbs out of the folder its template names
+(:func:`check_inside_folder`) or more than
+:data:`~ireebench.points.MAX_POINTS` points (counted before any is made)
+is one line naming it.
 """
 
 from __future__ import annotations
