@@ -27,7 +27,7 @@ Hooks: ``ireebench_addoption``, ``ireebench_register_commands`` (``run``,
 shard flags), ``ireebench_generate_points`` (the shard),
 ``ireebench_report_row_names`` (the progress's total),
 ``ireebench_report_context`` (the axes and the shard in the context),
-``ireebench_workload_start``, ``ireebench_measure_repetition`` (a wrapper),
+``ireebench_workload_start``, ``ireebench_continue_repetitions`` (counts, never decides),
 ``ireebench_benchmark_result`` and ``ireebench_sessionfinish`` (the progress).
 """
 
@@ -212,14 +212,13 @@ def ireebench_workload_start(config, workload):
         progress.start(workload.run_name)
 
 
-@hookimpl(wrapper=True)
-def ireebench_measure_repetition(config, workload, repetition):
-    """Counts the rounds of interleaved repetitions (outside the timed region: the
-    measurement itself is the call this wraps)."""
+@hookimpl(tryfirst=True)
+def ireebench_continue_repetitions(config, workload, runs):
+    """Counts the rounds of interleaved repetitions (after each repetition, outside
+    its timed region); never decides (None: the stopping rules do)."""
     progress = _progress(config)
     if progress is not None:
-        progress.repetition(workload.run_name, repetition.index)
-    return (yield)
+        progress.repetition(workload.run_name, len(runs) - 1)
 
 
 @hookimpl

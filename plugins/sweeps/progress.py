@@ -68,7 +68,8 @@ class Progress:
         """A benchmark starts (not interleaved: they start one after the other)."""
 
     def repetition(self, name: str, index: int) -> None:
-        """A repetition of ``name`` starts; interleaved, a higher index starts a round."""
+        """Repetition ``index`` of ``name`` was measured; interleaved, the first of a
+        higher index says the round before it is done."""
         if not self.rounds or index <= self.round:
             return
         if self.rounds_started is None:
