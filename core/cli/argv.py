@@ -140,3 +140,4 @@ def without_plugin_flags(argv: list[str]) -> list[str]:
     for start, end, _, _ in _plugin_flags(argv):
         dropped.update(range(start, end))
     return [arg for index, arg in enumerate(argv) if index not in dropped]
+
