@@ -208,6 +208,7 @@ def ireebench_generate_points(config, points):
     jobs = {key: job for key, job in jobs.items() if key not in compiled}
     if len(jobs) < 2:
         return result
+    config.scratch_dir()  # made once, here: a compile without a cache writes there
     pool = ThreadPoolExecutor(min(len(jobs), _cpus()), thread_name_prefix="iree-compile")
     try:
         futures = {key: pool.submit(_compiled_or_error, job, key[0])
