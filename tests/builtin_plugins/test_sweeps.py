@@ -150,6 +150,27 @@ def test_shards_partition_the_points_and_merge_back_to_the_full_set(ireebench, d
     assert not (tmp_path / "x.json").exists()
 
 
+def test_merge_writes_valid_json_for_a_native_reports_nan(ireebench, dynamic, tmp_path):
+    """Google Benchmark writes a non-finite counter as a bare NaN (Python reads it, jq
+    does not): merged, it is null."""
+    shard = tmp_path / "shard.json"
+    result = ireebench(f"--module={dynamic}", *LEAN, "--input=2x512xf32=0.5",
+                       f"--benchmark_out={shard}")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(shard.read_text())
+    report["benchmarks"][0]["ratio"] = float("nan")
+    shard.write_text(json.dumps(report))  # json.dumps writes NaN, as Google Benchmark does
+    assert "NaN" in shard.read_text()
+    merged = tmp_path / "all.json"
+    assert ireebench("merge", shard, "-o", merged).returncode == 0
+
+    def refuse(name):
+        raise AssertionError(f"bare {name} in the merged report")
+
+    row = json.loads(merged.read_text(), parse_constant=refuse)["benchmarks"][0]
+    assert row["ratio"] is None
+
+
 def _suite(tmp_path, text: str):
     path = tmp_path / "suite.toml"
     path.write_text(text)
