@@ -94,9 +94,11 @@ from ireebench.points import (
     is_sweep,
     measurement_key,
     point_command,
+    point_context,
     points_of,
     runtime_flags_vary,
     session_key,
+    stamp_rows,
 )
 from ireebench.results import Run
 from ireebench.session import SESSION, Session, check_drivers
@@ -220,6 +222,7 @@ def _begin(config, hub, workload, family_index: int, instance_index: int) -> Non
         "benchmark_repetitions")
     lost = error_run(workload, planned, 0, "")
     lost.family_index, lost.per_family_instance_index = family_index, instance_index
+    stamp_rows(config, [lost])
     hub.begin(lost)
 
 
@@ -247,10 +250,12 @@ def _finish_workload(config, session, hub, workload, runs, extra, family_index: 
                               workload=workload, runs=runs):
             extra.extend(rows or [])
     except BaseException:
+        stamp_rows(config, runs)
         hub.report(runs)  # what was measured is reported, whatever failed after
         raise
     finally:
         workload.last_batch = None  # results released before the next workload
+    stamp_rows(config, runs + extra)  # a point's rows say which point (a sweep, a suite)
     hub.report(runs, extra)
     return 1 if any(run.error_occurred for run in runs) else 0
 
@@ -398,6 +403,9 @@ class _PointsHub:
         rows = [*runs, *extra_rows]
         for source, target in self.copies.get(rows[0].run_name if rows else "", ()):
             copied = [_renamed(row, source, target) for row in rows]
+            entries = point_context(target.config)  # its own module path and devices
+            for row in copied:
+                row.provenance = {**row.provenance, **entries}
             numbers = self.family.number(names.function_of(copied[0].run_name),
                                          target.name_prefix)
             for row in copied:
@@ -421,7 +429,7 @@ def _renamed(row: Run, source: Point, target: Point) -> Run:
     new = names.family_name(function, target.params, target.name_prefix)
     copy = dataclasses.replace(row, counters=dict(row.counters), samples=list(row.samples),
                                batch_samples=list(row.batch_samples),
-                               params=dict(target.params))
+                               params=dict(target.params), provenance=dict(row.provenance))
     for attr in ("name", "run_name"):
         value = getattr(copy, attr)
         if value.startswith(old):
@@ -452,6 +460,7 @@ def _error_rows(plan: PointPlan, message: str, family: _Family) -> list[Run]:
                         repetitions=config.getoption("benchmark_repetitions"),
                         batch_size=config.getoption("batch_size"),
                         family_index=family_index, per_family_instance_index=instance))
+    stamp_rows(config, rows)
     return rows
 
 
@@ -632,6 +641,7 @@ def _run_point_processes(config, hub, plans: list[PointPlan], family: _Family,
                 run.name = names.family_of(run.run_name)
                 run.params = dict(point_config.params)
                 run.family_index, run.per_family_instance_index = family_index, instance
+            stamp_rows(point_config, runs)
             workloads.append(named_workload(point_config, runs[0].function, runs[0].time_unit))
             workloads[-1].params = dict(point_config.params)
             hub.report(runs)
