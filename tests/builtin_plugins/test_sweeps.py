@@ -495,6 +495,13 @@ def test_a_sweep_survives_a_bad_point(ireebench, tmp_path, monkeypatch):
     assert [r["real_time"] for r in by_point["other.mlir"]] != \
         [r["real_time"] for r in by_point["good.mlir"]]
     assert "ireebench: note: point m=same.mlir measures the same module (sha256 " in result.stderr
+    # Every row names its own point's module (a copy too; an error row without a digest).
+    assert {m: (r[0]["iree_module"], bool(r[0]["iree_module_sha256"]))
+            for m, r in by_point.items() if m.endswith(".mlir")} == {
+        m: (str(tmp_path / m), m != "broken.mlir")
+        for m in ("good.mlir", "broken.mlir", "same.mlir", "other.mlir")}
+    assert by_point["same.mlir"][0]["iree_module_sha256"] == \
+        by_point["good.mlir"][0]["iree_module_sha256"]
     # Compiled before the first measurement, each distinct module once.
     assert result.stderr.count("ireebench: compiled ") == 3
     assert result.stderr.rindex("ireebench: compiled ") < result.stderr.index(" done, ")
