@@ -115,6 +115,13 @@ class OptionSpec:
     # Its value holds {AXIS} placeholders the option's plugin evaluates per
     # benchmark (--counter flops=2*{bs}*512): a sweep leaves them as they are.
     axis_expression: bool = False
+    # The backend capabilities of which one is needed to honour the option
+    # (any of them; empty: every backend does): given to a backend with none,
+    # it is refused in one line (ireebench.backend.check_capabilities).
+    requires: tuple[str, ...] = ()
+    # A boolean (--flag, --flag=true): its value is never in the next argument
+    # that starts with "-" (click then takes the flag alone).
+    optional_value: bool = False
 
 
 class Config:

@@ -122,8 +122,8 @@ def ireebench_register_commands(cli):
     built-ins register ``replay`` (``replay_backend``), ``compare``
     (``compare``) and ``plugins`` (``introspection``).
 
-    :param cli: an :class:`ireebench.cli.commands.CommandGroup` (a
-        :class:`click.Group`).
+    :param cli: the group of subcommands (a :class:`click.Group` whose
+        ``command()`` also takes ``reads_reports=True``).
     """
 
 
@@ -577,9 +577,9 @@ def ireebench_load_reports(config, reference, like):
     """Load the saved reports a reference names, when it is not a file path.
 
     Called once per reference by every command that reads Google Benchmark
-    JSON reports (``ireebench compare``, and other plugins' commands
-    through :func:`ireebench.comparison.inputs.load_reports`), never by a
-    benchmark run. The first non-``None`` result wins; ``None`` everywhere
+    JSON reports (``ireebench compare``, and plugins' subcommands through
+    ``config.load_reports(reference)`` or
+    :func:`ireebench.comparison.load_reports`), never by a benchmark run. The first non-``None`` result wins; ``None`` everywhere
     means the reference is a file path, read as ireebench or the native
     tool wrote it. A results store answers the references it owns
     (the built-in ``store``: ``stored:latest``, ``stored:RUN_ID``,
@@ -599,4 +599,25 @@ def ireebench_load_reports(config, reference, like):
         reference names a history, runs newest first: it is compared as a
         history (a baseline learned from the runs' spread) however many runs
         it holds.
+    """
+
+
+@hookspec
+@per_plugin
+def ireebench_load_reports_addoption(parser):
+    """Register the options your ``ireebench_load_reports`` reads.
+
+    Called once per plugin while ireebench builds its subcommands, for the
+    subcommands registered with ``reads_reports=True``
+    (``@cli.command(reads_reports=True)``; see
+    ``ireebench_register_commands``): each gets these options, so that
+    ``config.load_reports("stored:latest")`` in its callback reads the store
+    its command line names. The built-in ``store`` adds
+    ``--benchmark_storage``, ``--where``, ``--window`` and ``--any_machine``
+    (``ireebench compare`` gets them from ``ireebench_compare_addoption``).
+    Read them in ``ireebench_load_reports`` as ``config.getoption(NAME)``.
+    An option the subcommand has already is an error naming both.
+
+    :param parser: an option parser: ``parser.addoption("--name", "name",
+        help=..., group=...)`` as in ``ireebench_addoption``.
     """

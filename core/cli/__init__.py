@@ -33,6 +33,7 @@ from ..results import RunResult
 from ..runner import run_config
 from ..signals import sigterm_raises
 from ..streams import CliStream, open_standard_streams, prints_to_stderr
+from .argv import first_word
 from .command import load_plugins, parse_args
 from .commands import build_command_group, builtin_usage_exit_code, run_subcommand
 
@@ -50,7 +51,8 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 
     The plugins are loaded from the whole command line first (flag files
     expanded), then asked for their subcommands: ``ireebench NAME ...`` runs
-    the subcommand ``NAME`` if one is registered, anything else is the
+    the subcommand ``NAME`` if one is registered (``--plugin``/``-p`` may
+    come before it: ``ireebench --plugin X NAME``), anything else is the
     benchmark run.
 
     :param plugins: plugin objects or modules registered for this run only.
@@ -64,12 +66,17 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
             invocation = load_plugins(list(argv), stdout, stderr, plugins)
             invocation.commands = build_command_group(invocation.pm)
         except UsageError as exc:
-            if argv and not str(argv[0]).startswith("-"):  # a subcommand's own usage status
-                exc.exit_code = builtin_usage_exit_code(str(argv[0]))
+            words = [str(arg) for arg in argv]
+            position = first_word(words)
+            name = words[position] if position < len(words) else ""
+            if name and not name.startswith("-"):  # a subcommand's own usage status
+                exc.exit_code = builtin_usage_exit_code(name)
             raise
         argv = invocation.argv
-        if argv and argv[0] in invocation.commands.commands:
-            return run_subcommand(invocation, argv[0], argv[1:])
+        position = first_word(argv)
+        if position < len(argv) and argv[position] in invocation.commands.commands:
+            return run_subcommand(invocation, argv[position],
+                                  argv[:position] + argv[position + 1:])
         return _run(parse_args(argv, invocation))
 
 

@@ -77,12 +77,18 @@ class GroupedOption(click.Option):
     option applies to the whole run. ``axis_expression=True``: the value's
     ``{AXIS}`` placeholders are the option's plugin's to evaluate per
     benchmark (``--counter flops=2*{bs}*512``), so a sweep leaves them.
+    ``requires=CAPABILITY`` (or a tuple: any of them): only a backend with
+    that capability honours the option, so given to another it is refused
+    in one line naming the capability (:func:`ireebench.backend.check_capabilities`)
+    instead of being silently ignored.
     """
 
     def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE,
                  module_run: bool = False, native_flag: bool = False, whole_run: bool = False,
-                 per_point: bool = False, axis_expression: bool = False, **kwargs):
+                 per_point: bool = False, axis_expression: bool = False, requires=(),
+                 **kwargs):
         super().__init__(*args, **kwargs)
+        self.requires = (requires,) if isinstance(requires, str) else tuple(requires)
         self.group = group
         self.plugin = plugin
         self.module_run = module_run
@@ -97,7 +103,8 @@ class GroupedOption(click.Option):
         return OptionSpec(self.name, self.plugin, self.group,
                           tuple(self.opts) + tuple(self.secondary_opts),
                           not self.is_flag and self.nargs != 0, self.default, native,
-                          self.whole_run, self.per_point, self.axis_expression)
+                          self.whole_run, self.per_point, self.axis_expression, self.requires,
+                          isinstance(self.type, BoolFlag))
 
 
 class OptionParser:
@@ -122,7 +129,9 @@ class OptionParser:
         one the native tool has too, ``whole_run=True`` one that natively
         concerns the whole run, ``per_point=True`` one that may differ
         between the points of a sweep, ``axis_expression=True`` one whose
-        ``{AXIS}`` placeholders its plugin evaluates (see :class:`GroupedOption`).
+        ``{AXIS}`` placeholders its plugin evaluates, ``requires=CAPABILITY``
+        one that only a backend with that capability honours (see
+        :class:`GroupedOption`).
         """
         if attrs.pop("is_flag", False) or attrs.get("type") is bool:
             attrs["type"] = BOOL
