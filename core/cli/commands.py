@@ -45,6 +45,9 @@ from .options import CORE, OptionParser
 
 # The attribute that marks a click command as a reader of saved reports.
 READS_REPORTS = "reads_reports"
+# Where the values of the readers' options are kept (ctx.meta, shared by the
+# contexts of one command line): not the callback's arguments.
+READING_VALUES = "ireebench.reading_options"
 
 
 class CommandGroup(click.Group):
@@ -111,7 +114,12 @@ def _all_commands(group: click.Group, prefix: str = ""):
 
 def reading_options(pm) -> list:
     """The options plugins add for reading saved reports
-    (``ireebench_load_reports_addoption``), each recording its plugin."""
+    (``ireebench_load_reports_addoption``), each recording its plugin.
+
+    Their values are kept for :meth:`CommandConfig.getoption` (the readers'
+    ``config.getoption``), not passed to the command's callback, which did
+    not declare them.
+    """
     parser = OptionParser()
     for plugin_name, call in implementations(pm, "ireebench_load_reports_addoption",
                                              registration_order=True):
@@ -120,7 +128,15 @@ def reading_options(pm) -> list:
             call(parser=parser)
         finally:
             parser.plugin = CORE
+    for option in parser.options:
+        option.expose_value = False
+        option.callback = _keep_reading_value
     return parser.options
+
+
+def _keep_reading_value(ctx: click.Context, param: click.Parameter, value):
+    ctx.meta.setdefault(READING_VALUES, {})[param.name] = value
+    return value
 
 
 def _add_reading_options(name: str, command: click.Command, options: list) -> None:
@@ -161,11 +177,14 @@ class CommandConfig(Config):
         """The parsed value of the subcommand's option ``name`` (a nested command's
         first, then its group's), else ``default``."""
         ctx = click.get_current_context(silent=True)
+        found = ctx.meta.get(READING_VALUES, {}) if ctx is not None else {}
         while ctx is not None:
             if name in ctx.params:
-                value = ctx.params[name]
-                return default if value is None else value
+                found = ctx.params
+                break
             ctx = ctx.parent
+        if name in found:
+            return default if found[name] is None else found[name]
         return super().getoption(name, default)
 
     def load_reports(self, reference: str, like: dict | None = None) -> list[tuple[str, dict]]:
@@ -233,8 +252,8 @@ def _invoke_in(command: click.Command, name: str, args: list[str], obj):
     ctx = make_context(command, f"ireebench {name}", args, obj)
     if ctx is None:  # --help
         return None
-    if isinstance(obj, CommandConfig):
-        obj.options = dict(ctx.params)
+    if isinstance(obj, CommandConfig):  # what getoption answers once the command is done
+        obj.options = {**ctx.meta.get(READING_VALUES, {}), **ctx.params}
     with ctx:
         try:
             return command.invoke(ctx)
