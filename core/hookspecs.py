@@ -42,6 +42,10 @@ import pluggy
 hookspec = pluggy.HookspecMarker("ireebench")
 hookimpl = pluggy.HookimplMarker("ireebench")
 
+# Public (ireebench._public): the markers, the spec decorators a plugin that
+# declares hooks may use, and every hook below by its name and arguments.
+__all__ = ["hookimpl", "hookspec", "named_objects", "per_plugin"]
+
 PER_PLUGIN_ATTR = "ireebench_per_plugin"
 NAMED_OBJECTS_ATTR = "ireebench_named_objects"
 
@@ -94,8 +98,8 @@ def ireebench_addhooks(pluginmanager):
     ``ireebench_<yourplugin>_<event>`` so that implementations are
     recognised by their name (and a misspelled one is refused). Call the
     hook where your plugin needs it: ``config.pm.hook.NAME(config=config,
-    ...)``, or :func:`ireebench.hookcall.call_hook` to have a failure blamed
-    on the implementing plugin. ``ireebench plugins`` lists who declared
+    ...)``, or :func:`ireebench.call_hook` to have a failure blamed on the
+    implementing plugin. ``ireebench plugins`` lists who declared
     each hook.
 
     :param pluginmanager: the run's :class:`ireebench.pluginmanager.PluginManager`.

@@ -80,6 +80,20 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
         return _run(parse_args(argv, invocation))
 
 
+def error_outcome(exc: BaseException) -> tuple[str, int] | None:
+    """The one line on stderr and the exit status a run that raised ``exc`` ends
+    with on the command line; None for an internal error (a bug)."""
+    if isinstance(exc, UsageError):
+        return f"ireebench: error: {exc.line}", exc.exit_code
+    if isinstance(exc, PluginError):
+        return f"ireebench: plugin error: {exc}", exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return "ireebench: interrupted", EXIT_INTERRUPTED
+    if isinstance(exc, Terminated):
+        return "ireebench: terminated", EXIT_TERMINATED
+    return None
+
+
 def run_cli(argv: list[str]) -> int:
     """Runs the CLI and returns the exit code; never raises for user or plugin errors."""
     open_standard_streams()  # ">&-": /dev/null, before any file takes the descriptor
@@ -90,26 +104,18 @@ def run_cli(argv: list[str]) -> int:
         except OutputClosed:
             stdout.silence()
             return EXIT_OUTPUT_CLOSED
-        except UsageError as exc:
-            print(f"ireebench: error: {exc.line}", file=sys.stderr)
-            return exc.exit_code
-        except PluginError as exc:
-            print(f"ireebench: plugin error: {exc}", file=sys.stderr)
-            return exc.exit_code
-        except KeyboardInterrupt:
-            print("ireebench: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        except Terminated:
-            print("ireebench: terminated", file=sys.stderr)
-            return EXIT_TERMINATED
         except SystemExit:
             raise  # sys.exit() in a plugin: its status, as Python gives it
-        except BaseException as exc:  # any other: one line, never a traceback
-            if os.environ.get(DEBUG_ENV):
-                raise
-            print(f"ireebench: internal error: {type(exc).__name__}: {one_line(exc)} "
-                  f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
-            return EXIT_PLUGIN_ERROR
+        except BaseException as exc:  # one line, never a traceback
+            outcome = error_outcome(exc)
+            if outcome is None:
+                if os.environ.get(DEBUG_ENV):
+                    raise
+                outcome = (f"ireebench: internal error: {type(exc).__name__}: "
+                           f"{one_line(exc)} (set {DEBUG_ENV}=1 for the traceback)",
+                           EXIT_PLUGIN_ERROR)
+            print(outcome[0], file=sys.stderr)
+            return outcome[1]
 
 
 def main(argv: list[str] | None = None) -> None:
