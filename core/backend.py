@@ -41,9 +41,11 @@ The capabilities (strings, so a plugin can declare one of its own):
     it hands the runtime flags, and the options plugins mark as the native
     tool's own (``native_flag=True``: ``--print_statistics``, output
     processing's), to the native tool that measures, which acts on them
-    itself (device profiling, allocator statistics, outputs), passes on
-    what the tool prints besides its report, and runs it with the
-    allocator variables ``--malloc_trim`` sets (``MALLOC_*``).
+    itself (device profiling, allocator statistics, outputs), and passes on
+    what the tool prints besides its report.
+``native_environment``
+    the native tool runs with this process's environment, so the glibc
+    allocator settings ``--malloc_trim`` makes there (``MALLOC_*``) hold.
 ``measured_workloads``
     it calls ``ireebench_measurements_finish`` with the workloads it
     measured, so follow-up passes rerun them (``--device_replay_output``).
@@ -99,6 +101,7 @@ PROFILING_PASSES = "profiling_passes"
 NATIVE_FLAGS = "native_flags"
 SWEEPS = "sweeps"
 MEASURED_WORKLOADS = "measured_workloads"
+NATIVE_ENVIRONMENT = "native_environment"
 
 # What each built-in capability means, in the words of a refusal.
 CAPABILITY_MEANING = {
@@ -111,6 +114,7 @@ CAPABILITY_MEANING = {
     NATIVE_FLAGS: "hands the runtime flags and the native tool's own flags to the native "
                   "tool that measures",
     MEASURED_WORKLOADS: "hands the workloads it measured to ireebench_measurements_finish",
+    NATIVE_ENVIRONMENT: "runs the native tool with this process's environment",
 }
 
 # Google Benchmark's flags that shape the report, which ireebench writes in
@@ -326,7 +330,8 @@ def check_kinds(config, backend: Backend) -> None:
 
 __all__ = [
     "ADAPTIVE_REPETITIONS", "BENCHMARK_TOOL", "CAPABILITY_MEANING", "IN_PROCESS",
-    "LOCAL_OUTPUT_OPTIONS", "MEASURED_WORKLOADS", "NATIVE_FLAGS", "PLUGIN_KINDS",
+    "LOCAL_OUTPUT_OPTIONS", "MEASURED_WORKLOADS", "NATIVE_ENVIRONMENT", "NATIVE_FLAGS",
+    "PLUGIN_KINDS",
     "PROFILING_PASSES", "REPETITION_SAMPLES", "SWEEPS", "Backend", "aggregates",
     "check_capabilities", "check_kinds", "check_runtime_flags_honoured", "context_from_benchmark_json", "forwarded_argv",
     "machine_context", "module_files", "native_error_line", "refusal", "require",

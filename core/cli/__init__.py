@@ -111,8 +111,8 @@ def run_cli(argv: list[str]) -> int:
             if outcome is None:
                 if os.environ.get(DEBUG_ENV):
                     raise
-                outcome = (f"ireebench: internal error: {type(exc).__name__}: "
-                           f"{one_line(exc)} (set {DEBUG_ENV}=1 for the traceback)",
+                outcome = ((f"ireebench: internal error: {type(exc).__name__}: "
+                           f"{one_line(exc)} (set {DEBUG_ENV}=1 for the traceback)"),
                            EXIT_PLUGIN_ERROR)
             print(outcome[0], file=sys.stderr)
             return outcome[1]

@@ -52,8 +52,8 @@ def examples_venv(tmp_path_factory):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
                    capture_output=True, timeout=120)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; "
-                              "print(sysconfig.get_paths()['purelib'])"], check=True,
+    purelib = subprocess.run([str(python), "-c", ("import sysconfig; "
+                              "print(sysconfig.get_paths()['purelib'])")], check=True,
                              capture_output=True, text=True, timeout=60).stdout.strip()
     # The suite's own packages (ireebench editable, pip, setuptools, pytest, IREE)
     # as site directories of the new environment: their .pth files run too.
@@ -80,8 +80,8 @@ def test_each_installed_example_passes_its_own_tests(examples_venv, tmp_path):
     assert " passed" in summary and "skipped" not in summary and "failed" not in summary, \
         result.stdout[-3000:]
     # The examples were imported from the environment, not from the source tree.
-    located = subprocess.run([str(examples_venv), "-c", "import ireebench_markdown; "
-                              "print(ireebench_markdown.__file__)"], capture_output=True,
+    located = subprocess.run([str(examples_venv), "-c", ("import ireebench_markdown; "
+                              "print(ireebench_markdown.__file__)")], capture_output=True,
                              text=True, check=True, cwd=tmp_path).stdout
     assert str(EXAMPLES) not in located and "site-packages" in located
 

@@ -179,7 +179,7 @@ def test_plugins_lists_each_backend_with_its_capabilities(ireebench):
     assert runtime == ["adaptive_repetitions", "in_process", "measured_workloads",
                        "plugin_kinds", "profiling_passes", "repetition_samples", "sweeps"]
     assert listed["native_backend"]["backend_capabilities"]["native"] == [
-        "measured_workloads", "native_flags", "repetition_samples"]
+        "measured_workloads", "native_environment", "native_flags", "repetition_samples"]
 
 
 def test_a_backend_that_is_neither_object_nor_callable_is_one_line(ireebench, tmp_path):

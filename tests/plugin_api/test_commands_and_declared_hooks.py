@@ -162,8 +162,8 @@ def test_an_implementation_without_its_declarer_is_refused_unless_optional(ireeb
     assert result.returncode == 0, result.stderr
     # Never called: said once, as a warning.
     assert ireebench_lines(result) == [
-        "ireebench: warning: plugin 'optional': ireebench_tags_for_row is declared by no loaded "
-        "plugin, so it is never called (is the plugin that declares it installed?)"]
+        ("ireebench: warning: plugin 'optional': ireebench_tags_for_row is declared by no loaded "
+        "plugin, so it is never called (is the plugin that declares it installed?)")]
 
 
 @pytest.mark.parametrize("hook, meant, declarer", [

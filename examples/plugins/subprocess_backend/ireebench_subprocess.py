@@ -16,7 +16,9 @@ The backend declares what it can do: ``repetition_samples`` (each
 repetition is a row of its own), so ``--benchmark_statistics`` works, and
 ``native_flags`` (the runtime flags and the native tool's own flags go to
 the child, and what the child prints besides its report — output
-processing, ``--print_statistics`` — comes back), so those work too. It
+processing, ``--print_statistics`` — comes back), so those work too, and
+``native_environment`` (the child keeps the allocator's variables, so
+``--malloc_trim`` holds there). It
 lacks ``adaptive_repetitions`` (the child decides its repetitions), so
 ``--benchmark_min_rel_accuracy`` is refused in one line naming that
 capability, and ``in_process`` (``--benchmark_cold_start``), and so on.
@@ -41,6 +43,7 @@ import subprocess
 from ireebench import Backend, UsageError, hookimpl
 from ireebench.backend import (
     BENCHMARK_TOOL,
+    NATIVE_ENVIRONMENT,
     NATIVE_FLAGS,
     REPETITION_SAMPLES,
     aggregates,
@@ -118,5 +121,6 @@ def run_in_subprocess(config, hub) -> int:
 
 @hookimpl
 def ireebench_backends(config):
-    return [Backend("subprocess", run_in_subprocess, {REPETITION_SAMPLES, NATIVE_FLAGS},
+    return [Backend("subprocess", run_in_subprocess,
+                    {REPETITION_SAMPLES, NATIVE_FLAGS, NATIVE_ENVIRONMENT},
                     "the native tool in a child process with a clean environment")]

@@ -29,5 +29,5 @@ def test_a_bracket_log_that_cannot_be_opened_is_one_line(ireebench_tester):
     result = ireebench_tester.run("--bracket_log=/nonexistent/dir/log.jsonl",
                                   plugins=[ireebench_bracket])
     assert result.exit_code == 1
-    assert result.error_lines == ["ireebench: error: profiler_bracket: cannot open "
-                                  "/nonexistent/dir/log.jsonl: No such file or directory"]
+    assert result.error_lines == [("ireebench: error: profiler_bracket: cannot open "
+                                  "/nonexistent/dir/log.jsonl: No such file or directory")]

@@ -47,9 +47,9 @@ def test_what_it_cannot_do_is_refused_naming_the_capability(ireebench_tester):
                                   plugins=PLUGINS)
     assert result.exit_code == 1
     assert result.error_lines == [
-        "ireebench: error: --device_replay_output=x.ireereplay: needs a backend that hands the "
+        ("ireebench: error: --device_replay_output=x.ireereplay: needs a backend that hands the "
         "workloads it measured to ireebench_measurements_finish (capability "
-        "'measured_workloads'); --backend=subprocess does not have it"]
+        "'measured_workloads'); --backend=subprocess does not have it")]
 
 
 def test_it_lists_the_benchmarks(ireebench_tester):
