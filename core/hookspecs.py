@@ -143,7 +143,10 @@ def ireebench_addoption(parser):
 
     :param parser: an :class:`ireebench.cli.options.OptionParser`; call
         ``parser.addoption("--my_flag", help=..., group="My plugin", ...)``.
-        Keyword arguments are those of :class:`click.Option`. The value is
+        Keyword arguments are those of :class:`click.Option`, and ireebench's
+        marks (``native_flag``, ``per_point``, ``requires=CAPABILITY``: an
+        option only a backend with that capability honours, refused in one
+        line on another; see :mod:`ireebench.backend`). The value is
         available later as ``config.getoption("my_flag")``.
     """
 

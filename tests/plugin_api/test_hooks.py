@@ -89,8 +89,9 @@ PLUGIN_HOOKS_AFTER = {
 }
 
 
-# Hooks of commands that read saved reports: a benchmark run never calls them.
-REPORT_READING_HOOKS = ("ireebench_load_reports",)
+# Hooks of commands that read saved reports: a benchmark run never calls them
+# (the options of the readers: only for a subcommand registered reads_reports).
+REPORT_READING_HOOKS = ("ireebench_load_reports", "ireebench_load_reports_addoption")
 
 
 def _expected_run_order() -> list[str]:
