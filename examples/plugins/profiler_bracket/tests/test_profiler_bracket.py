@@ -25,6 +25,16 @@ def test_the_bracket_holds_exactly_each_reported_repetition(ireebench_tester):
         assert (end["time_ns"] - begin["time_ns"]) * 1e-9 >= row.real_accumulated_time
 
 
+def test_a_backend_that_measures_elsewhere_is_refused(ireebench_tester):
+    log = ireebench_tester.tmp_path / "bracket.jsonl"
+    result = ireebench_tester.run("--backend=native", f"--bracket_log={log}",
+                                  plugins=[ireebench_bracket])
+    assert result.error_lines == [
+        (f"ireebench: error: --bracket_log={log}: needs a backend that measures in this process "
+        "with the IREE runtime (capability 'in_process'); --backend=native does not have it")]
+    assert not log.exists()
+
+
 def test_a_bracket_log_that_cannot_be_opened_is_one_line(ireebench_tester):
     result = ireebench_tester.run("--bracket_log=/nonexistent/dir/log.jsonl",
                                   plugins=[ireebench_bracket])

@@ -31,3 +31,13 @@ def test_every_row_and_dispatch_is_recorded(ireebench_tester):
 def test_dispatches_need_a_database(ireebench_tester):
     result = ireebench_tester.run("--sqlite_dispatches", plugins=[ireebench_sqlite])
     assert result.error_lines == ["ireebench: error: --sqlite_dispatches: needs --sqlite_db"]
+
+
+def test_dispatches_need_a_backend_that_reruns_workloads(ireebench_tester):
+    database = ireebench_tester.tmp_path / "results.db"
+    result = ireebench_tester.run("--backend=native", f"--sqlite_db={database}",
+                                  "--sqlite_dispatches", plugins=[ireebench_sqlite])
+    assert result.error_lines == [
+        ("ireebench: error: --sqlite_dispatches=true: needs a backend that can rerun its "
+        "workloads in an untimed profiling pass (capability 'profiling_passes'); "
+        "--backend=native does not have it")]
