@@ -138,3 +138,24 @@ def test_the_public_modules_are_importable_without_loading_a_plugin():
     for name in PUBLIC_MODULES:
         assert importlib.import_module(name).__all__, name
     assert Path(ireebench.__file__).parent.name == "core"
+
+
+def test_the_plugin_authors_page_points_at_public_names():
+    """docs/plugins.md's prose names only public modules and names (its "Stability"
+    section lists what is internal, on purpose)."""
+    text = (ROOT / "docs" / "plugins.md").read_text()
+    before, _, after = text.partition("## Stability")
+    prose = before + after.split("\n## ", 1)[-1] if "\n## " in after else before
+    named = set(re.findall(r"`(ireebench(?:\.\w+)+)", prose))
+    internal = []
+    for dotted in sorted(named):
+        parts = dotted.split(".")
+        module = "ireebench"
+        for part in parts[1:]:
+            if f"{module}.{part}" in PUBLIC:
+                module = f"{module}.{part}"
+                continue
+            if not _public_name(module, part):
+                internal.append(dotted)
+            break
+    assert internal == []
