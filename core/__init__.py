@@ -16,7 +16,9 @@ receive and return (``Config``, ``CommandConfig``, ``Invocation``,
 ``Statistic``), ``prepare_inputs``/``parse_inputs`` and the signature
 helpers (``declared_input_types``, ``parse_tensor_type``,
 ``element_type``) for a kind that makes its own inputs, and
-``module_functions`` for a plugin that looks at a module's signatures.
+``module_functions`` for a plugin that looks at a module's signatures,
+``stamp_rows`` for a backend with the ``sweeps`` capability (a point's
+context entries on each of its rows).
 Backend authors find their helpers in :mod:`ireebench.backend`, plugin
 tests theirs in :mod:`ireebench.testing`.
 
@@ -43,6 +45,7 @@ from .hookcall import call_hook
 from .hookspecs import hookimpl, hookspec
 from .inputs import parse_inputs, prepare_inputs
 from .kinds import Batch, InvocationKind
+from .points import stamp_rows
 from .profiling import ProfilingSink
 from .reporting import Reporter
 from .results import Counter, Run, RunResult
@@ -73,4 +76,5 @@ __all__ = [
     "Run", "RunResult", "StashKey", "Statistic", "UsageError", "Workload", "__version__",
     "call_hook", "declared_input_types", "element_type", "hookimpl", "hookspec",
     "module_functions", "parse_inputs", "parse_tensor_type", "prepare_inputs", "run",
+    "stamp_rows",
 ]
