@@ -23,13 +23,12 @@ import os
 
 import click
 from ireebench import names
-from ireebench.cli.command import add_plugin_options
-from ireebench.cli.options import OptionParser
+from ireebench.cli.commands import READS_REPORTS
 from ireebench.comparison.inputs import load_reports
 from ireebench.comparison.machine import ROW_KEYS, combined_provenance
-from ireebench.config import Config
 from ireebench.errors import UsageError
 from ireebench.outfiles import register_inputs, register_output, write_to
+from ireebench.reporting.humanize import finite_json
 
 HELP = """Join Google Benchmark JSON reports (the shards of a sweep) into one.
 
@@ -117,35 +116,13 @@ def merge_reports(reports: list[tuple[str, dict]]) -> dict:
     return {"context": context, "benchmarks": benchmarks}
 
 
-class MergeCommand(click.Command):
-    """``merge`` with the options plugins give commands that read reports
-    (``ireebench_compare_addoption``: a results store's ``--benchmark_storage``,
-    ``--where``...), so that ``stored:`` inputs resolve as in ``ireebench compare``."""
-
-    _reading: tuple = (None, [])  # (plugin manager, its options)
-
-    def get_params(self, ctx):
-        params = super().get_params(ctx)
-        pm = getattr(ctx.obj, "pm", None)
-        if pm is None:
-            return params
-        if self._reading[0] is not pm:
-            parser = OptionParser()
-            add_plugin_options(pm, parser, "ireebench_compare_addoption")
-            self._reading = (pm, parser.options)
-        return [*params[:-1], *self._reading[1], params[-1]]  # --help stays last
-
-
-@click.command("merge", cls=MergeCommand, help=HELP,
-               short_help="Join shard reports (JSON) into one.")
+@click.command("merge", help=HELP, short_help="Join shard reports (JSON) into one.")
 @click.argument("reports", nargs=-1, required=True, metavar="A.json B.json ...")
 @click.option("-o", "--output", "output", required=True, metavar="ALL.json",
               help="The merged report (written atomically; - for stdout).")
 @click.pass_obj
-def command(invocation, reports, output, **reading):
+def command(config, reports, output):
     """``ireebench merge A.json B.json ... -o ALL.json``."""
-    config = Config(invocation.pm, reading, [], ["merge", *reports], invocation.stdout,
-                    invocation.stderr)
     register_inputs(config, reports)
     if output != "-":
         register_output(config, "output", output)  # never over an input or the store
@@ -158,9 +135,15 @@ def command(invocation, reports, output, **reading):
         except UsageError as exc:  # the reader says "compare:"; this is merge
             raise UsageError("merge: " + str(exc).removeprefix("compare: ")) from None
     merged = merge_reports(loaded)
-    text = json.dumps(merged, indent=2) + "\n"
+    # A native report's NaN or Infinity becomes null: the merged file is valid JSON.
+    text = json.dumps(finite_json(merged), indent=2, allow_nan=False) + "\n"
     if output == "-":
-        invocation.stdout.write(text)
+        config.stdout.write(text)
         return 0
     write_to(output, "output", text)
     return 0
+
+
+# It reads saved reports: it takes their readers' options (a results store's
+# --benchmark_storage, --where...: ireebench_load_reports_addoption), as compare does.
+setattr(command, READS_REPORTS, True)
