@@ -23,7 +23,6 @@ import os
 
 import click
 from ireebench import names
-from ireebench.cli.commands import READS_REPORTS
 from ireebench.comparison.inputs import load_reports
 from ireebench.comparison.machine import ROW_KEYS, combined_provenance
 from ireebench.errors import UsageError
@@ -116,12 +115,22 @@ def merge_reports(reports: list[tuple[str, dict]]) -> dict:
     return {"context": context, "benchmarks": benchmarks}
 
 
-@click.command("merge", help=HELP, short_help="Join shard reports (JSON) into one.")
-@click.argument("reports", nargs=-1, required=True, metavar="A.json B.json ...")
-@click.option("-o", "--output", "output", required=True, metavar="ALL.json",
-              help="The merged report (written atomically; - for stdout).")
-@click.pass_obj
-def command(config, reports, output):
+def register(cli) -> None:
+    """Registers ``ireebench merge``, made anew for each command group: it reads saved
+    reports, so it takes their readers' options (``reads_reports``: a results
+    store's ``--benchmark_storage``, ``--where``...), as ``compare`` does."""
+
+    @cli.command("merge", reads_reports=True, help=HELP,
+                 short_help="Join shard reports (JSON) into one.")
+    @click.argument("reports", nargs=-1, required=True, metavar="A.json B.json ...")
+    @click.option("-o", "--output", "output", required=True, metavar="ALL.json",
+                  help="The merged report (written atomically; - for stdout).")
+    @click.pass_obj
+    def command(config, reports, output):
+        return merge_files(config, reports, output)
+
+
+def merge_files(config, reports, output) -> int:
     """``ireebench merge A.json B.json ... -o ALL.json``."""
     register_inputs(config, reports)
     if output != "-":
@@ -142,8 +151,3 @@ def command(config, reports, output):
         return 0
     write_to(output, "output", text)
     return 0
-
-
-# It reads saved reports: it takes their readers' options (a results store's
-# --benchmark_storage, --where...: ireebench_load_reports_addoption), as compare does.
-setattr(command, READS_REPORTS, True)
