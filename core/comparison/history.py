@@ -14,14 +14,26 @@ each benchmark is its recent stored runs (their number is the store's
    with one). The band is what run-to-run drift has done so far;
 2. **significant**: the two-sided Mann-Whitney U test of the new
    repetitions against the stored runs' pooled repetitions rejects at
-   ``alpha`` (the new run has :data:`~ireebench.comparison.model.MIN_REPETITIONS`
-   or more repetitions; otherwise the verdict is ``inconclusive``);
+   ``alpha`` after the correction over the suite (the new run has
+   :data:`~ireebench.comparison.model.MIN_REPETITIONS` or more
+   repetitions; otherwise the verdict is ``inconclusive``);
 3. **beyond the threshold**: the Hodges-Lehmann change new/pooled exceeds
    the benchmark's ``--threshold``.
 
-A benchmark the test finds slower (or faster) but whose median stays in the
-band is ``no significant change``, with a note: the stored runs have drifted
-as much before. The change, its interval and the p-value are those of
+**Disturbed stored runs are left out.** A stored run whose report says its
+machine was busy (:mod:`.disturbance`: load above the CPUs, other busy
+processes, this benchmark's repetitions in separate regimes, its CPU share
+below one CPU on ``local-sync`` when real time is compared) is left out of
+the benchmark's baseline, pooled repetitions and band alike, and named
+(``left_out``), as long as one quiet run remains; when every run was
+disturbed they are all kept, and a note says so. One bad night then
+widens nothing.
+
+The verdicts of the suite, the band's rule (a significant change whose
+median stays in the band is ``no significant change``, said beside the
+verdict), the detectable change (``cannot judge``) and the new run's
+disturbances are :func:`ireebench.comparison.judgement.judge`'s; the
+change, its interval and the p-value are those of
 :func:`ireebench.comparison.model.compare_benchmark` against the pooled
 repetitions, so the table reads like a comparison of two reports.
 """
@@ -32,17 +44,26 @@ from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..stats import median, median_ci
-from .inputs import METRICS, BenchmarkFile, BenchmarkRows
-from .model import (
-    FASTER,
-    NO_CHANGE,
-    SLOWER,
-    CompareOptions,
-    Comparison,
-    compare_benchmark,
-    context_notes,
+from .disturbance import (
+    benchmark_disturbances,
+    cpu_share,
+    describe,
+    relevant,
+    run_disturbances,
+    shared_cpus,
 )
-from .utest import geometric_mean
+from .inputs import METRICS, BenchmarkFile, BenchmarkRows
+from .judgement import (
+    Judged,
+    check_rows,
+    choose_metric,
+    context_notes,
+    explained_by_shares,
+    judge,
+    name_disturbed_runs,
+    options_for,
+)
+from .model import AUTO_METRIC, CompareOptions, Comparison, compare_benchmark
 
 
 @dataclass(frozen=True)
@@ -62,36 +83,54 @@ def run_spread(label: str, values: list[float], confidence: float) -> RunSpread:
     return RunSpread(label, median(values), interval[0], interval[1], len(values))
 
 
-def _baseline(name: str, history: list[BenchmarkFile], metric: str, confidence: float):
-    """The pooled rows and the spreads of every stored run that measured ``name``."""
+def _usable(rows: BenchmarkRows, metric: str) -> list[float]:
+    values, _ = rows.values(metric)
+    return values if values and min(values) > 0 else []
+
+
+@dataclass
+class Baseline:
+    """One benchmark's baseline: the pooled repetitions of the runs kept, their
+    spreads, the disturbed runs left out (``label (why)``), and when every run was
+    disturbed, what disturbed them (all kept) and whether they shared their CPUs."""
+
+    pooled: BenchmarkRows | None
+    spreads: list[RunSpread]
+    left_out: list[str]
+    every_disturbed: list[str]
+    shared_cpus: bool
+    cpu_share: float | None = None  # the median of the kept runs' CPU shares
+
+
+def _baseline(name: str, runs: list[tuple[BenchmarkFile, BenchmarkRows]], metric: str,
+              confidence: float) -> Baseline:
+    """The baseline of one benchmark (see the module doc)."""
+    measured, quiet = [], []
+    for report, rows in runs:
+        values = _usable(rows, metric)
+        if not values:
+            continue
+        found = relevant(run_disturbances(report) + benchmark_disturbances(report, rows),
+                         metric)
+        measured.append((report, values, found, cpu_share(rows)))
+        if not found:
+            quiet.append(measured[-1])
+    kept = quiet or measured
+    shares = [share for *_, share in kept if share is not None]
+    share = median(shares) if shares else None
     pooled: BenchmarkRows | None = None
     spreads: list[RunSpread] = []
-    for report in history:
-        rows = report.benchmarks.get(name)
-        if rows is None:
-            continue
-        values, _ = rows.values(metric)
-        if not values or min(values) <= 0:
-            continue
+    for report, values, *_ in kept:
         if pooled is None:
-            pooled = BenchmarkRows(name, rows.time_unit)
+            pooled = BenchmarkRows(name, runs[0][1].time_unit)
         pooled.repetitions[metric].extend(values)
         spreads.append(run_spread(report.path, values, confidence))
-    return pooled, spreads
-
-
-def _within_band(result, spreads: list[RunSpread]) -> None:
-    """Demotes a significant change whose median stays in the stored runs' band."""
-    result.band_low = min(spread.low for spread in spreads)
-    result.band_high = max(spread.high for spread in spreads)
-    moved = {SLOWER: result.new is not None and result.new > result.band_high,
-             FASTER: result.new is not None and result.new < result.band_low}
-    if result.verdict in moved and not moved[result.verdict]:
-        result.notes.append(
-            f"{result.verdict} than the pooled runs (p={result.pvalue:.3g}) but within the "
-            f"band of their medians' intervals: the stored runs drifted as much")
-        result.verdict = NO_CHANGE
-    result.regression = result.verdict == SLOWER and result.change > result.threshold
+    if quiet:
+        left_out = [f"{report.path} ({describe(found)})" for report, _, found, _ in measured
+                    if found]
+        return Baseline(pooled, spreads, left_out, [], False, share)
+    return Baseline(pooled, spreads, [], [describe(found) for _, _, found, _ in measured],
+                    any(shared_cpus(found) for _, _, found, _ in measured), share)
 
 
 def compare_history(history: list[BenchmarkFile], new: BenchmarkFile, options: CompareOptions,
@@ -104,20 +143,40 @@ def compare_history(history: list[BenchmarkFile], new: BenchmarkFile, options: C
     (the first run of a new gate), with a note (``notes``, what the
     history's loader said of it, when it said something).
     """
-    if options.metric not in METRICS:
-        raise UsageError(f"--metric={options.metric}: one of {', '.join(METRICS)}")
+    if options.metric not in (*METRICS, AUTO_METRIC):
+        raise UsageError(f"--metric={options.metric}: one of {', '.join(METRICS)}, "
+                         f"{AUTO_METRIC}")
+    check_rows(new)
     comparison = Comparison(label, new.path, options, [],
                             history=[report.path for report in history])
+    items = []
+    new_run = run_disturbances(new)
     for name, new_rows in new.benchmarks.items():
-        pooled, spreads = _baseline(name, history, options.metric, options.confidence)
-        if pooled is None:
+        runs = [(report, report.benchmarks[name]) for report in history
+                if name in report.benchmarks]
+        metric, metric_note = choose_metric(options, runs, (new, new_rows))
+        baseline = _baseline(name, runs, metric, options.confidence)
+        if baseline.pooled is None:
             comparison.only_new.append(name)
             continue
-        result = compare_benchmark(name, pooled, new_rows, options)
-        result.baseline_runs = [spread.label for spread in spreads]
+        result = compare_benchmark(name, baseline.pooled, new_rows,
+                                   options_for(options, metric))
+        result.baseline_runs = [spread.label for spread in baseline.spreads]
+        result.left_out = baseline.left_out
+        if metric_note:
+            result.notes.append(metric_note)
+        every = baseline.every_disturbed
+        if every:
+            result.notes.append(f"every stored run was disturbed ({'; '.join(every[:3])}"
+                                f"{' ...' if len(every) > 3 else ''}): the baseline is theirs")
         if result.new is not None:
-            _within_band(result, spreads)
-        comparison.benchmarks.append(result)
+            result.band_low = min(spread.low for spread in baseline.spreads)
+            result.band_high = max(spread.high for spread in baseline.spreads)
+        items.append(Judged(result, baseline.pooled.values(metric)[0],
+                            new_rows.values(metric)[0],
+                            new_run + benchmark_disturbances(new, new_rows),
+                            baseline.shared_cpus,
+                            explained_by_shares(baseline.cpu_share, cpu_share(new_rows))))
     comparison.notes += list(notes)
     if not history:
         if not notes:
@@ -125,8 +184,5 @@ def compare_history(history: list[BenchmarkFile], new: BenchmarkFile, options: C
         comparison.notes.append("nothing compared: no baseline yet")
     else:
         comparison.notes += context_notes(history[0], new)
-    ratios = [b.ratio for b in comparison.benchmarks if b.ratio is not None]
-    if ratios:
-        comparison.geomean_change = geometric_mean(ratios) - 1.0
-        comparison.geomean_count = len(ratios)
-    return comparison
+    name_disturbed_runs(comparison, [new, *history])
+    return judge(comparison, items, options, False)

@@ -12,6 +12,10 @@
   at ``confidence = 1 - alpha`` excludes 1 exactly when the U test rejects
   at ``alpha`` (no ties). The model is a change by a factor (a shift of the
   logarithms), the natural one for run times.
+* :func:`shift_interval`: the same for the difference new - old (values
+  that can be 0 or negative, where a ratio means nothing);
+* :func:`detectable_ratio`: the smallest change the test could have found;
+* :func:`adjusted_pvalues`: Benjamini-Hochberg or Holm over a suite;
 * :func:`geometric_mean`.
 
 Everything is computed in plain Python over sorted lists (U from bisection:
@@ -198,6 +202,33 @@ def interval_rank(m: int, n: int, confidence: float, method: str,
     return max(0, min(k, (m * n) // 2))
 
 
+def _sorted_differences(old: list[float], new: list[float]) -> list[float]:
+    """The ``m * n`` differences ``new_j - old_i``, sorted."""
+    if len(old) * len(new) <= SMALL_PAIRS:
+        return sorted([b - a for b in new for a in old])
+    return np.sort(np.subtract.outer(np.asarray(new), np.asarray(old)).ravel()).tolist()
+
+
+def _middle(differences: list[float]) -> float:
+    middle = len(differences) // 2
+    return differences[middle] if len(differences) % 2 else \
+        (differences[middle - 1] + differences[middle]) / 2.0
+
+
+def _bounds(differences: list[float], m: int, n: int, confidence: float, method: str,
+            tie_term: float) -> tuple[float, float] | None:
+    """Moses' interval of the shift: order statistics of the sorted differences."""
+    k = interval_rank(m, n, confidence, method, tie_term)
+    if k < 1:
+        return None
+    return differences[k - 1], differences[m * n - k]
+
+
+def _method(method: str, m: int, n: int, values: list[float]) -> tuple[str, float]:
+    has_ties, tie_term = tie_groups(values)
+    return (choose_method(m, n, has_ties) if method == "auto" else method), tie_term
+
+
 def ratio_interval(old, new, confidence: float = 0.95, method: str = "auto") -> RatioInterval:
     """The Hodges-Lehmann ratio new/old and Moses' interval at ``confidence``.
 
@@ -213,24 +244,94 @@ def ratio_interval(old, new, confidence: float = 0.95, method: str = "auto") -> 
     if min(old) <= 0 or min(new) <= 0:
         raise ValueError("times must be positive")
     m, n = len(old), len(new)
-    has_ties, tie_term = tie_groups(old + new)
-    if method == "auto":
-        method = choose_method(m, n, has_ties)
-    if m * n <= SMALL_PAIRS:
-        log_old = [math.log(v) for v in old]
-        differences = sorted([b - a for b in map(math.log, new) for a in log_old])
-    else:
-        differences = np.sort(np.subtract.outer(np.log(new), np.log(old)).ravel()).tolist()
-    middle = len(differences) // 2
-    median = differences[middle] if len(differences) % 2 else \
-        (differences[middle - 1] + differences[middle]) / 2.0
-    ratio = math.exp(median)
-    k = interval_rank(m, n, confidence, method, tie_term)
-    if k < 1:
+    method, tie_term = _method(method, m, n, old + new)
+    differences = _sorted_differences([math.log(v) for v in old], [math.log(v) for v in new])
+    ratio = math.exp(_middle(differences))
+    bounds = _bounds(differences, m, n, confidence, method, tie_term)
+    if bounds is None:
         return RatioInterval(ratio, None, None, confidence)
-    low = math.exp(differences[k - 1])
-    high = math.exp(differences[m * n - k])
-    return RatioInterval(ratio, low, high, confidence)
+    return RatioInterval(ratio, math.exp(bounds[0]), math.exp(bounds[1]), confidence)
+
+
+def shift_interval(old, new, confidence: float = 0.95, method: str = "auto") -> RatioInterval:
+    """The Hodges-Lehmann shift new - old and Moses' interval at ``confidence``.
+
+    The additive model, for values that can be 0 or negative (a count of
+    page faults, a heap's growth), where a ratio has no meaning: the
+    median of the ``m * n`` differences and the same order statistics as
+    :func:`ratio_interval`'s (returned in a :class:`RatioInterval` whose
+    ``ratio`` is the shift).
+
+    :raises ValueError: an empty sample, a value that is not finite, a
+        confidence outside (0, 1).
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence {confidence} is not between 0 and 1")
+    old, new = _values(old, "old"), _values(new, "new")
+    m, n = len(old), len(new)
+    method, tie_term = _method(method, m, n, old + new)
+    differences = _sorted_differences(old, new)
+    bounds = _bounds(differences, m, n, confidence, method, tie_term)
+    if bounds is None:
+        return RatioInterval(_middle(differences), None, None, confidence)
+    return RatioInterval(_middle(differences), bounds[0], bounds[1], confidence)
+
+
+def detectable_ratio(old, new, alpha: float, method: str = "auto") -> float | None:
+    """The smallest change by a factor the U test could have found in samples like these.
+
+    Half the width of Moses' interval of the ratio at ``1 - alpha``, as a
+    factor (``sqrt(high / low)``): the interval excludes 1, so the test
+    rejects at ``alpha``, only once the new times move by more than that
+    from where they are. ``None``: too few values for an interval at that
+    level (no change is detectable). Positive values only.
+    """
+    interval = ratio_interval(old, new, 1.0 - alpha, method)
+    if interval.low is None:
+        return None
+    return math.sqrt(interval.high / interval.low)
+
+
+CORRECTIONS = ("bh", "holm", "none")
+
+
+def adjusted_pvalues(pvalues: list[float], correction: str = "bh") -> list[float]:
+    """The p-values adjusted for testing them all at once, in their order.
+
+    * ``bh``: Benjamini-Hochberg (``p_(i) * m / i``, made monotone from the
+      largest down): the expected share of false discoveries among the
+      significant ones is at most alpha; when no benchmark changed (identical
+      builds) that is the chance of any false alarm, so the family-wise
+      rate is alpha too;
+    * ``holm``: Holm-Bonferroni (``p_(i) * (m - i + 1)``, made monotone from
+      the smallest up): the chance of any false alarm is at most alpha
+      whatever changed, at a cost in power for large suites;
+    * ``none``: as they are.
+
+    As ``statsmodels.stats.multitest.multipletests`` computes ``fdr_bh`` and
+    ``holm``, capped at 1.
+
+    :raises ValueError: an unknown correction.
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r} (one of {', '.join(CORRECTIONS)})")
+    m = len(pvalues)
+    if correction == "none" or m < 2:
+        return list(pvalues)
+    order = sorted(range(m), key=lambda index: pvalues[index])
+    adjusted = [0.0] * m
+    if correction == "bh":
+        running = 1.0
+        for rank in range(m, 0, -1):  # from the largest p-value down
+            index = order[rank - 1]
+            running = min(running, pvalues[index] * m / rank)
+            adjusted[index] = running
+    else:
+        running = 0.0
+        for rank, index in enumerate(order):  # from the smallest up
+            running = max(running, min(1.0, pvalues[index] * (m - rank)))
+            adjusted[index] = running
+    return adjusted
 
 
 def geometric_mean(values) -> float:
