@@ -129,7 +129,8 @@ def _baseline(name: str, runs: list[tuple[BenchmarkFile, BenchmarkRows]], metric
         left_out = [f"{report.path} ({describe(found)})" for report, _, found, _ in measured
                     if found]
         return Baseline(pooled, spreads, left_out, [], False, share)
-    return Baseline(pooled, spreads, [], [describe(found) for _, _, found, _ in measured],
+    every = list(dict.fromkeys(describe(found) for _, _, found, _ in measured))
+    return Baseline(pooled, spreads, [], every,
                     any(shared_cpus(found) for _, _, found, _ in measured), share)
 
 

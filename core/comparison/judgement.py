@@ -235,7 +235,9 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
         band = _band(r, higher)
         if band is not None and _tested(item):
             r.detectable = None if r.detectable is None else max(r.detectable, band)
-        if options.detectable is not None and r.verdict == NO_CHANGE:
+        # A difference from an old median of 0 has no relative size to detect.
+        relative = not (r.additive and not r.old)
+        if options.detectable is not None and r.verdict == NO_CHANGE and relative:
             limit = max(options.detectable, r.threshold)
             if r.detectable is None:
                 r.verdict = CANNOT_JUDGE
@@ -244,8 +246,7 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
                                                           if level < options.alpha else ""))
             elif r.detectable > limit:
                 r.verdict = CANNOT_JUDGE
-                _add_reason(r, f"could see only a change beyond {_percent(r.detectable)} "
-                               f"(> {_percent(limit)})")
+                _add_reason(r, f"detectable ±{_percent(r.detectable)} > {_percent(limit)}")
         _disturbed(item, options)
         r.regression = is_regression(r, higher)
     comparison.benchmarks = [item.result for item in items]

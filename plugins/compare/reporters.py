@@ -134,6 +134,8 @@ def format_detectable(benchmark) -> str:
     """The smallest change the benchmark could have shown: ``±4.1%``, ``exact``, ``none``."""
     if benchmark.method == "equal values":
         return "exact"
+    if getattr(benchmark, "additive", False) and not benchmark.old:
+        return "-"  # a difference from 0: no relative size
     if benchmark.detectable is None:
         return "none" if benchmark.pvalue is not None and benchmark.verdict != INCONCLUSIVE \
             else "-"
