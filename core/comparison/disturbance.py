@@ -19,8 +19,8 @@ report says so itself, and the gate listens (:mod:`.judgement`,
   ``findings`` (``multimodal_repetitions``, the ``modality`` plugin's: its
   repetitions fell into separate regimes), and its **CPU share** on a
   synchronous CPU device (``local-sync``, which runs the benchmark on the
-  calling thread and needs one whole CPU): the median over the
-  repetitions of CPU time / real time below :data:`MIN_CPU_SHARE` means the
+  calling thread and needs one whole CPU): the repetitions' total CPU time
+  over their total real time below :data:`MIN_CPU_SHARE` means the
   thread waited for a CPU for part of the time (preemption), so real time
   measured the load; CPU time did not (``--metric=auto`` compares it
   instead, :func:`preempted`).
@@ -31,7 +31,7 @@ record theirs per row), else the context's.
 
 from __future__ import annotations
 
-import statistics
+import math
 from dataclasses import dataclass
 
 from .inputs import BenchmarkFile, BenchmarkRows
@@ -98,11 +98,15 @@ def synchronous_cpu(devices: list[str]) -> bool:
 
 
 def cpu_share(rows: BenchmarkRows) -> float | None:
-    """The median CPU time / real time of the repetitions (None without both times)."""
+    """The repetitions' CPU time over their real time, totals (None without both
+    times): the share of the wall time the benchmark had a CPU, so that a few
+    repetitions that waited long count as long as they waited."""
     real = rows.repetitions.get("real_time") or []
     cpu = rows.repetitions.get("cpu_time") or []
-    shares = [c / r for r, c in zip(real, cpu) if r > 0]
-    return statistics.median(shares) if shares and len(real) == len(cpu) else None
+    total = math.fsum(real)
+    if not real or len(real) != len(cpu) or total <= 0:
+        return None
+    return math.fsum(cpu) / total
 
 
 def preempted(report: BenchmarkFile, rows: BenchmarkRows) -> float | None:
@@ -151,5 +155,15 @@ def shared_cpus(found: list[Disturbance]) -> bool:
     return any(d.what in SHARED_CPUS for d in found)
 
 
+# How each kind of disturbance is named in a summary.
+KINDS = {"load_average": "load above the CPUs", "busy_processes": "other busy processes",
+         "multimodal": "repetitions in separate regimes", "cpu_share": "a CPU share below one"}
+
+
 def describe(found: list[Disturbance]) -> str:
     return "; ".join(str(item) for item in found)
+
+
+def kinds(found: list[Disturbance]) -> str:
+    """The kinds of ``found``, once each (``load above the CPUs, other busy processes``)."""
+    return ", ".join(dict.fromkeys(KINDS.get(d.what, d.what) for d in found))

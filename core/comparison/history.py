@@ -48,6 +48,7 @@ from .disturbance import (
     benchmark_disturbances,
     cpu_share,
     describe,
+    kinds,
     relevant,
     run_disturbances,
     shared_cpus,
@@ -97,7 +98,7 @@ class Baseline:
     pooled: BenchmarkRows | None
     spreads: list[RunSpread]
     left_out: list[str]
-    every_disturbed: list[str]
+    every_disturbed: str
     shared_cpus: bool
     cpu_share: float | None = None  # the median of the kept runs' CPU shares
 
@@ -128,8 +129,8 @@ def _baseline(name: str, runs: list[tuple[BenchmarkFile, BenchmarkRows]], metric
     if quiet:
         left_out = [f"{report.path} ({describe(found)})" for report, _, found, _ in measured
                     if found]
-        return Baseline(pooled, spreads, left_out, [], False, share)
-    every = list(dict.fromkeys(describe(found) for _, _, found, _ in measured))
+        return Baseline(pooled, spreads, left_out, "", False, share)
+    every = kinds([d for _, _, found, _ in measured for d in found])
     return Baseline(pooled, spreads, [], every,
                     any(shared_cpus(found) for _, _, found, _ in measured), share)
 
@@ -166,10 +167,9 @@ def compare_history(history: list[BenchmarkFile], new: BenchmarkFile, options: C
         result.left_out = baseline.left_out
         if metric_note:
             result.notes.append(metric_note)
-        every = baseline.every_disturbed
-        if every:
-            result.notes.append(f"every stored run was disturbed ({'; '.join(every[:3])}"
-                                f"{' ...' if len(every) > 3 else ''}): the baseline is theirs")
+        if baseline.every_disturbed:
+            result.notes.append(f"every stored run was disturbed ({baseline.every_disturbed}): "
+                                "the baseline is theirs")
         if result.new is not None:
             result.band_low = min(spread.low for spread in baseline.spreads)
             result.band_high = max(spread.high for spread in baseline.spreads)

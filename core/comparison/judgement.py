@@ -137,7 +137,8 @@ def options_for(options: CompareOptions, metric: str) -> CompareOptions:
 
 
 def _percent(fraction: float) -> str:
-    return f"{fraction * 100:.3g}%"
+    percent = fraction * 100
+    return f"{percent:.0f}%" if percent >= 100 else f"{percent:.3g}%"
 
 
 def _add_reason(result: BenchmarkComparison, reason: str) -> None:
@@ -246,7 +247,7 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
                                                           if level < options.alpha else ""))
             elif r.detectable > limit:
                 r.verdict = CANNOT_JUDGE
-                _add_reason(r, f"detectable ±{_percent(r.detectable)} > {_percent(limit)}")
+                _add_reason(r, f"detectable {_percent(r.detectable)} > {_percent(limit)}")
         _disturbed(item, options)
         r.regression = is_regression(r, higher)
     comparison.benchmarks = [item.result for item in items]

@@ -131,7 +131,7 @@ def format_verdict(benchmark) -> str:
 
 
 def format_detectable(benchmark) -> str:
-    """The smallest change the benchmark could have shown: ``±4.1%``, ``exact``, ``none``."""
+    """The smallest worsening the benchmark could have shown: ``4.1%``, ``exact``, ``none``."""
     if benchmark.method == "equal values":
         return "exact"
     if getattr(benchmark, "additive", False) and not benchmark.old:
@@ -139,7 +139,8 @@ def format_detectable(benchmark) -> str:
     if benchmark.detectable is None:
         return "none" if benchmark.pvalue is not None and benchmark.verdict != INCONCLUSIVE \
             else "-"
-    return f"±{benchmark.detectable * 100:.3g}%"
+    percent = benchmark.detectable * 100
+    return f"{percent:.0f}%" if percent >= 100 else f"{percent:.3g}%"
 
 
 def signs_differ(benchmark) -> bool:
