@@ -311,8 +311,7 @@ def sign_lines(comparison) -> list[str]:
     return [(f"{SIGN_MARK} Change is the Hodges-Lehmann estimate (the median of the new/old "
              f"ratios of all pairs of repetitions), not the ratio of the medians shown; where "
              f"marked the two differ in sign (the medians' change: {shown}{more}): the "
-             f"repetitions overlap, so the change is small and its interval says how sure "
-             f"it is")]
+             f"repetitions overlap, so the change is uncertain; its interval says how much")]
 
 
 def outcome(comparison) -> str:
