@@ -97,6 +97,13 @@ def synchronous_cpu(devices: list[str]) -> bool:
                                  for device in devices)
 
 
+def cpu_devices(devices: list[str]) -> bool:
+    """Whether every device is a CPU driver (``local-sync``, ``local-task``): the
+    benchmark's CPU time is the work, its CPU share how much CPU it got."""
+    return bool(devices) and all(device.split("://")[0].startswith("local-")
+                                 for device in devices)
+
+
 def cpu_share(rows: BenchmarkRows) -> float | None:
     """The repetitions' CPU time over their real time, totals (None without both
     times): the share of the wall time the benchmark had a CPU, so that a few

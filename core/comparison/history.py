@@ -18,7 +18,18 @@ each benchmark is its recent stored runs (their number is the store's
    :data:`~ireebench.comparison.model.MIN_REPETITIONS` or more
    repetitions; otherwise the verdict is ``inconclusive``);
 3. **beyond the threshold**: the Hodges-Lehmann change new/pooled exceeds
-   the benchmark's ``--threshold``.
+   the benchmark's ``--threshold``;
+4. **beyond the runs' own spread** (two stored runs or more): the new
+   median is an outlier among the stored runs' medians, as conbench's
+   lookback z-score asks, but with the uncertainty of a few runs: on the
+   logarithms, ``t = (log new - mean) / (s * sqrt(1 + 1/N))`` over the ``N``
+   kept runs (``s`` their standard deviation, at least the runs' own noise
+   of their medians), two-sided against Student's t with ``N - 1`` degrees
+   of freedom at ``alpha``. Repetitions of one run share its conditions, so
+   the U test alone (2.) takes every shift between runs for a change; this
+   test asks whether the shift is larger than the runs have shifted. Both
+   must reject: the verdict's p-value is the larger of the two (and is the
+   one the correction adjusts).
 
 **Disturbed stored runs are left out.** A stored run whose report says its
 machine was busy (:mod:`.disturbance`: load above the CPUs, other busy
@@ -40,22 +51,26 @@ repetitions, so the table reads like a comparison of two reports.
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
 
 from ..errors import UsageError
 from ..stats import median, median_ci
 from .disturbance import (
     benchmark_disturbances,
+    cpu_devices,
     cpu_share,
     describe,
+    devices_of,
     kinds,
     relevant,
     run_disturbances,
-    shared_cpus,
 )
 from .inputs import METRICS, BenchmarkFile, BenchmarkRows
 from .judgement import (
     Judged,
+    RunLevel,
     check_rows,
     choose_metric,
     context_notes,
@@ -65,6 +80,8 @@ from .judgement import (
     options_for,
 )
 from .model import AUTO_METRIC, CompareOptions, Comparison, compare_benchmark
+
+_Z95 = 1.959963984540054  # a 95 % interval's half-width in standard errors
 
 
 @dataclass(frozen=True)
@@ -92,15 +109,14 @@ def _usable(rows: BenchmarkRows, metric: str) -> list[float]:
 @dataclass
 class Baseline:
     """One benchmark's baseline: the pooled repetitions of the runs kept, their
-    spreads, the disturbed runs left out (``label (why)``), and when every run was
-    disturbed, what disturbed them (all kept) and whether they shared their CPUs."""
+    spreads, the disturbed runs left out (``label (why)``), what disturbed them
+    when every run was (all kept), and the median of the kept runs' CPU shares."""
 
     pooled: BenchmarkRows | None
     spreads: list[RunSpread]
     left_out: list[str]
     every_disturbed: str
-    shared_cpus: bool
-    cpu_share: float | None = None  # the median of the kept runs' CPU shares
+    cpu_share: float | None = None
 
 
 def _baseline(name: str, runs: list[tuple[BenchmarkFile, BenchmarkRows]], metric: str,
@@ -129,10 +145,27 @@ def _baseline(name: str, runs: list[tuple[BenchmarkFile, BenchmarkRows]], metric
     if quiet:
         left_out = [f"{report.path} ({describe(found)})" for report, _, found, _ in measured
                     if found]
-        return Baseline(pooled, spreads, left_out, "", False, share)
-    every = kinds([d for _, _, found, _ in measured for d in found])
-    return Baseline(pooled, spreads, [], every,
-                    any(shared_cpus(found) for _, _, found, _ in measured), share)
+        return Baseline(pooled, spreads, left_out, "", share)
+    return Baseline(pooled, spreads, [], kinds([d for *_, found, _ in measured for d in found]),
+                    share)
+
+
+def run_level(spreads: list[RunSpread], new_median: float | None) -> RunLevel | None:
+    """The new median against the spread of the kept runs' medians (the module doc's
+    run-level test); None with fewer than two runs or no new median."""
+    if new_median is None or new_median <= 0 or len(spreads) < 2:
+        return None
+    logs = [math.log(spread.median) for spread in spreads]
+    center = math.fsum(logs) / len(logs)
+    between = statistics.stdev(logs)
+    # A floor: the runs' own noise of their medians (half their intervals, as
+    # standard errors), so that runs that happened to agree do not make every
+    # new run an outlier.
+    halves = [math.log(spread.high / spread.low) / 2.0 / _Z95 for spread in spreads
+              if spread.low > 0 and spread.count > 1]
+    within = statistics.median(halves) if halves else 0.0
+    scale = max(between, within, 1e-9) * math.sqrt(1.0 + 1.0 / len(logs))
+    return RunLevel((math.log(new_median) - center) / scale, scale, len(logs) - 1)
 
 
 def compare_history(history: list[BenchmarkFile], new: BenchmarkFile, options: CompareOptions,
@@ -173,11 +206,13 @@ def compare_history(history: list[BenchmarkFile], new: BenchmarkFile, options: C
         if result.new is not None:
             result.band_low = min(spread.low for spread in baseline.spreads)
             result.band_high = max(spread.high for spread in baseline.spreads)
+        explained = 1.0
+        if cpu_devices(devices_of(new, new_rows)):
+            explained = explained_by_shares(baseline.cpu_share, cpu_share(new_rows))
         items.append(Judged(result, baseline.pooled.values(metric)[0],
                             new_rows.values(metric)[0],
-                            new_run + benchmark_disturbances(new, new_rows),
-                            baseline.shared_cpus,
-                            explained_by_shares(baseline.cpu_share, cpu_share(new_rows))))
+                            new_run + benchmark_disturbances(new, new_rows), explained,
+                            run_level(baseline.spreads, result.new)))
     comparison.notes += list(notes)
     if not history:
         if not notes:

@@ -12,7 +12,8 @@ on its own. A suite is judged together, here, for two reports
    was preempted, so its real time measured the wait): there the CPU time.
    With ``--metric=real_time`` the disagreement is noted.
 2. **The correction for many benchmarks** (``correction``): the U tests'
-   p-values are adjusted together (Benjamini-Hochberg by default, or Holm;
+   p-values (against a history, the larger of the U test's and the
+   run-level test's, :class:`RunLevel`) are adjusted together (Benjamini-Hochberg by default, or Holm;
    :func:`~ireebench.comparison.utest.adjusted_pvalues`) and a verdict is
    significant when its adjusted p-value is below alpha. On identical
    builds (no benchmark changed) both keep the chance of any false alarm in
@@ -30,20 +31,23 @@ on its own. A suite is judged together, here, for two reports
      :func:`~ireebench.comparison.utest.detectable_ratio`; a change by less
      cannot be significant;
    * the band's (against a history): how far above the baseline median the
-     band reaches (``band_high / baseline - 1``): a new median must clear it.
+     band reaches (``band_high / baseline - 1``): a new median must clear it;
+   * the run-level test's (against a history of two runs or more): the
+     change of a run's median that the spread of the stored runs' medians
+     lets that test find at the same level.
 
    A benchmark with no significant change whose detectable change is wider
    than ``max(detectable, its threshold)`` is ``cannot judge``: the gate
    could not have seen the change it is asked about.
 5. **Disturbances** (:mod:`.disturbance`): the new run's are named and
-   advise a re-run. A new run that shared its CPUs (load above the CPUs,
-   other busy processes, a CPU share below one CPU on ``local-sync``) and is
-   slower in real time than a baseline that did not share them is ``cannot
-   judge``, not a regression, unless the slowdown is beyond what the drop of
-   its CPU share explains (the interval's lower bound above the baseline's
-   CPU share over the new run's: a thread that got half a CPU takes twice
-   the real time). Against a baseline measured sharing its CPUs too (like
-   with like), and in CPU time, the verdict stands, with the advice.
+   advise a re-run. On a CPU device, a regression in real time no larger
+   than the drop of the new run's CPU share explains (the change's
+   interval's lower bound at most the baseline's CPU share over the new
+   run's: a thread that got half a CPU takes twice the real time) is
+   ``cannot judge``; like with like (the same share) the verdict stands.
+   CPU time does not count the wait: measured on the shared 2-CPU machine,
+   the CPU times of one module moved within ±7 % between runs whose CPU
+   shares differed tenfold, which the history's run-level test absorbs.
    Disturbed stored runs are left out of the baseline (:mod:`.history`).
 
 ``cannot judge`` makes the exit status 4
@@ -56,6 +60,7 @@ the engine) nothing is ``cannot judge``.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -63,12 +68,13 @@ from ..errors import UsageError, flag_error
 from .disturbance import (
     Disturbance,
     benchmark_disturbances,
+    cpu_devices,
     cpu_share,
     describe,
+    devices_of,
     preempted,
     relevant,
     run_disturbances,
-    shared_cpus,
 )
 from .inputs import TIME_METRICS, BenchmarkFile, BenchmarkRows
 from .model import (
@@ -84,26 +90,51 @@ from .model import (
     is_regression,
     significance,
 )
-from .utest import adjusted_pvalues, detectable_ratio, geometric_mean, shift_interval
+from .utest import (
+    adjusted_pvalues,
+    detectable_ratio,
+    geometric_mean,
+    shift_interval,
+    student_t_isf,
+    student_t_sf,
+)
 
 RERUN = "re-run advised"
+
+
+@dataclass(frozen=True)
+class RunLevel:
+    """The new run's median against the spread of a history's run medians (on the
+    logarithms): ``t = (log new - mean) / scale``, ``scale = s * sqrt(1 + 1/N)``,
+    Student's t with ``df = N - 1`` (see :mod:`.history`)."""
+
+    t: float
+    scale: float
+    df: int
+
+    def pvalue(self) -> float:
+        return min(1.0, 2.0 * student_t_sf(abs(self.t), self.df))
+
+    def detectable(self, level: float) -> float:
+        """The change of a run's median this test finds at ``level`` (two-sided)."""
+        return math.exp(student_t_isf(level / 2.0, self.df) * self.scale) - 1.0
 
 
 @dataclass
 class Judged:
     """One benchmark on its way through :func:`judge`: its comparison, the values
     compared (old: the pooled baseline against a history), what disturbed its
-    new run, and whether its baseline was measured sharing the CPUs too."""
+    new run, how much of a slowdown the drop of its CPU share explains, and,
+    against a history, the run-level test."""
 
     result: BenchmarkComparison
     old: list[float]
     new: list[float]
     disturbed: list[Disturbance] = field(default_factory=list)
-    # The baseline shared its CPUs too (like with like: a slowdown is judged).
-    baseline_shared_cpus: bool = False
-    # How much of a slowdown in real time the CPU shares explain: the baseline's
-    # CPU share over the new run's (1: none).
+    # The baseline's CPU share over the new run's, on a CPU device (1: no drop,
+    # or not a CPU device).
     explained: float = 1.0
+    run_level: RunLevel | None = None
 
 
 # --- the metric of each benchmark ------------------------------------------------
@@ -191,26 +222,23 @@ def explained_by_shares(old_share: float | None, new_share: float | None) -> flo
     return max(1.0, old_share / new_share)
 
 
-def _disturbed(item: Judged, options: CompareOptions) -> None:
-    """Step 5: the new run's disturbances named and a re-run advised; a slowdown in
-    real time of a new run that shared its CPUs, against a baseline that did not,
-    that the drop of its CPU share explains is not a regression."""
+def _disturbed(item: Judged, options: CompareOptions, higher: bool) -> None:
+    """Step 5: the new run's disturbances named and a re-run advised; a regression in
+    real time no larger than the drop of its CPU share explains is ``cannot judge``."""
     r = item.result
     found = relevant(item.disturbed, r.metric)
-    if not found:
-        return
-    r.disturbances = [str(d) for d in found]
-    r.advice = RERUN
-    if (options.detectable is None or not shared_cpus(found) or item.baseline_shared_cpus
-            or r.verdict != SLOWER or r.metric != "real_time"):
+    if found:
+        r.disturbances = [str(d) for d in found]
+        r.advice = RERUN
+    if (options.detectable is None or item.explained <= 1.0 or r.metric != "real_time"
+            or not is_regression(r, higher)):
         return
     bound = r.low if r.low is not None else r.change
-    if bound is not None and 1.0 + bound <= item.explained * (1.0 + 1e-9):
+    if bound is not None and 1.0 + bound <= item.explained:
         r.verdict = CANNOT_JUDGE
-        # The disturbances themselves are listed under the table (reporters).
-        _add_reason(r, "slower, but the new run shared its CPUs and the baseline did not"
-                       + (f"; its CPU share fell {item.explained:.2f}x"
-                          if item.explained > 1.0 else ""))
+        r.advice = RERUN
+        _add_reason(r, f"slower in real time, but its CPU share fell {item.explained:.2f}x: "
+                       "it waited for the CPU")
 
 
 def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
@@ -218,7 +246,12 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
     """The suite's verdicts (the module doc's steps 2 to 5), the regressions and the
     geometric mean; ``comparison.benchmarks`` becomes the items' results."""
     tested = [item for item in items if _tested(item)]
-    adjusted = adjusted_pvalues([item.result.pvalue for item in tested], options.correction)
+    for item in tested:
+        if item.run_level is not None:
+            item.result.run_pvalue = item.run_level.pvalue()
+    # Against a history both tests must reject (intersection-union): the larger p.
+    combined = [max(item.result.pvalue, item.result.run_pvalue or 0.0) for item in tested]
+    adjusted = adjusted_pvalues(combined, options.correction)
     comparison.tested = len(tested)
     level = options.alpha
     if options.correction != "none" and len(tested) > 1:
@@ -229,6 +262,13 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
         estimate = r.shift if r.additive else r.change
         r.verdict = significance(estimate, pvalue, options.alpha, higher)
         r.detectable = _test_detectable(item, level, options)
+        if item.run_level is not None:
+            if r.detectable is not None:
+                r.detectable = max(r.detectable, item.run_level.detectable(level))
+            if r.verdict == NO_CHANGE and r.pvalue < options.alpha <= r.run_pvalue:
+                side = "slower" if (r.change or 0) > 0 else "faster"
+                _add_reason(r, f"{side} than the pooled repetitions (p={r.pvalue:.3g}) but "
+                               f"within the runs' own spread (p={r.run_pvalue:.3g})")
     for item in items:
         r = item.result
         if r.method == "equal values":
@@ -248,7 +288,7 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
             elif r.detectable > limit:
                 r.verdict = CANNOT_JUDGE
                 _add_reason(r, f"detectable {_percent(r.detectable)} > {_percent(limit)}")
-        _disturbed(item, options)
+        _disturbed(item, options, higher)
         r.regression = is_regression(r, higher)
     comparison.benchmarks = [item.result for item in items]
     ratios = [b.ratio for b in comparison.benchmarks if b.ratio is not None]
@@ -385,7 +425,7 @@ def compare(old: BenchmarkFile, new: BenchmarkFile, options: CompareOptions) -> 
         higher_is_better=higher,
     )
     items = []
-    new_run, old_run = run_disturbances(new), run_disturbances(old)
+    new_run = run_disturbances(new)
     for name in common:
         old_rows, new_rows = old.benchmarks[name], new.benchmarks[name]
         metric, note = choose_metric(options, [(old, old_rows)], (new, new_rows))
@@ -393,11 +433,11 @@ def compare(old: BenchmarkFile, new: BenchmarkFile, options: CompareOptions) -> 
                                    higher)
         if note:
             result.notes.append(note)
-        old_found = relevant(old_run + benchmark_disturbances(old, old_rows), metric)
+        explained = 1.0
+        if cpu_devices(devices_of(new, new_rows)):
+            explained = explained_by_shares(cpu_share(old_rows), cpu_share(new_rows))
         items.append(Judged(result, old_rows.values(metric)[0], new_rows.values(metric)[0],
-                            new_run + benchmark_disturbances(new, new_rows),
-                            shared_cpus(old_found),
-                            explained_by_shares(cpu_share(old_rows), cpu_share(new_rows))))
+                            new_run + benchmark_disturbances(new, new_rows), explained))
     name_disturbed_runs(comparison, [new, old])
     return judge(comparison, items, options, higher)
 

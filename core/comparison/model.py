@@ -189,6 +189,7 @@ class BenchmarkComparison:
     # out of the baseline, and the advice ("re-run advised").
     metric: str = ""
     adjusted_pvalue: float | None = None
+    run_pvalue: float | None = None  # against a history: the run-level test
     detectable: float | None = None
     median_change: float | None = None
     reason: str = ""
@@ -220,6 +221,7 @@ class BenchmarkComparison:
             "notes": list(self.notes),
             "metric": self.metric or None,
             "adjusted_pvalue": self.adjusted_pvalue,
+            "run_pvalue": self.run_pvalue,
             "detectable": self.detectable,
             "median_change": self.median_change,
             "reason": self.reason,

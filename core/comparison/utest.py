@@ -16,6 +16,9 @@
   that can be 0 or negative, where a ratio means nothing);
 * :func:`detectable_ratio`: the smallest change the test could have found;
 * :func:`adjusted_pvalues`: Benjamini-Hochberg or Holm over a suite;
+* :func:`student_t_sf`, :func:`student_t_isf`: Student's t distribution
+  (the regularized incomplete beta function's continued fraction), for a
+  run judged against the spread of a history's runs;
 * :func:`geometric_mean`.
 
 Everything is computed in plain Python over sorted lists (U from bisection:
@@ -290,6 +293,67 @@ def detectable_ratio(old, new, alpha: float, method: str = "auto") -> float | No
     if interval.low is None:
         return None
     return math.sqrt(interval.high / interval.low)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for numerator in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                          -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def student_t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom (``scipy.stats.t.sf``)."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom {df} must be positive")
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return tail if t >= 0 else 1.0 - tail
+
+
+def student_t_isf(p: float, df: float) -> float:
+    """The ``t`` with ``P(T > t) = p`` (``scipy.stats.t.isf``), for 0 < p < 0.5."""
+    if not 0.0 < p < 0.5:
+        raise ValueError(f"tail probability {p} is not between 0 and 0.5")
+    low, high = 0.0, 1.0
+    while student_t_sf(high, df) > p:
+        high *= 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if student_t_sf(middle, df) > p:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * high:
+            break
+    return (low + high) / 2.0
 
 
 CORRECTIONS = ("bh", "holm", "none")

@@ -53,7 +53,15 @@ def test_a_new_median_inside_the_band_is_no_change_even_when_the_test_rejects():
     [bench] = comparison.benchmarks
     assert bench.pvalue < 0.05 and bench.change > 0.05  # the U test alone would fail it
     assert bench.verdict == NO_CHANGE and not bench.regression
-    assert "within the band" in bench.reason  # said beside the verdict, not in a note
+    # Said beside the verdict, not in a note: the run-level test does not reject
+    # (1.19 is within what four runs from 1.0 to 1.2 have done).
+    assert "within the runs' own spread" in bench.reason and bench.run_pvalue > 0.05
+    # One stored run (no run-level test): the band alone demotes it.
+    skewed = [1.0 + 0.001 * i for i in range(9)] + [1.2, 1.21, 1.22]  # interval [1.002, 1.2]
+    [one] = compare_history([report("stored:0", skewed)],
+                            report("new.json", spread(1.1, 0.002, 20)), OPTIONS).benchmarks
+    assert one.pvalue < 0.05 and one.run_pvalue is None and one.verdict == NO_CHANGE
+    assert "but within the band: the stored runs drifted as much" in one.reason
     assert bench.band_low == pytest.approx(0.9925e-3)
     assert bench.band_high == pytest.approx(1.2075e-3)
     assert bench.baseline_runs == ["stored:0", "stored:1", "stored:2", "stored:3"]
@@ -207,17 +215,17 @@ def test_a_disturbed_stored_run_is_left_out_and_when_all_are_they_are_kept():
         bench.notes[-1]
 
 
-def test_a_new_run_that_shared_its_cpus_is_judged_against_a_baseline_that_did_too():
-    """Like with like: a slowdown against stored runs measured under load stands; against
-    quiet runs, when the drop of the CPU share explains it, it cannot be judged."""
+def test_a_slowdown_that_the_drop_of_the_cpu_share_explains_cannot_be_judged():
+    """Against quiet runs, a slowdown no larger than the drop of the CPU share cannot be
+    judged; like with like (stored runs with the same share) it stands."""
     sync = {"iree_devices": ["local-sync"]}
     new = timed("new.json", spread(2.0, 0.01), spread(1.0, 0.005), context={**LOADED, **sync})
     quiet = [timed(f"stored:{i}", spread(1.0, 0.01), context=sync) for i in range(3)]
     [bench] = compare_history(quiet, new, GATE).benchmarks
     assert bench.verdict == CANNOT_JUDGE and bench.advice == "re-run advised"
-    assert "its CPU share fell 2.00x" in bench.reason
-    loaded = [timed(f"stored:{i}", spread(1.0, 0.01), context={**LOADED, **sync})
-              for i in range(3)]
+    assert "slower in real time, but its CPU share fell 2.00x" in bench.reason
+    loaded = [timed(f"stored:{i}", spread(1.0, 0.01), spread(0.5, 0.005),
+                    context={**LOADED, **sync}) for i in range(3)]
     [bench] = compare_history(loaded, new, GATE).benchmarks
     assert bench.verdict == SLOWER and bench.regression and bench.advice == "re-run advised"
     # Four times slower where the share fell 2x: beyond what the share explains.
