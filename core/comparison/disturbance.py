@@ -42,8 +42,6 @@ MIN_CPU_SHARE = 0.9
 DISTURBING_CHECKS = ("load_average", "busy_processes")
 MULTIMODAL = "multimodal_repetitions"
 SYNCHRONOUS_DEVICES = ("local-sync",)
-# Disturbances that take the CPUs from a run (the others are the run's own).
-SHARED_CPUS = ("load_average", "busy_processes", "cpu_share")
 
 
 @dataclass(frozen=True)
@@ -154,12 +152,6 @@ def relevant(found: list[Disturbance], metric: str) -> list[Disturbance]:
     """The disturbances of ``metric``: a CPU share below one CPU disturbs the real time
     only (the CPU time is what the thread ran)."""
     return [d for d in found if not (d.what == "cpu_share" and metric != "real_time")]
-
-
-def shared_cpus(found: list[Disturbance]) -> bool:
-    """Whether the run shared its CPUs (load, busy processes, preemption), as opposed to
-    a disturbance of its own (multimodal repetitions)."""
-    return any(d.what in SHARED_CPUS for d in found)
 
 
 # How each kind of disturbance is named in a summary.

@@ -10,8 +10,8 @@ regression beyond its threshold, 2 bad input (a usage error: a missing or
 unreadable file, a file that is not a benchmark report, a bad flag; one
 ``ireebench: error:`` line), 3 a plugin or internal error, 4 a benchmark
 that cannot be judged (its detectable change is wider than
-``--detectable``, or its new run shared its CPUs; ``--accept_cannot_judge``
-makes that 0), 130/143 on a signal. A benchmark run's usage errors exit 1; here 1 is taken by the
+``--detectable``, or the drop of its CPU share explains its slowdown in
+real time; ``--accept_cannot_judge`` makes that 0), 130/143 on a signal. A benchmark run's usage errors exit 1; here 1 is taken by the
 regression, so that CI can tell the two apart.
 """
 
@@ -58,8 +58,9 @@ a verdict: faster, slower or no significant change (better, worse for a
 metric that is not a time). Then the geometric mean of the changes.
 
 Benchmarks that could not show a change of --detectable (10%) are "cannot
-judge", as is a slowdown of a new run that shared its CPUs (its context
-says so); disturbed stored runs are left out of a history's baseline.
+judge", as is a slowdown in real time that the drop of the new run's CPU
+share explains; runs whose reports say their machine was busy are named,
+and left out of a history's baseline.
 
 Exit status: 0 no regression; 1 a significant slowdown beyond its threshold;
 2 bad input or usage; 3 a plugin error; 4 a benchmark cannot be judged

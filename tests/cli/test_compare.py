@@ -314,6 +314,9 @@ def test_help(ireebench):
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout.startswith("Usage: ireebench compare OLD.json NEW.json [OPTIONS]")
     assert "--threshold [PATTERN=]PERCENT" in result.stdout
+    assert "--detectable PERCENT" in result.stdout and "--accept_cannot_judge" in result.stdout
+    assert "--correction bh|holm|none" in result.stdout
+    assert "4 a benchmark cannot be judged" in result.stdout
     assert "console|json|markdown" in result.stdout
     assert "Runtime flags" not in result.stdout
 
