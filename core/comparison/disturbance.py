@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from . import machine
 from .inputs import BenchmarkFile, BenchmarkRows
 
 # Below this CPU time / real time on a synchronous CPU device, the thread was preempted.
@@ -82,11 +83,9 @@ def run_disturbances(report: BenchmarkFile) -> list[Disturbance]:
 
 
 def devices_of(report: BenchmarkFile, rows: BenchmarkRows) -> list[str]:
-    """The HAL devices a benchmark ran on: its rows', else the context's."""
-    devices = rows.devices if rows.devices is not None else report.context.get("iree_devices")
-    if isinstance(devices, str):
-        devices = [devices]
-    return [str(device) for device in devices] if isinstance(devices, list) else []
+    """The HAL devices a benchmark ran on: its rows', else the context's
+    (:func:`.machine.row_context`)."""
+    return machine.devices_of(machine.row_context(report.context, rows.provenance))
 
 
 def synchronous_cpu(devices: list[str]) -> bool:
