@@ -167,6 +167,8 @@ def compare_options(params: dict) -> CompareOptions:
                                                      "cpu_time, device_time, max_bytes_used, "
                                                      "a counter")
     thresholds = tuple(parse_threshold(text) for text in params.get("threshold") or ())
+    # A command that reuses these options without the gate's own flags (the
+    # report's) judges as compare does by default.
     correction = str(params.get("correction") or DEFAULT_CORRECTION).strip().lower()
     if correction not in CORRECTIONS:
         raise flag_error("correction", params.get("correction"),
@@ -183,8 +185,8 @@ def compare_options(params: dict) -> CompareOptions:
 
 
 def _detectable(text) -> float:
-    """``--detectable=PERCENT``: a percentage >= 0."""
-    value = str(DEFAULT_DETECTABLE * 100) + "%" if text is None else str(text).strip()
+    """``--detectable=PERCENT``: a percentage >= 0 (None: the default)."""
+    value = f"{DEFAULT_DETECTABLE * 100:g}%" if text is None else str(text).strip()
     try:
         percent = float(value[:-1]) if value.endswith("%") else math.nan
     except ValueError:
