@@ -30,11 +30,12 @@ The benchmarks' own verdicts are counted too ("benchmarks flagged").
 
     python benchmarks/gate_rates.py [--trials 20] [--conditions quiet,loaded,mixed] [--write]
 
-Cost: each trial is two measured runs (about 1 s each on a quiet machine) and
-four comparisons (in this process, through ``ireebench.run``); with the
-default 20 trials and three conditions, about 4 minutes on a quiet 2-CPU
-machine, 6 to 8 minutes on the shared 2-core one the project is developed
-on. ``--write`` puts the table into docs/compare.md (between the
+Cost: each trial is two measured runs and four comparisons (in this
+process, through ``ireebench.run``, a tenth of a second each); with the
+default 20 trials and three conditions, 135 runs in all: 10 and 17 minutes
+(two measurements) on the shared 2-core machine the project is developed on,
+at a load average of 7 to 15, where a run of the 8-point sweep takes 2 to
+5 s; on a quiet machine, where it takes about 1 s, about 3 minutes. ``--write`` puts the table into docs/compare.md (between the
 ``gate_rates`` markers).
 """
 
