@@ -26,6 +26,7 @@ from .inputs import (
     read_benchmark_file,
 )
 from .judgement import compare
+from .machine import row_context
 from .model import (
     CANNOT_JUDGE,
     COMPARE_OPTIONS,
@@ -88,4 +89,5 @@ __all__ = [
     "parse_threshold",
     "ratio_interval",
     "read_benchmark_file",
+    "row_context",
 ]
