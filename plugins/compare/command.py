@@ -37,7 +37,7 @@ from ireebench.comparison.model import (
 from ireebench.comparison.utest import CORRECTIONS
 from ireebench.config import Config
 from ireebench.errors import EXIT_COMPARE_USAGE, UsageError, flag_error
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import register_inputs, register_output
 from ireebench.results import RunResult
 
 from .run import DEFAULT_OUT_FORMAT, DEFAULT_REPORTER, run_compare
@@ -216,9 +216,10 @@ def parse_compare_args(argv: list[str], invocation) -> Config | None:
                          f"[flags] (got {len(files)}: {' '.join(files) or 'none'})")
     options["old"], options["new"] = files
     settings = compare_options(options)
-    check_output_path("out", options["out"])
     config = Config(pm, options, [], list(argv), invocation.stdout, invocation.stderr,
                     option_specs(command))
+    register_inputs(config, files)
+    register_output(config, "out", options["out"])  # never over OLD, NEW or the store
     config.stash[COMPARE_OPTIONS] = settings
     return config
 
