@@ -4,6 +4,9 @@ The rules themselves are hooks (``ireebench_classify_function`` and
 ``ireebench_select_function``); the built-in ones are in
 :mod:`ireebench.plugins.discovery` and follow iree-benchmark-module.
 
+This module does not import the runtime: it works on the functions of a
+module the session (or :func:`module_functions`) loaded.
+
 A point of a sweep names its workloads after its parameters
 (``BM_f/bs:4/process_time/real_time``), and ``--benchmark_filter`` matches
 those full names. :func:`planned_run_names` tells the names a point will
@@ -15,12 +18,10 @@ from __future__ import annotations
 
 import os
 
-import iree.runtime as rt
-
 from . import names
 from .errors import NOT_FOUND, UsageError
 from .hookcall import call_hook, collect_named
-from .modules import module_images, open_vm_module
+from .modules import module_images
 from .stash import StashKey
 from .workload import FunctionInfo, Workload
 
@@ -56,8 +57,15 @@ def point_run_name(config, function: FunctionInfo) -> str:
 def module_functions(config) -> list[FunctionInfo]:
     """The exported functions of the benchmarked module (the last --module),
     read without a device (for a plugin that looks at signatures before the
-    session opens: ``ireebench_generate_points``)."""
-    module, renamed = open_vm_module(rt.VmInstance(), module_images(config)[-1])
+    session opens: ``ireebench_generate_points``).
+
+    The first thing a run asks of the runtime, so the runtime is imported
+    here (:mod:`ireebench.session`), not when this module is: listing the
+    plugins or reading reports never loads it.
+    """
+    from . import session  # the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    module, renamed = session.module_without_device(module_images(config)[-1])
     return _functions_of(module, renamed)
 
 

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import importlib.metadata
 import importlib.util
 import inspect
 import os
@@ -50,7 +49,7 @@ from pathlib import Path
 
 import pluggy
 
-from . import hookspecs
+from . import hookspecs, installed
 from .errors import PluginError, Terminated, UsageError, one_line
 
 ENTRY_POINT_GROUP = "ireebench"
@@ -389,7 +388,7 @@ class PluginSelection:
 def _entry_points():
     if os.environ.get(DISABLE_AUTOLOAD_ENV):
         return []
-    return list(importlib.metadata.entry_points(group=ENTRY_POINT_GROUP))
+    return installed.entry_points(ENTRY_POINT_GROUP)
 
 
 def _entry_point_failure(entry_point, details: dict, exc: BaseException) -> UsageError:

@@ -34,7 +34,11 @@ from .errors import EXIT_OK, Terminated, exit_status
 from .hookcall import call_hook, guarded
 from .reporting.hub import build_hub
 from .results import RunResult
-from .session import SESSION
+from .stash import StashKey
+
+# The open runtime session of the run, if its backend opened one (the in-process
+# backend): what ``ireebench_sessionfinish`` receives.
+SESSION = StashKey["ireebench.session.Session"]()
 
 
 def run_config(config) -> RunResult:

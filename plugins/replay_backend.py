@@ -33,6 +33,7 @@ from ireebench.cli.command import build_command, configure, make_context, option
 from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import CORE, CORE_GROUP, IREEBENCH_GROUP, GroupedOption
 from ireebench.config import Config
+from ireebench.devices import device_uris
 from ireebench.errors import UsageError
 from ireebench.modules import file_sha256
 from ireebench.native.backend import NativeRun
@@ -40,7 +41,6 @@ from ireebench.native.flags import benchmark_flags
 from ireebench.native.tools import REPLAY_TOOL
 from ireebench.results import RunResult
 from ireebench.runner import run_config
-from ireebench.session import device_uris
 
 REPLAY_BACKEND = "replay"
 REPLAY_GROUP = "Replay (iree-benchmark-replay)"

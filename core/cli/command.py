@@ -2,7 +2,8 @@
 
 Flags ireebench does not own (the runtime's ``--task_topology_*``, driver
 flags, ``--device_profiling_*``...) are runtime flags: they are checked with
-``iree.runtime.flags.parse_flags`` when the command line is parsed and
+``iree.runtime.flags.parse_flags`` when the command line is parsed
+(:func:`parse_runtime_flag`, which imports the runtime only then) and
 handed to the native passes. A flag no one knows, and an argument that is
 not a flag, are passed over with one warning line each (naming a close
 flag or subcommand), as the native tool passes over both (its flag parser
@@ -18,15 +19,14 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib
-import importlib.metadata
 
 import click
-import iree.runtime as rt
 
 from ..backend import check_capabilities, check_runtime_flags_honoured
 from ..config import Config, OptionSpec
 from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
+from ..installed import entry_points
 from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
 from ..pluginmanager import (
     BUILTIN_PLUGINS,
@@ -209,8 +209,8 @@ def blocked_plugin_of_flag(flag_name: str, blocked) -> str | None:
             if module_name is not None:
                 module = importlib.import_module(module_name)
             else:
-                entry_point = next((ep for ep in importlib.metadata.entry_points(
-                    group=ENTRY_POINT_GROUP) if ep.name == name), None)
+                entry_point = next((ep for ep in entry_points(ENTRY_POINT_GROUP)
+                                    if ep.name == name), None)
                 if entry_point is None:
                     continue
                 module = entry_point.load()
@@ -272,6 +272,21 @@ def known_flag_names(config) -> set[str]:
     return names | NATIVE_LOADER_FLAGS | INFORMATION_FLAGS
 
 
+def parse_runtime_flag(flag: str) -> None:
+    """Hands one ``--name=value`` to the IREE runtime's flag registry, as the native
+    tool's flag parser does.
+
+    The runtime is imported here, when a command line first has a flag
+    ireebench does not own (:mod:`ireebench.session`): ``--help``, the
+    subcommands and a run without such flags never load it for this.
+
+    :raises ValueError: the runtime does not know the flag or refuses its value.
+    """
+    from .. import session  # the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    session.parse_runtime_flag(flag)
+
+
 def check_runtime_flags(config, blocked=()) -> None:
     """Hands flags ireebench does not own to the IREE runtime.
 
@@ -295,7 +310,7 @@ def check_runtime_flags(config, blocked=()) -> None:
             raise UsageError(f"{flag}: unknown flag (it belongs to the plugin {owner!r}, "
                              f"blocked with -p no:{owner})")
         try:
-            rt.flags.parse_flags(flag)
+            parse_runtime_flag(flag)
             kept.append(flag)
         except ValueError as exc:
             close = _close_match(name, known_flag_names(config))

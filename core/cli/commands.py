@@ -24,18 +24,27 @@ taken out of the subcommand's arguments. A command that parses its own
 command line (as the built-ins do: their options come from the loaded
 plugins) is an :class:`ArgvCommand`; it gets the
 :class:`~ireebench.cli.invocation.Invocation`.
+
+A subcommand whose code is costly to import (a comparison engine, a
+database, a table formatter) is registered as a :class:`DeferredCommand`:
+its name and one line of help, and where the command is
+(``"package.module:attribute"``), imported only when that subcommand runs,
+so that ``--help``, a benchmark run and the other subcommands never import
+it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import importlib
 
 import click
 
 from ..comparison.inputs import load_reports
 from ..config import Config
 from ..errors import EXIT_FAILED, PluginError, UsageError, one_line
-from ..hookcall import guarded, implementations
+from ..hookcall import guarded, guarded_for, implementations
 from ..pluginmanager import PluginSelection, build_plugin_manager
 from ..results import RunResult
 from .argv import without_plugin_flags
@@ -228,6 +237,55 @@ class ArgvCommand(click.Command):
         return self.main_function(list(ctx.args), ctx.obj)
 
 
+class DeferredCommand(click.Command):
+    """A subcommand whose code is imported when it runs (its ``--help`` included).
+
+    ``target`` names the click command (an :class:`ArgvCommand`, a group, a
+    command with ``reads_reports``...) as entry points name objects:
+    ``"package.module:attribute"``. Until it runs, ``ireebench --help`` lists
+    it with ``short_help`` and ``ireebench plugins`` by its name; the other
+    commands never import its module::
+
+        @hookimpl
+        def ireebench_register_commands(cli):
+            cli.add_command(DeferredCommand("history", "mypkg.history:command",
+                                            short_help="Past runs, per benchmark."))
+
+    ``usage_exit_code``: as :class:`ArgvCommand`'s, for a usage error found
+    while the plugins of its command line load.
+    """
+
+    def __init__(self, name: str, target: str, short_help: str,
+                 usage_exit_code: int = EXIT_FAILED):
+        super().__init__(name, short_help=short_help, add_help_option=False)
+        module, _, attribute = target.partition(":")
+        if not module or not attribute:
+            raise ValueError(f"subcommand {name!r}: {target!r} is not 'module:attribute'")
+        self.target = target
+        self.usage_exit_code = usage_exit_code
+
+    def load(self) -> click.Command:
+        """The command itself (its module imported now)."""
+        module, _, attribute = self.target.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{self.target} is not a click command")
+        return command
+
+
+def _loaded(invocation: Invocation, name: str, command: click.Command) -> click.Command:
+    """``command``, or the command a :class:`DeferredCommand` names, imported now
+    (with the options of the report readers if it reads reports)."""
+    if not isinstance(command, DeferredCommand):
+        return command
+    loaded = command.load()
+    if getattr(loaded, READS_REPORTS, False):  # its own copy: the module's stays as it is
+        loaded = copy.copy(loaded)
+        loaded.params = list(loaded.params)
+        _add_reading_options(name, loaded, reading_options(invocation.pm))
+    return loaded
+
+
 def as_run_result(result) -> RunResult:
     """What a command returned, as a :class:`RunResult`: ``None`` (or anything
     else) exit 0, an int that exit code, a RunResult itself."""
@@ -271,7 +329,13 @@ def run_subcommand(invocation: Invocation, name: str, args: list[str]) -> RunRes
     # What a plain command prints with click.echo or print() (its --help too)
     # is its output: to the invocation's streams, the Python API's if it gave
     # some. An ArgvCommand writes its report to invocation.stdout itself, and
-    # print() in the plugins it runs stays off that report (execute).
+    # print() in the plugins it runs stays off that report (execute). A
+    # deferred command is one of the two once loaded: it is loaded first,
+    # as plugin code (a failure to import names its plugin).
+    if isinstance(command, DeferredCommand):
+        command = guarded_for(invocation.pm, f"subcommand {name!r}",
+                              invocation.commands.owners.get(name), _loaded, invocation, name,
+                              command)
     output = (contextlib.nullcontext() if isinstance(command, ArgvCommand)
               else contextlib.redirect_stdout(invocation.stdout))
     with output, contextlib.redirect_stderr(invocation.stderr):

@@ -12,10 +12,10 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from ..devices import device_uris
 from ..errors import UsageError
 from ..modules import module_files
 from ..names import run_name
-from ..session import device_uris
 from ..stash import StashKey
 
 # Runtime flags that start the user's own profiling or capture session in a

@@ -41,8 +41,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ireebench import StashKey, hookimpl
+from ireebench.devices import device_uris, driver_of
 from ireebench.errors import UsageError, one_line
-from ireebench.session import device_uris, driver_of
 from ireebench.version import compiler_version
 
 from .cache import Untrusted, cache_location, open_cache

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 
+from ireebench.devices import device_uris
 from ireebench.errors import PluginError, UsageError
 from ireebench.hookcall import call_hook, guarded
 from ireebench.native.tools import private_tempdir
 from ireebench.profiling import ProfilePass, ProfileResult, merge_modes, profiling_mode
-from ireebench.session import device_uris
 from ireebench.stash import StashKey
 
 ENGINE = StashKey["ProfilingEngine"]()

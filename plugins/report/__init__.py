@@ -5,7 +5,8 @@ Google Benchmark draws nothing (google/benchmark#190 asks for charts
 this built-in plugin draws what a report holds, as one self-contained
 HTML page (inline SVG, no script, nothing from the network):
 
-* :mod:`.command`: the ``ireebench report`` subcommand (registered here);
+* :mod:`.command`: the ``ireebench report`` subcommand (registered here, imported
+  when it runs);
   inputs are read only through
   :func:`ireebench.comparison.inputs.load_reports` (files, and whatever a
   plugin resolves through ``ireebench_load_reports``: a store's ``stored:...``);
@@ -34,14 +35,12 @@ import io
 import json
 from dataclasses import dataclass
 
-from ireebench import StashKey, hookimpl
-from ireebench.cli.commands import ArgvCommand
-from ireebench.comparison import CompareOptions
+from ireebench import StashKey, comparison, hookimpl
+from ireebench.cli.commands import DeferredCommand
 from ireebench.outfiles import register_output
 from ireebench.plugins.json_reporter import JSONReporter
 from ireebench.reporting.hub import reported
 
-from .command import HELP, report_main
 from .data import read_report
 from .render import load_renderer, require_renderer
 
@@ -63,9 +62,9 @@ RUN_ROWS = StashKey[RunRows]()
 @hookimpl
 def ireebench_register_commands(cli):
     """Registers ``ireebench report``."""
-    cli.add_command(ArgvCommand("report", report_main, help=HELP,
-                                short_help="Draw benchmark reports as one self-contained "
-                                           "HTML page (charts, comparison, trend)."))
+    cli.add_command(DeferredCommand("report", "ireebench.plugins.report.command:COMMAND",
+                                    short_help="Draw benchmark reports as one self-contained "
+                                               "HTML page (charts, comparison, trend)."))
 
 
 @hookimpl
@@ -119,5 +118,6 @@ def ireebench_sessionfinish(config):
         config.stderr.write(f"ireebench: warning: {_flag(config)}: nothing to draw "
                             f"({reason}); not written\n")
         return
-    load_renderer(_flag(config)).write([report], CompareOptions(), html_path=state.path,
+    load_renderer(_flag(config)).write([report], comparison.CompareOptions(),
+                                       html_path=state.path,
                                        flag="benchmark_report")

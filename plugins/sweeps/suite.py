@@ -38,10 +38,15 @@ import os
 import re
 from pathlib import Path
 
-import iree.runtime as rt
 from click.core import ParameterSource
 from ireebench.cli.argv import read_small_file
-from ireebench.cli.command import build_command, make_context, option_specs, parse_points
+from ireebench.cli.command import (
+    build_command,
+    make_context,
+    option_specs,
+    parse_points,
+    parse_runtime_flag,
+)
 from ireebench.cli.options import GroupedOption
 from ireebench.errors import UsageError, one_line
 from ireebench.names import format_value
@@ -187,7 +192,7 @@ class SuiteReader:
         if isinstance(value, (dict, list)):
             value = ""
         try:
-            rt.flags.parse_flags(f"--{key}={_text(value)}")
+            parse_runtime_flag(f"--{key}={_text(value)}")
         except ValueError:
             return False
         return True
