@@ -75,13 +75,13 @@ def run(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 
 
 # Public names whose modules import the IREE runtime and numpy: name ->
-# "module:attribute" of this package, imported when first read.
+# ".module:attribute" of this package, imported when first read.
 RUNTIME_NAMES = {
-    "element_type": "dtypes:by_name",
-    "parse_inputs": "inputs",
-    "prepare_inputs": "inputs",
-    "declared_input_types": "signature",
-    "parse_tensor_type": "signature",
+    "element_type": ".dtypes:by_name",
+    "parse_inputs": ".inputs",
+    "prepare_inputs": ".inputs",
+    "declared_input_types": ".signature",
+    "parse_tensor_type": ".signature",
 }
 __getattr__, __dir__ = lazy_names(__name__, RUNTIME_NAMES)
 

@@ -85,20 +85,22 @@ def lazy_names(module: str, names: dict[str, str]):
     """``(__getattr__, __dir__)`` for a public module whose ``names`` are imported on
     first use (PEP 562), each from the module that defines it.
 
-    ``module`` is a package (its ``__init__`` calls this); ``names``: public
-    name -> ``"submodule"`` of the package (the name is that module's
-    attribute of the same name) or ``"submodule:attribute"``. In the
-    package's ``__init__``::
+    ``names``: public name -> ``".module"`` (the name is that module's
+    attribute of the same name) or ``".module:attribute"``, the module
+    relative to ``module``'s package as in a relative import. In the public
+    module::
 
-        __getattr__, __dir__ = lazy_names(__name__, {"compare": "judgement"})
+        __getattr__, __dir__ = lazy_names(__name__, {"compare": ".judgement"})
 
     A name read once is kept in the module (found directly from then on).
     """
+    package = sys.modules[module].__spec__.parent
+
     def __getattr__(name: str):
         if name not in names:
             raise AttributeError(f"module {module!r} has no attribute {name!r}")
         owner, _, attribute = names[name].partition(":")
-        value = getattr(importlib.import_module(f"{module}.{owner}"), attribute or name)
+        value = getattr(importlib.import_module(owner, package), attribute or name)
         setattr(sys.modules[module], name, value)
         return value
 
@@ -106,4 +108,3 @@ def lazy_names(module: str, names: dict[str, str]):
         return sorted({*vars(sys.modules[module]), *names})
 
     return __getattr__, __dir__
-

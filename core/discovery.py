@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 
 from . import names
+from .backend import PLUGIN_KINDS, Backend, refusal
 from .errors import NOT_FOUND, UsageError
 from .hookcall import call_hook, collect_named
 from .modules import module_images
@@ -201,3 +202,21 @@ def classify_module_functions(config) -> list[tuple[FunctionInfo, object, str]]:
         if chosen and config.selects(names.run_name(function.name)):
             found.append((function, kind, owners.get(kind.name, "")))
     return found
+
+
+def check_kinds(config, backend: Backend) -> None:
+    """A backend without ``plugin_kinds`` is refused a function of a plugin's kind.
+
+    Only asked when a plugin provides a kind the native tool does not run by
+    itself; then the module's functions are classified (the module loaded
+    without a device) and a selected function of such a kind is one line.
+    """
+    if backend.has(PLUGIN_KINDS):
+        return
+    for function, kind, owner in classify_module_functions(config):
+        if kind.native_discovers:
+            continue
+        raise UsageError(
+            f"--backend={backend.name}: cannot run {names.family_name(function.name)}, a "
+            f"function of the kind {kind.name!r} (plugin {owner!r}): "
+            f"{refusal(config, PLUGIN_KINDS).split('; ')[0]}; use --backend=runtime")

@@ -46,8 +46,8 @@ from . import names
 from .backend import SWEEPS
 from .errors import PluginError, UsageError
 from .hookcall import implementations
-from .native.flags import USER_PASS_FLAGS
-from .native.gbench_json import RUN_KEYS
+from .native import USER_PASS_FLAGS
+from .results import RUN_KEYS
 from .stash import StashKey
 
 # The points of the run, in order (absent: the run is its own single point).

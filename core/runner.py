@@ -29,7 +29,7 @@ import contextlib
 import traceback
 
 from . import worker
-from .backend import check_kinds
+from .discovery import check_kinds
 from .errors import EXIT_OK, Terminated, exit_status
 from .hookcall import call_hook, guarded
 from .reporting.hub import build_hub

@@ -22,12 +22,13 @@ import importlib
 
 import click
 
+from .. import native
 from ..backend import check_capabilities, check_runtime_flags_honoured
 from ..config import Config, OptionSpec
 from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
 from ..installed import entry_points
-from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
+from ..native import BENCHMARK_TOOL
 from ..pluginmanager import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
@@ -248,9 +249,10 @@ def print_native_information(runtime_flags: list[str], stdout) -> bool:
     asked = [flag for flag in runtime_flags if _flag_name(flag) in INFORMATION_FLAGS]
     if not asked:
         return False
-    proc = run_tool(BENCHMARK_TOOL, asked)
+    proc = native.run_tool(BENCHMARK_TOOL, asked)
     if proc.returncode != 0:
-        raise UsageError(f"{' '.join(asked)}: {native_error_line(proc.stderr, proc.returncode)}")
+        raise UsageError(f"{' '.join(asked)}: "
+                         f"{native.native_error_line(proc.stderr, proc.returncode)}")
     stdout.write(proc.stdout)
     stdout.flush()
     return True

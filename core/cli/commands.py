@@ -41,12 +41,13 @@ import importlib
 
 import click
 
-from ..comparison.inputs import load_reports
+from .. import comparison
 from ..config import Config
 from ..errors import EXIT_FAILED, PluginError, UsageError, one_line
 from ..hookcall import guarded, guarded_for, implementations
 from ..pluginmanager import PluginSelection, build_plugin_manager
 from ..results import RunResult
+from ..runner import run_config
 from .argv import without_plugin_flags
 from .command import make_context
 from .invocation import Invocation
@@ -88,11 +89,18 @@ class CommandGroup(click.Group):
             return decorator
 
         def mark(function):
-            command = decorator(function)
-            setattr(command, READS_REPORTS, True)
-            return command
+            return mark_reads_reports(decorator(function))
 
         return mark
+
+
+def mark_reads_reports(command: click.Command) -> click.Command:
+    """Marks a click command as a reader of saved reports, as
+    ``cli.command(reads_reports=True)`` does: for a command defined at a
+    module's level and registered as a :class:`DeferredCommand` (each run gets
+    its own copy with the readers' options)."""
+    setattr(command, READS_REPORTS, True)
+    return command
 
 
 def build_command_group(pm) -> CommandGroup:
@@ -206,7 +214,7 @@ class CommandConfig(Config):
         with, so a store picks runs of the same machine. A bad reference is one
         :class:`~ireebench.UsageError` naming this command.
         """
-        return load_reports(self, reference, like, command=self.command_name)
+        return comparison.load_reports(self, reference, like, command=self.command_name)
 
 
 class ArgvCommand(click.Command):
@@ -214,8 +222,9 @@ class ArgvCommand(click.Command):
 
     For commands whose options depend on the loaded plugins (``ireebench
     replay`` takes every plugin option of a run); ``main`` returns what a
-    command callback may return (see :func:`run_subcommand`) and handles
-    ``--help`` itself.
+    command callback may return (see :func:`as_run_result`: a benchmark
+    run's :class:`~ireebench.config.Config` is run by the core, as
+    ``ireebench`` runs its own) and handles ``--help`` itself.
     """
 
     def __init__(self, name: str, main, help: str = "", short_help: str | None = None,
@@ -286,11 +295,22 @@ def _loaded(invocation: Invocation, name: str, command: click.Command) -> click.
     return loaded
 
 
+def run_benchmark(config: Config) -> RunResult:
+    """Runs the parsed benchmark run ``config`` (:func:`ireebench.runner.run_config`):
+    the one place where the CLI, and a subcommand that returns a run's
+    configuration (``ireebench replay``, ``ireebench run SUITE``), start a run."""
+    return run_config(config)
+
+
 def as_run_result(result) -> RunResult:
     """What a command returned, as a :class:`RunResult`: ``None`` (or anything
-    else) exit 0, an int that exit code, a RunResult itself."""
+    else) exit 0, an int that exit code, a RunResult itself, a :class:`Config`
+    of a benchmark run (``ireebench replay``, ``ireebench run SUITE``): that
+    run, run now (:func:`run_benchmark`)."""
     if isinstance(result, RunResult):
         return result
+    if isinstance(result, Config) and not isinstance(result, CommandConfig):
+        return run_benchmark(result)
     if isinstance(result, int) and not isinstance(result, bool):
         return RunResult(result, [])
     return RunResult(0, [])

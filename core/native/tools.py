@@ -18,11 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from ..errors import UsageError, one_line
-
-BENCHMARK_TOOL = "iree-benchmark-module"
-PROFILE_TOOL = "iree-profile"
-REPLAY_TOOL = "iree-benchmark-replay"
-
+from . import BENCHMARK_TOOL, PROFILE_TOOL, REPLAY_TOOL  # noqa: F401 - their module
 
 # The package of iree-base-runtime that holds its native tools, beside the
 # bindings (``iree.runtime.benchmark.benchmark_exe()`` points into it).

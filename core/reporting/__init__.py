@@ -4,7 +4,10 @@
   subclasses, and Google Benchmark's context block shared by the console and
   CSV reporters;
 * :mod:`.hub`: the :class:`ReportHub` that builds the display and
-  ``--benchmark_out`` reporters and sends every row to them;
+  ``--benchmark_out`` reporters and sends every row to them (imported by
+  the run, :mod:`ireebench.runner`);
+* :mod:`.reported`: what the run reported so far (:func:`reported`), and
+  the reporters plugins provide;
 * :mod:`.humanize`: numbers printed as Google Benchmark prints them.
 
 Public (``__all__``): :class:`Reporter`, :func:`print_basic_context` and
@@ -12,7 +15,7 @@ Public (``__all__``): :class:`Reporter`, :func:`print_basic_context` and
 that needs the whole run at its end).
 """
 
-from .hub import reported
+from .reported import reported
 from .reporter import Reporter, print_basic_context
 
 __all__ = ["Reporter", "print_basic_context", "reported"]

@@ -24,7 +24,7 @@ Hooks of a run with ``--benchmark_report``, in the order they run:
 ``ireebench_configure`` (the path checked, matplotlib present: a run of
 hours must not fail at its end), ``ireebench_sessionfinish`` (the report
 written from the context and rows the run reported,
-``ireebench.reporting.hub.reported``, also after an error, an interrupt or
+``ireebench.reporting.reported``, also after an error, an interrupt or
 a crash the worker survived, with the rows finished by then, as
 ``--benchmark_out`` keeps them).
 """
@@ -39,7 +39,7 @@ from ireebench import StashKey, comparison, hookimpl
 from ireebench.cli.commands import DeferredCommand
 from ireebench.outfiles import register_output
 from ireebench.plugins.json_reporter import JSONReporter
-from ireebench.reporting.hub import reported
+from ireebench.reporting.reported import reported
 
 from .data import read_report
 from .render import load_renderer, require_renderer
@@ -51,7 +51,7 @@ RUN_LABEL = "this run"
 @dataclass
 class RunRows:
     """A run with ``--benchmark_report``: where its page goes (its context and rows
-    are the hub's, read at its end: ``ireebench.reporting.hub.reported``)."""
+    are the hub's, read at its end: ``ireebench.reporting.reported``)."""
 
     path: str
 

@@ -6,7 +6,7 @@ A built-in plugin that owns the store (see docs/store.md):
   (``IREEBENCH_STORAGE``; :mod:`.location`) names: the report exactly as
   ``--benchmark_out`` writes it in JSON (Google Benchmark's JSON reporter,
   fed the context and every row the run reported, read at its end from the
-  hub, ``ireebench.reporting.hub.reported``, so that a crash the worker
+  hub, ``ireebench.reporting.reported``, so that a crash the worker
   survived loses none), its provenance, tags and raw
   samples (:mod:`.records`), in one transaction when the run ends
   (:mod:`.database`). The context gains the git commit and branch of the
@@ -42,7 +42,7 @@ from ireebench.cli.commands import DeferredCommand
 from ireebench.comparison.inputs import ReportHistory
 from ireebench.errors import EXIT_OK, Terminated, UsageError, signal_name
 from ireebench.outfiles import run_files
-from ireebench.reporting.hub import reported, reporter_factories
+from ireebench.reporting.reported import reported, reporter_factories
 from ireebench.signals import held_signal, signals_deferred
 
 from .git import git_state
@@ -59,7 +59,7 @@ STORAGE_HELP = ("The results store: a path or sqlite:///PATH (SQLite), or a post
 @dataclass
 class Capture:
     """What a saved run keeps: the store (the run's context and rows are the
-    hub's, read at its end: ``ireebench.reporting.hub.reported``)."""
+    hub's, read at its end: ``ireebench.reporting.reported``)."""
 
     store: object
 

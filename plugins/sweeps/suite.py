@@ -47,18 +47,16 @@ from ireebench.cli.command import (
     parse_points,
     parse_runtime_flag,
 )
+from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import GroupedOption
+from ireebench.config import Config
 from ireebench.errors import UsageError, one_line
 from ireebench.names import format_value
 from ireebench.points import MAX_POINTS, PointSpec
 from ireebench.results import RunResult
-from ireebench.runner import run_config
-from ireebench.stash import StashKey
 
+from . import SUITE_FILE
 from .axes import SWEEP_FLAG, point_specs
-
-# The suite file of the run (for the report context).
-SUITE_FILE = StashKey[str]()
 
 HELP = """Measure the benchmarks of a suite file: [[benchmark]] tables whose keys are the
 command line's flags without dashes (a repeatable flag takes a list; sweep = { bs = [1, 4] }
@@ -283,8 +281,8 @@ def _given_on_command_line(command, ctx) -> set[str]:
     return given
 
 
-def run_main(argv: list[str], invocation) -> RunResult:
-    """``ireebench run SUITE.toml [flags]``."""
+def run_main(argv: list[str], invocation) -> Config | RunResult:
+    """``ireebench run SUITE.toml [flags]``: the suite's run, which the core runs."""
     if not argv or argv[0] in ("--help", "-h"):
         invocation.stdout.write(HELP)
         return RunResult(0, [])
@@ -318,4 +316,9 @@ def run_main(argv: list[str], invocation) -> RunResult:
     if config is None:
         return RunResult(0, [])
     config.stash[SUITE_FILE] = str(Path(path).resolve())
-    return run_config(config)
+    return config  # the core runs it, as a plain run
+
+
+# What the plugin registers as ``ireebench run`` (a DeferredCommand names it).
+COMMAND = ArgvCommand("run", run_main, help=HELP,
+                      short_help="Measure the benchmarks of a suite file (TOML).")

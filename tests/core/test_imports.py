@@ -61,6 +61,9 @@ LAZY_IMPORTS = {
     "ireebench.plugins.kinds": {"ireebench.plugins.kinds.batches": RUNTIME},
     "ireebench.plugins.output_processing": {"ireebench.plugins.output_processing.process":
                                             RUNTIME},
+    # Several .mlir modules compiled at once: a thread pool (concurrent.futures, logging).
+    "ireebench.plugins.mlir_modules": {"ireebench.plugins.mlir_modules.parallel":
+                                       ("concurrent.futures", "logging")},
     # The U test's interval sorts the pairwise differences of large samples with numpy.
     "ireebench.comparison.utest": {"ireebench.comparison.pairs": ("numpy",)},
     # importlib.metadata (email, zipfile, csv), only when a distribution declares
