@@ -167,19 +167,32 @@ def measures_here(config) -> bool:
     return select_executor(config).measures_here
 
 
-def outcomes(config, executor: Executor, jobs: list[PointJob]) -> Iterator[PointOutcome]:
-    """The executor's outcomes, each job at most once; the iterator closed at the end
-    (also when the caller stops early: an interrupt)."""
-    seen: set[int] = set()
-    iterator = iter(executor.run_points(config, jobs))
-    try:
-        for outcome in iterator:
-            if outcome.job.index in seen:  # never reported twice, whatever the executor did
+def outcomes(config, executor: Executor, jobs: list[PointJob]) -> Outcomes:
+    """The executor's outcomes, each job at most once (:class:`Outcomes`).
+
+    ``executor.run_points`` is called now, so that what it refuses before it
+    measures (an unreachable cluster, a device no node has) is raised here,
+    before the run's context is reported."""
+    return Outcomes(executor.run_points(config, jobs))
+
+
+class Outcomes:
+    """An executor's outcomes, each job at most once; :meth:`close` (an interrupt, an
+    error, the end) stops what the executor still runs, also before the first."""
+
+    def __init__(self, iterable: Iterable[PointOutcome]):
+        self._iterator = iter(iterable)
+        self._seen: set[int] = set()
+
+    def __iter__(self) -> Iterator[PointOutcome]:
+        for outcome in self._iterator:
+            if outcome.job.index in self._seen:  # never reported twice, whatever happened
                 continue
-            seen.add(outcome.job.index)
+            self._seen.add(outcome.job.index)
             yield outcome
-    finally:
-        close = getattr(iterator, "close", None)
+
+    def close(self) -> None:
+        close = getattr(self._iterator, "close", None)
         if close is not None:
             close()
 

@@ -616,22 +616,31 @@ def _run_point_jobs(config, hub, plans: list[PointPlan], family: _Family,
     error rows.
     """
     exit_code, workloads = 0, []
-    hub.ensure_context()
     jobs = [PointJob(plan.index, plan.point.config, point_command(config, plan.index),
                      plan.point.label, list(plan.run_names))
             for plan in plans
             # a worker resumed after a crash: the one before reported them
             if not (plan.run_names and all(hub.already_reported(n) for n in plan.run_names))]
     by_index = {plan.index: plan for plan in plans}
-    for outcome in outcomes(config, select_executor(config), jobs):
-        plan = by_index[outcome.job.index]
-        code = _report_outcome(config, hub, plan, outcome, family, workloads)
-        exit_code = max(exit_code, code)
+    # Numbered in the points' order, as a local run numbers them, whatever order
+    # the executor's points finish in.
+    numbers = {(plan.index, names.function_of(name)):
+               family.number(names.function_of(name), plan.point.config.name_prefix)
+               for plan in plans for name in plan.run_names}
+    stream = outcomes(config, select_executor(config), jobs)  # its refusals: before the context
+    try:
+        hub.ensure_context()
+        for outcome in stream:
+            plan = by_index[outcome.job.index]
+            code = _report_outcome(config, hub, plan, outcome, family, workloads, numbers)
+            exit_code = max(exit_code, code)
+    finally:
+        stream.close()  # what still runs stops (Ctrl-C, an error)
     return exit_code, workloads
 
 
 def _report_outcome(config, hub, plan: PointPlan, outcome, family: _Family,
-                    workloads: list) -> int:
+                    workloads: list, numbers: dict) -> int:
     """A point's rows from what its process printed (or its error rows)."""
     report = None
     if not outcome.failure:
@@ -646,6 +655,8 @@ def _report_outcome(config, hub, plan: PointPlan, outcome, family: _Family,
         rows = _error_rows(plan, reason, family)
         for row in rows:
             row.provenance = {**row.provenance, **outcome.provenance}
+            row.family_index, row.per_family_instance_index = numbers.get(
+                (plan.index, row.function), (row.family_index, row.per_family_instance_index))
         if rows:
             hub.report(rows)
         return 1
@@ -654,7 +665,8 @@ def _report_outcome(config, hub, plan: PointPlan, outcome, family: _Family,
     point_config = plan.point.config
     entries = point_context(point_config) if is_sweep(config) else {}
     for runs in runs_from_benchmark_json(report, point_config.getoption("batch_size")):
-        family_index, instance = family.number(runs[0].function, point_config.name_prefix)
+        family_index, instance = numbers.get((plan.index, runs[0].function)) or \
+            family.number(runs[0].function, point_config.name_prefix)
         for run in runs:
             run.name = names.family_of(run.run_name)
             run.params = dict(point_config.params)

@@ -134,10 +134,11 @@ def ireebench_configure(config):
 
 # --- on a node ---------------------------------------------------------------------
 
-@hookimpl(trylast=True)
+@hookimpl(tryfirst=True)
 def ireebench_generate_points(config, points):
     """On a node (``--ray_node_files``): every point's module, input and parameter files
-    are the ones the task shipped (a plain run's too: its point is the run)."""
+    are the ones the task shipped (a plain run's too: its point is the run). First,
+    so that the points other plugins derive from them read the shipped files too."""
     files = config.stash.get(NODE_FILES, None)
     if files is None:
         return

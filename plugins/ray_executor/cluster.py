@@ -108,8 +108,8 @@ def run_points(config, jobs, environment: dict, selection: list[str], identity: 
     config.stderr.write(f"ireebench: ray: {len(jobs)} point{'s' if len(jobs) != 1 else ''} on "
                         f"the cluster at {settings.address}: {_offered_summary(nodes, requests)}"
                         "\n")
-    return _stream(config, jobs, requests, files, objects, settings, messages,
-                   {"environment": environment, "selection": selection, "identity": identity})
+    return ClusterRun(config, jobs, requests, files, objects, settings, messages,
+                      {"environment": environment, "selection": selection, "identity": identity})
 
 
 # --- connecting --------------------------------------------------------------------
@@ -265,38 +265,58 @@ def _ray_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def _stream(config, jobs, requests, files, objects, settings: Settings, messages: deque,
-            common: dict):
-    task = ray.remote(node.measure_point)
-    pending: dict = {}
-    try:
-        for job in jobs:
-            request = requests[job.index]
-            spec = {**common, "command": list(job.command), "timeout": settings.timeout,
-                    "files": [{"kind": item.kind, "key": item.key, "name": item.name,
-                               "sha256": item.sha256, "position": item.position}
-                              for item in files[job.index]]}
-            ref = task.options(
-                num_cpus=0, num_gpus=request.num_gpus, resources=dict(request.resources),
-                max_retries=settings.retries, retry_exceptions=False,
-                name=f"ireebench {job.label}").remote(
-                spec, *[objects[item.sha256] for item in files[job.index]])
-            pending[ref] = job
+class ClusterRun:
+    """The points' tasks, submitted at once; their outcomes as they finish (iterate);
+    :meth:`close` cancels what is left and leaves the cluster."""
+
+    def __init__(self, config, jobs, requests, files, objects, settings: Settings,
+                 messages: deque, common: dict):
+        self.config = config
+        self.requests = requests
+        self.settings = settings
+        self.messages = messages
+        self.identity = common["identity"]
+        self.pending: dict = {}
+        self.closed = False
+        task = ray.remote(node.measure_point)
+        try:
+            for job in jobs:
+                request = requests[job.index]
+                spec = {**common, "command": list(job.command), "timeout": settings.timeout,
+                        "files": [{"kind": item.kind, "key": item.key, "name": item.name,
+                                   "sha256": item.sha256, "position": item.position}
+                                  for item in files[job.index]]}
+                ref = task.options(
+                    num_cpus=0, num_gpus=request.num_gpus, resources=dict(request.resources),
+                    max_retries=settings.retries, retry_exceptions=False,
+                    name=f"ireebench {job.label}").remote(
+                    spec, *[objects[item.sha256] for item in files[job.index]])
+                self.pending[ref] = job
+        except BaseException:
+            self.close()
+            raise
+
+    def __iter__(self):
         checked = time.monotonic()
-        while pending:
-            ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_SECONDS)
-            _say(config, messages)
+        while self.pending:
+            ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=POLL_SECONDS)
+            _say(self.config, self.messages)
             for ref in ready:
-                job = pending.pop(ref)
-                yield _outcome(job, ref, settings, common["identity"])
-            if time.monotonic() - checked >= OFFERED_CHECK_SECONDS and pending:
+                job = self.pending.pop(ref)
+                yield _outcome(job, ref, self.settings, self.identity)
+            if time.monotonic() - checked >= OFFERED_CHECK_SECONDS and self.pending:
                 checked = time.monotonic()
-                yield from _unoffered(pending, requests)
-        _say(config, messages)
-    finally:
-        for ref in pending:
+                yield from _unoffered(self.pending, self.requests)
+        _say(self.config, self.messages)
+
+    def close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for ref in self.pending:
             with contextlib.suppress(Exception):
                 ray.cancel(ref, force=True)
+        self.pending.clear()
         disconnect()
 
 

@@ -41,13 +41,18 @@ NODE_ENV = "IREEBENCH_RAY_NODE_ID"
 # How long an interrupted point has to write its report before it is killed.
 INTERRUPT_GRACE_SECONDS = 30.0
 
-# Starts the point's ireebench so that it dies with this worker: the parent-death
-# signal survives the exec (set here, not in a preexec_fn: the worker has threads).
-_DIE_WITH_PARENT = (
+# Starts the point's ireebench as a process of its own: it dies with this worker
+# (the parent-death signal survives the exec; set here, not in a preexec_fn: the
+# worker has threads), and SIGINT and SIGTERM reach it (a Ray worker ignores SIGINT,
+# and an ignored signal stays ignored across exec: ireebench would never see one).
+_OWN_PROCESS = (
     "import ctypes, os, signal, sys\n"
     "ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)\n"
     "if os.getppid() != int(sys.argv[1]):\n"
     "    os._exit(1)\n"
+    "for signum in (signal.SIGINT, signal.SIGTERM):\n"
+    "    signal.signal(signum, signal.SIG_DFL)\n"
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, (signal.SIGINT, signal.SIGTERM))\n"
     "os.execv(sys.argv[2], sys.argv[2:])\n")
 
 # (plugin selection, environment) -> this node's identity: a worker measures many
@@ -138,7 +143,7 @@ def measure_point(spec: dict, *blobs: bytes) -> dict:
 
 def _run(command: list[str], environment: dict, folder: str, timeout: float) -> dict:
     """Runs the point's ireebench (dying with this worker), with its timeout."""
-    proc = subprocess.Popen([sys.executable, "-c", _DIE_WITH_PARENT, str(os.getpid()),
+    proc = subprocess.Popen([sys.executable, "-c", _OWN_PROCESS, str(os.getpid()),
                              *command], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, cwd=folder, env=environment,
                             start_new_session=True)
