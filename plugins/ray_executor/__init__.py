@@ -34,6 +34,7 @@ from __future__ import annotations
 import importlib.util
 
 from ireebench import StashKey, hookimpl
+from ireebench.backend import EXECUTORS
 from ireebench.errors import UsageError
 from ireebench.executor import Executor, PointJob, select_executor
 
@@ -61,19 +62,19 @@ def ireebench_addoption(parser):
              "Client, from elsewhere) or auto (the cluster this machine is a node of).")
     parser.addoption(
         "--ray_retries", "ray_retries", type=int, default=DEFAULT_RETRIES, group=GROUP,
-        metavar="N", run_output=True,
+        metavar="N", run_output=True, requires=EXECUTORS,
         help="How many times a point whose node (or Ray worker) dies is measured again, on "
              f"another node with its device, before it is an error row (default "
              f"{DEFAULT_RETRIES}).")
     parser.addoption(
         "--ray_point_timeout", "ray_point_timeout", type=float, default=0.0, group=GROUP,
-        metavar="SECONDS", run_output=True,
+        metavar="SECONDS", run_output=True, requires=EXECUTORS,
         help="A point still running after SECONDS on its node is interrupted there, as "
              "Ctrl-C interrupts a local run: the benchmark it was measuring is an error row "
              "saying it timed out, and its device is free again. 0 (default): no limit.")
     parser.addoption(
         "--ray_resource", "ray_resource", multiple=True, group=GROUP, metavar="NAME[=AMOUNT]",
-        per_point=True, run_output=True,
+        per_point=True, run_output=True, requires=EXECUTORS,
         help="The Ray resource a point asks for instead of its device's (iree:<device>, or "
              "GPUs for cuda and hip): a board or phone a node advertises with ray start "
              "--resources='{\"board:pixel8\": 1}'; repeatable; {AXIS} of a sweep per point.")
