@@ -106,7 +106,9 @@ def test_a_sweep_gives_the_rows_of_a_local_run_each_with_its_node(cluster, ireeb
              "--input=@in_{bs}.npy", "--benchmark_repetitions=2", "--benchmark_format=json"]
     local = rows_of(ireebench(*sweep, cwd=tmp_path))
     out = tmp_path / "ray.json"
-    result = on_cluster(cluster, *sweep, *RAY, f"--benchmark_out={out}", cwd=tmp_path)
+    store = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    result = on_cluster(cluster, *sweep, *RAY, f"--benchmark_out={out}", "--benchmark_save",
+                        f"--benchmark_storage={store}", cwd=tmp_path)
     remote = rows_of(result)
     assert shape_of(remote) == shape_of(local)
     assert {row["host_name"] for row in remote} <= _worker_hosts(cluster)
@@ -117,6 +119,11 @@ def test_a_sweep_gives_the_rows_of_a_local_run_each_with_its_node(cluster, ireeb
     assert written["context"]["host_name"] not in _worker_hosts(cluster)
     assert "ireebench: ray: 3 points on the cluster at 127.0.0.1:6390: iree:local-task on " \
            "2 nodes" in result.stderr
+    # Stored once, each row with its own machine: `history` says which node measured it.
+    history = ireebench("history", f"--benchmark_storage={store}")
+    assert history.returncode == 0, history.stderr
+    machines = re.findall(r"(ray-worker-\d+) \(\d+ CPUs, local-task\)", history.stdout)
+    assert len(machines) == 3 and set(machines) <= _worker_hosts(cluster), history.stdout
     # Numbered in the points' order, whatever order they finished in.
     by_name = {row["name"]: row["per_family_instance_index"] for row in remote}
     assert [by_name[f"BM_forward/bs:{bs}/process_time/real_time"] for bs in (1, 2, 3)] == \
