@@ -51,6 +51,11 @@ OBJECT_STORE_BYTES = 80_000_000  # Ray's minimum is 75 MB; points ship kilobytes
 HOLDER = ("ip link set lo up && echo ready && exec cat >/dev/null")
 
 
+class Unavailable(RuntimeError):
+    """This machine cannot make the cluster's network namespace (a container without
+    CAP_SYS_ADMIN, user namespaces turned off): the reason."""
+
+
 def missing() -> str | None:
     """Why a cluster cannot be made here, or None."""
     import importlib.util
@@ -144,8 +149,9 @@ class RayCluster:
                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         line = self.holder.stdout.readline()
         if line.strip() != b"ready":
-            raise RuntimeError("cannot make a network namespace: "
-                               + self.holder.stderr.read().decode(errors="replace"))
+            said = self.holder.stderr.read().decode(errors="replace").strip()
+            raise Unavailable(f"cannot make a network namespace ({' '.join(unshare)}): "
+                              f"{said or 'no reason given'}")
         self.inode = _netns_inode(self.holder.pid)
 
     def run(self, command: list[str], timeout: float = 300, env: dict | None = None,

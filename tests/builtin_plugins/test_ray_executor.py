@@ -41,17 +41,25 @@ RAY = ["--executor=ray", f"--ray_address={ray_cluster.ADDRESS}"]
 LEAN = ["--benchmark_min_time=2x", "--function=forward"]
 
 
+def _cannot(why: str):
+    """A missing component: a failure in CI, elsewhere a skip saying why."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
 @pytest.fixture(scope="session")
 def session_cluster():
     why = ray_cluster.missing()
     if why:
-        if os.environ.get("CI") == "true":
-            pytest.fail(why)
-        pytest.skip(why)
+        _cannot(why)
     ray_cluster.clean_stale()
     made = ray_cluster.RayCluster(_env())
     try:
         made.start(HEAD, WORKERS)
+    except ray_cluster.Unavailable as exc:
+        made.stop()
+        _cannot(str(exc))
     except BaseException:
         made.stop()
         raise
