@@ -4,8 +4,10 @@ The cluster is the tests' (tests/ray_cluster.py): a head and two worker
 nodes started with ``ray start`` in a network namespace with only loopback
 up, each node advertising one device resource (the head ``iree:local-sync``,
 each worker ``iree:local-task``: the points ask for ``local-task``, so two
-devices measure, as two shards do). Everything below runs in that
-namespace.
+devices measure, as two shards do). Each worker node runs on a CPU of its
+own (``taskset``: node 1 on CPU 0, node 2 on CPU 1), and so does each
+shard: a device is a CPU here, and two measurements never share one, as on
+two machines. Everything below runs in that namespace.
 
 The points: a sweep of 20 "models" (``spin_1`` ... ``spin_20``, functions
 that each spin a loop as many times as their input says) at two batch
@@ -60,7 +62,7 @@ import ray_cluster
 
 BEGIN, END = "<!-- ray_vs_shards: begin -->", "<!-- ray_vs_shards: end -->"
 MODELS = 20
-ITERATIONS = "5x"
+ITERATIONS = "10x"
 TINY_COUNTS = (4, 16)
 
 
@@ -127,9 +129,12 @@ class Bench:
         procs, ends = [], {}
         outs = [self.folder / f"shard-{index}.json" for index in range(2)]
         for index in range(2):
+            # Shard I on CPU I, as worker node I+1 is: two machines, one device each.
+            command = self.command(*self.sweep(), f"--shard_index={index}", "--shard_count=2",
+                                   f"--benchmark_out={outs[index]}")
+            split = command.index("--") + 1
             procs.append(subprocess.Popen(
-                self.command(*self.sweep(), f"--shard_index={index}", "--shard_count=2",
-                             f"--benchmark_out={outs[index]}"),
+                [*command[:split], "taskset", "-c", str(index), *command[split:]],
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.cluster.env,
                 cwd=self.folder))
         while len(ends) < 2:
@@ -208,6 +213,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    if len(os.sched_getaffinity(0)) < 2 or not {0, 1} <= os.sched_getaffinity(0):
+        print("cannot run: needs CPUs 0 and 1 (a device each)", file=sys.stderr)
+        return 1
     why = ray_cluster.missing()
     if why:
         print(f"cannot run: {why}", file=sys.stderr)
@@ -220,7 +228,7 @@ def main() -> int:
         cluster = ray_cluster.RayCluster(environment())
         try:
             cluster.start({"iree:local-sync": 1}, [{"iree:local-task": 1},
-                                                   {"iree:local-task": 1}])
+                                                   {"iree:local-task": 1}], cpus=[0, 1])
             bench = Bench(cluster, module, folder)
             results = {"shards": [], "shard_walls": [], "ray": [], "hosts": None,
                        "tiny": {}}
@@ -267,7 +275,8 @@ def render(results: dict, load_before: float, load_after: float, rounds: int) ->
         (f"Load average {load_before:.2f} before, {load_after:.2f} after. A head and two worker "
         "nodes on this machine (`ray start`, a network namespace with only loopback up), each "
         "advertising one device resource; the points ask for `iree:local-task`, which each "
-        f"worker node offers once. {2 * MODELS} points: `--sweep model=1..{MODELS} --sweep "
+        "worker node offers once; worker node 1 and shard 0 run on CPU 0 alone, worker node 2 "
+        f"and shard 1 on CPU 1 (`taskset`). {2 * MODELS} points: `--sweep model=1..{MODELS} --sweep "
         "bs=1,64 --function=spin_{model} --input={bs}000000 "
         f"--benchmark_min_time={ITERATIONS}` (a bs=64 point spins 64 times as long). "
         f"{rounds} round{'s' if rounds > 1 else ''}; medians."),

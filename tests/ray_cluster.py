@@ -164,32 +164,40 @@ class RayCluster:
 
     # --- the cluster --------------------------------------------------------
 
-    def start(self, head: dict, workers: list[dict]) -> RayCluster:
-        """A head advertising ``head``, one worker node per resource dict of ``workers``."""
+    def start(self, head: dict, workers: list[dict], cpus: list[int] | None = None
+              ) -> RayCluster:
+        """A head advertising ``head``, one worker node per resource dict of ``workers``
+        (the ``i``-th on CPU ``cpus[i]`` alone, if given)."""
         self._open_namespace()
         self._ray_start(["--head", f"--port={HEAD_PORT}", "--include-dashboard=false",
                          "--disable-usage-stats", f"--temp-dir={self.folder}",
                          f"--system-config={json.dumps(SYSTEM_CONFIG)}"], head, "ray-head")
-        for resources in workers:
-            self.add_worker(resources)
+        for number, resources in enumerate(workers):
+            self.add_worker(resources, cpu=cpus[number] if cpus else None)
         return self
 
     def _ray_start(self, arguments: list[str], resources: dict, host: str,
-                   env: dict | None = None):
+                   env: dict | None = None, cpu: int | None = None):
         """``ray start`` with a host name of its own (a UTS namespace): the node's rows
-        say ``host``, as a node on another machine would say its own."""
-        proc = self.run(["unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"', host,
-                         _ray_binary(), "start", *arguments, "--num-cpus=1",
+        say ``host``, as a node on another machine would say its own. ``cpu``: the node
+        and everything it starts run on that CPU only (``taskset``), as a machine of
+        its own would not share its CPUs with another node."""
+        pinned = [] if cpu is None else ["taskset", "-c", str(cpu)]
+        proc = self.run([*pinned, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
+                         host, _ray_binary(), "start", *arguments, "--num-cpus=1",
                          f"--resources={json.dumps(resources)}",
                          f"--object-store-memory={OBJECT_STORE_BYTES}"], env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"ray start failed: {proc.stdout[-2000:]} {proc.stderr[-2000:]}")
 
-    def add_worker(self, resources: dict, env: dict | None = None) -> str:
-        """Starts a worker node (host name ``ray-worker-N``); its node id."""
+    def add_worker(self, resources: dict, env: dict | None = None,
+                   cpu: int | None = None) -> str:
+        """Starts a worker node (host name ``ray-worker-N``, on CPU ``cpu`` only if given);
+        its node id."""
         before = set(self.node_ids())
         self.started += 1
-        self._ray_start([f"--address={ADDRESS}"], resources, f"ray-worker-{self.started}", env)
+        self._ray_start([f"--address={ADDRESS}"], resources, f"ray-worker-{self.started}", env,
+                        cpu)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             new = set(self.node_ids()) - before

@@ -167,6 +167,16 @@ sweep = { bs = [4] }
     assert hosts["task"] in _worker_hosts(cluster)
 
 
+def test_a_plain_run_is_one_point_on_the_cluster(cluster, dynamic, tmp_path):
+    plain = [f"--module={dynamic}", *LEAN, "--input=2x512xf32=0.5", "--device=local-sync"]
+    listed = on_cluster(cluster, *plain, *RAY, "--benchmark_list_tests")  # planned here
+    assert listed.returncode == 0 and listed.stdout == "BM_forward/process_time/real_time\n"
+    assert "ireebench: ray:" not in listed.stderr
+    [row] = rows_of(on_cluster(cluster, *plain, *RAY, "--benchmark_format=json"))
+    assert row["name"] == "BM_forward/process_time/real_time" and not row.get("params")
+    assert row["host_name"] == "ray-head"  # the node offering iree:local-sync
+
+
 def test_a_device_holds_one_point_at_a_time(cluster, dynamic):
     result = on_cluster(cluster, f"--module={dynamic}", "--function=forward",
                         "--device=local-task", "--input={bs}x512xf32=0.5",
