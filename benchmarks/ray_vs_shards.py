@@ -302,7 +302,7 @@ def render(results: dict, load_before: float, load_after: float, rounds: int) ->
         f"A worker node killed {killed['killed_at']:.1f} s into a run of the {2 * MODELS} "
         f"points, while it measured a bs=64 point: {killed['points']} points reported, "
         f"{killed['rows']} rows (each point once), {killed['errors']} error rows; the run "
-        f"took {killed['wall']:.1f} s. Ray's messages on stderr: "
+        f"took {killed['wall']:.1f} s. Its lines on stderr: "
         + ("; ".join(f"`{line}`" for line in killed["messages"]) or "none") + ".",
     ]
     return "\n".join(lines)

@@ -40,6 +40,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import tempfile
@@ -49,7 +50,7 @@ from dataclasses import dataclass
 
 import ray
 import ray._private.worker as ray_worker
-from ireebench.errors import UsageError, one_line
+from ireebench.errors import UsageError, one_line, printable
 from ireebench.executor import PointOutcome
 from ireebench.native.gbench_json import split_benchmark_json
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
@@ -320,15 +321,28 @@ class ClusterRun:
         disconnect()
 
 
+# Ray's message when a node's health checks failed.
+_NODE_DEAD = re.compile(r"The node with node id: (\w+) and address: (\S+).*marked dead")
+
+
 def _say(config, messages: deque) -> None:
-    """The cluster's messages Ray received, one line each (their first sentence)."""
+    """The cluster's messages Ray received, one line each: a dead node said so, a
+    failed task left out (its point's outcome says what became of it), anything
+    else by its first sentence."""
     shown = set()
     while messages:
         text = " ".join(str(messages.popleft()).split())
-        first = text.split(". ", 1)[0].rstrip(".")
-        if first and first not in shown:
-            shown.add(first)
-            config.stderr.write(f"ireebench: ray: {first}\n")
+        dead = _NODE_DEAD.search(text)
+        if dead:
+            line = (f"node {dead.group(2)} (id {dead.group(1)[:8]}) is dead (its health checks "
+                    "failed); its points go to other nodes, within --ray_retries")
+        elif text.startswith("Task ") and " failed" in text.split(".", 1)[0]:
+            continue
+        else:
+            line = text.split(". ", 1)[0].rstrip(".")
+        if line and line not in shown:
+            shown.add(line)
+            config.stderr.write(f"ireebench: ray: {printable(line)}\n")
 
 
 def _unoffered(pending: dict, requests: dict):
