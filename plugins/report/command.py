@@ -10,10 +10,12 @@ and checked before anything is written; usage errors exit 1.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from ireebench.cli.command import GroupedCommand, make_context
 from ireebench.cli.options import GroupedOption
 from ireebench.comparison import COMPARE_OPTIONS
-from ireebench.comparison.inputs import METRICS, load_reports
+from ireebench.comparison.inputs import METRICS, ReportHistory, load_reports
 from ireebench.comparison.model import DEFAULT_ALPHA
 from ireebench.config import Config
 from ireebench.errors import UsageError, flag_error
@@ -111,21 +113,50 @@ def parse_report_args(argv: list[str], invocation) -> Config | None:
     return config
 
 
+def read_inputs(config, references: list[str]) -> tuple[list[tuple[str, dict]], bool]:
+    """Every input's ``(label, report)``, **oldest first**, and whether one was a history.
+
+    The report's one ordering: the command line's order, the last input
+    the latest; a reference that names a history
+    (:class:`~ireebench.comparison.inputs.ReportHistory`, a store's
+    ``stored:history``) comes newest first and is put oldest first here,
+    once, so that everything after reads the reports the same way.
+    """
+    loaded, history = [], False
+    for reference in references:
+        found = load_reports(config, reference, command="report")
+        if isinstance(found, ReportHistory):
+            history = True
+            found = found.oldest_first()
+        loaded += found
+    return loaded, history
+
+
 def run_report(config) -> RunResult:
-    """Reads every input, then draws and writes the report."""
+    """Reads every input, then draws and writes the report; says what it wrote."""
     try:
         renderer = load_renderer()
-        loaded = []
-        for reference in config.getoption("inputs"):
-            loaded += load_reports(config, reference, command="report")
+        loaded, history = read_inputs(config, config.getoption("inputs"))
         reports = readable_reports(config, [read_report(label, r) for label, r in loaded])
-        renderer.write(reports, config.stash[COMPARE_OPTIONS],
-                       html_path=config.getoption("output"),
-                       output_dir=config.getoption("output_dir"),
-                       chart_format=config.getoption("chart_format"), flag="output")
+        output, output_dir = config.getoption("output"), config.getoption("output_dir")
+        document = renderer.write(reports, config.stash[COMPARE_OPTIONS], config,
+                                  html_path=output, output_dir=output_dir,
+                                  chart_format=config.getoption("chart_format"),
+                                  flag="output", as_history=history)
+        _say_written(config, output, output_dir, document)
+        renderer.raise_failures(document, config)
     finally:
         config.release()
     return RunResult(0, [])
+
+
+def _say_written(config, output: str, output_dir: str, document) -> None:
+    """``wrote /abs/report.html``: where the page is (a path to open or to attach)."""
+    if output:
+        config.stdout.write(f"wrote {Path(output).resolve()}\n")
+    if output_dir:
+        config.stdout.write(f"wrote {len(document.files)} chart file(s) to "
+                            f"{Path(output_dir).resolve()}\n")
 
 
 def report_main(argv: list[str], invocation) -> RunResult:

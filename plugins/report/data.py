@@ -130,6 +130,8 @@ class Benchmark:
     errors: list[str] = field(default_factory=list)
     extra_rows: list[ExtraRow] = field(default_factory=list)
     family_index: int | None = None
+    # What the analysis worked out of it once (its distribution), by key.
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def display(self) -> str:
@@ -190,6 +192,15 @@ class Report:
     @property
     def written_by_ireebench(self) -> bool:
         return "ireebench_version" in self.context
+
+    @property
+    def rate_counters(self) -> set[str]:
+        """The counters this report says are rates (``rate_counters`` in its context, as
+        ``--counter`` records them; Google Benchmark's JSON does not say)."""
+        listed = self.context.get("rate_counters")
+        if isinstance(listed, str):
+            listed = listed.split(",")
+        return {str(name) for name in listed} if isinstance(listed, list) else set()
 
     def nothing_to_draw(self) -> str:
         """Why this report has nothing to draw ("" when it has something)."""

@@ -31,7 +31,7 @@ th, td { border: 1px solid #ddd; padding: 0.15rem 0.45rem; text-align: left;
          vertical-align: top; }
 th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.name { overflow-wrap: break-word; max-width: 34rem; }
+td.name { overflow-wrap: anywhere; max-width: 34rem; }
 .table { overflow-x: auto; }
 .charts { display: flex; flex-wrap: wrap; gap: 0.8rem 1.2rem; }
 figure { margin: 0.3rem 0; max-width: 100%; }
@@ -40,6 +40,9 @@ figcaption { font-size: 0.85rem; color: #333; margin-bottom: 0.15rem; word-break
 .verdict-faster { color: #2e7d32; font-weight: 600; }
 .verdict-slower { color: #c62828; font-weight: 600; }
 .verdict-inconclusive { color: #a86a00; }
+p.headline { font-size: 1.1rem; margin: 0.5rem 0 0.4rem; }
+p.section-error { color: #c62828; border: 1px solid #c62828; padding: 0.4rem 0.6rem;
+                  background: #fff5f5; }
 details { margin: 0.3rem 0 0.6rem; }
 summary { cursor: pointer; color: #333; }
 """
