@@ -37,12 +37,11 @@ from ireebench.comparison import (
     BenchmarkRows,
     CompareOptions,
     Comparison,
-    benchmark_file,
     compare,
 )
 from ireebench.comparison.changes import RunValues
-from ireebench.comparison.history import compare_history
 from ireebench.comparison.changes import change_points as series_change_points
+from ireebench.comparison.history import compare_history
 from ireebench.comparison.model import compare_benchmark
 from ireebench.errors import UsageError
 from ireebench.plugins.statistics import median_ci, percentile
@@ -215,9 +214,13 @@ class Distribution:
 
     @property
     def cv(self) -> float | None:
+        """The coefficient of variation (sample standard deviation over the mean), in
+        floats (statistics.stdev's exact fractions cost a millisecond a benchmark)."""
         if len(self.samples) < 2 or not self.median:
             return None
-        return pystats.stdev(self.samples) / pystats.fmean(self.samples)
+        mean = math.fsum(self.samples) / len(self.samples)
+        variance = math.fsum((v - mean) ** 2 for v in self.samples) / (len(self.samples) - 1)
+        return math.sqrt(variance) / mean if mean else None
 
 
 def distribution(benchmark: Benchmark, metric: str = "real_time") -> Distribution | None:
@@ -374,9 +377,11 @@ def _tag(reports: list[Report], index: int) -> str:
 
 def _against_one(reports, old: int, new: int, options: CompareOptions) -> Pair:
     pair = Pair(new, [old], None, title=f"{_tag(reports, new)} against {_tag(reports, old)}")
+    problem = reports[old].rows_problem or reports[new].rows_problem
     try:
-        pair.comparison = compare(benchmark_file(reports[old].label, reports[old].raw),
-                                  benchmark_file(reports[new].label, reports[new].raw), options)
+        if problem:
+            raise UsageError(problem)
+        pair.comparison = compare(reports[old].rows, reports[new].rows, options)
     except UsageError as exc:
         pair.problem = str(exc)
     return pair
@@ -387,11 +392,13 @@ def _against_history(reports, earlier: list[int], new: int, options: CompareOpti
     pair = Pair(new, list(earlier), None,
                 title=f"{_tag(reports, new)} (the latest) against the {len(earlier)} "
                       f"report(s) before it ({span}), as the gate judges it")
-    history = [benchmark_file(reports[i].label, reports[i].raw) for i in reversed(earlier)]
+    history = [reports[i].rows for i in reversed(earlier)]  # newest first, as the gate's
+    problem = next((reports[i].rows_problem for i in [*earlier, new]
+                    if reports[i].rows_problem), "")
     try:
-        pair.comparison = compare_history(history,  # newest first, as the store gives it
-                                          benchmark_file(reports[new].label, reports[new].raw),
-                                          options, label=span)
+        if problem:
+            raise UsageError(problem)
+        pair.comparison = compare_history(history, reports[new].rows, options, label=span)
     except UsageError as exc:
         pair.problem = str(exc)
     return pair

@@ -20,6 +20,7 @@ the plugin; a :class:`~ireebench.UsageError` a plugin raised, exit 1).
 
 from __future__ import annotations
 
+import gc
 import re
 import warnings
 from datetime import datetime, timezone
@@ -132,10 +133,11 @@ def _as_sections(plugin: str, result) -> list[ReportSection]:
 
 
 def register_builtin_sections(pm) -> None:
-    """The report's own sections are a plugin of the same hook: registered the
-    first time a report is drawn (unless ``-p no:report.sections`` blocked it)."""
+    """The report's own sections are a plugin of the same hook, registered the
+    first time a report is drawn (as pytest registers its terminal reporter once
+    it configures): its module imports what only drawing needs."""
     name = builtin_sections.NAME
-    if pm.get_plugin(name) is None and not pm.is_blocked(name):
+    if pm.get_plugin(name) is None:
         pm.register(builtin_sections, name)
 
 
@@ -176,12 +178,23 @@ def render_sections(config, document: Document, data: ReportData, found,
         document.sections.append(rendered)
 
 
+def _analysed(reports: list[Report], options: CompareOptions, as_history: bool) -> ReportData:
+    """The reports' data; it and the reports live to the end of the drawing, so the
+    cycle collector leaves them be from now on (:func:`write` unfreezes them)."""
+    gc.disable()
+    try:
+        return analyse(reports, options, as_history)
+    finally:
+        gc.freeze()
+        gc.enable()
+
+
 def build(reports: list[Report], options: CompareOptions, config, inline: bool = True,
           chart_format: str = "", as_history: bool = False) -> Document:
     """Every section the reports and the plugins give, drawn (see the module
     docstring); the plugins that failed are in the document's ``failures``."""
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    data = analyse(reports, options, as_history)
+    data = _analysed(reports, options, as_history)
     labels = ", ".join(r.label for r in reports[:6]) + (
         f" and {len(reports) - 6} more" if len(reports) > 6 else "")
     document = Document("ireebench report",
@@ -202,8 +215,12 @@ def write(reports: list[Report], options: CompareOptions, config, html_path: str
     """Builds the report, then writes each chart to ``output_dir`` (``chart_format``:
     svg or png) and/or the page to ``html_path``. The plugins that failed are in
     the document's ``failures`` (their sections say so): :func:`raise_failures`."""
-    document = build(reports, options, config, inline=bool(html_path),
-                     chart_format=chart_format if output_dir else "", as_history=as_history)
+    try:
+        document = build(reports, options, config, inline=bool(html_path),
+                         chart_format=chart_format if output_dir else "",
+                         as_history=as_history)
+    finally:
+        gc.unfreeze()  # collectable again (the interpreter's exit frees them)
     if output_dir:
         _write_charts(document, Path(output_dir))
     if html_path:

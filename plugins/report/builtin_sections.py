@@ -111,7 +111,7 @@ def long_table(out: SectionWriter, headers: list[str], rows: list[list], what: s
     out.table(headers, rows[:MAX_TABLE_ROWS], numeric, names)
     rest = rows[MAX_TABLE_ROWS:]
     if rest:
-        out.details(f"the other {len(rest)} {what}",
+        out.details(f"the other {len(rest):,} {what}",
                     page.table(headers, rest, set(numeric), set(names)))
 
 
@@ -133,8 +133,8 @@ def ranked(report: ReportData, names: list[str]) -> list[str]:
 
 def _cut_note(out: SectionWriter, shown: int, total: int, what: str, how: str) -> None:
     if total > shown:
-        out.paragraph(f"The chart shows {shown} of {total} {what} ({how}); the table lists "
-                      "them all.", "meta")
+        out.paragraph(f"The chart shows {shown:,} of {total:,} {what} ({how}); the table "
+                      "lists them all.", "meta")
 
 
 def _counts(comparison) -> str:
@@ -145,7 +145,7 @@ def _counts(comparison) -> str:
     parts = []
     for verdict, count in sorted(counted.items(), key=lambda item: (
             item[0] != SLOWER, item[0] != FASTER, item[0])):
-        text = f"{count} {verdict}"
+        text = f"{count:,} {verdict}"
         if verdict == SLOWER and regressions:
             text += f" ({regressions} beyond the threshold: a regression)"
         parts.append(text)

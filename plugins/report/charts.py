@@ -30,8 +30,18 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter, NullLocator
 
-from .analysis import CONFIDENCE, Distribution, Quantity, Scale, Sweep, Trend, distribution
-from .analysis import is_geometric, is_numeric, significant
+from .analysis import (
+    CONFIDENCE,
+    Distribution,
+    Quantity,
+    Scale,
+    Sweep,
+    Trend,
+    distribution,
+    is_geometric,
+    is_numeric,
+    significant,
+)
 from .data import Benchmark, display_name
 
 WIDTH = 6.2  # inches: 595 px at 96 dpi, two charts side by side on a 1280 px screen

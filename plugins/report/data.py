@@ -20,7 +20,9 @@ Benchmark's):
   counters (``items_per_second``, ``device_bytes_peak``, a ``--counter``).
 
 Times are kept in seconds per iteration. Any problem with a report is one
-:class:`~ireebench.UsageError` line naming it.
+:class:`~ireebench.UsageError` line naming it. The rows are also read once
+by ``ireebench compare``'s reader (:attr:`Report.rows`), so that the
+comparisons are that engine's, and the parsed JSON is not kept.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ireebench.comparison.inputs import row_identity
+from ireebench.comparison.inputs import BenchmarkFile, benchmark_file, row_identity
 from ireebench.errors import UsageError, one_line
 from ireebench.names import TIMING_SUFFIX
 from ireebench.results import TIME_UNIT_MULTIPLIER
@@ -63,6 +65,8 @@ def _fail(label: str, reason: str) -> UsageError:
 
 
 def _number(value) -> float | None:
+    if type(value) is float:  # nearly every number of a report: the fast path
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
@@ -183,7 +187,10 @@ class Report:
     label: str
     context: dict
     benchmarks: dict[str, Benchmark]
-    raw: dict  # the parsed report (for the comparison engine)
+    # The same rows as the comparison engine reads them (ireebench compare's reader),
+    # or why it cannot: what the comparisons compare.
+    rows: BenchmarkFile | None = None
+    rows_problem: str = ""
 
     @property
     def drawable(self) -> list[Benchmark]:
@@ -227,11 +234,11 @@ def _row_metrics(label: str, where: str, entry: dict, unit: str) -> dict[str, fl
             raise _fail(label, f"{where}: {key} is not a finite number ({entry.get(key)!r})")
         metrics[key] = value if percentage else value * scale
     for key, raw in entry.items():
-        if key in ROW_KEYS:
-            continue
+        if key in ROW_KEYS or isinstance(raw, str):
+            continue  # the row's identity; text is not a metric
         value = _number(raw)
         if value is None:
-            continue  # text, lists: not a metric
+            continue  # lists, objects: not a metric
         metrics[key] = value if (percentage or key != "device_time") else value * scale
     return metrics
 
@@ -290,4 +297,9 @@ def read_report(label: str, report: dict) -> Report:
             continue  # a kind of row this reader does not know (complexity fits)
         for key, value in _row_metrics(label, where, entry, unit).items():
             benchmark.values.setdefault(key, []).append(value)
-    return Report(label, context if isinstance(context, dict) else {}, benchmarks, report)
+    try:
+        rows, problem = benchmark_file(label, report), ""
+    except UsageError as exc:
+        rows, problem = None, str(exc)
+    return Report(label, context if isinstance(context, dict) else {}, benchmarks, rows,
+                  problem)

@@ -20,9 +20,9 @@ class ReportHooks:
         compared, before anything is drawn. The report's own sections
         (summary, comparison, trend, sweeps, benchmarks, dispatches,
         metrics, inputs) come through this hook too, from the built-in
-        ``report.sections`` (``-p no:report.sections`` leaves only the
-        plugins' sections). Sections are placed by their ``order``, the
-        built-in ones first among equals, then in plugin registration order.
+        ``report.sections``, registered when a report is drawn. Sections are
+        placed by their ``order``, the built-in ones first among equals, then
+        in plugin registration order.
 
         A section whose ``render`` raises, and a plugin whose implementation
         raises, is that plugin's error: the section says so on the page, the

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from html import escape
 
 from . import page
 
@@ -150,6 +149,6 @@ class RenderedSection:
     def as_page_section(self) -> page.Section:
         blocks = list(self.blocks)
         if self.failed:
-            blocks = [f"<p class=\"section-error\">This section could not be drawn: "
-                      f"{escape(self.failed)}</p>"]
+            blocks = [page.paragraph(f"This section could not be drawn: {self.failed}",
+                                     "section-error")]
         return page.Section(self.anchor, self.title, blocks)
