@@ -202,8 +202,10 @@ def build(reports: list[Report], options: CompareOptions, config, inline: bool =
                         f"ireebench {__version__}.", inline, chart_format)
     register_builtin_sections(config.pm)
     with warnings.catch_warnings():
-        # matplotlib's warnings name its own files: nothing a reader can act on.
-        warnings.filterwarnings("ignore", module=r"matplotlib(\.|$)")
+        # matplotlib's warnings (attributed to its caller, the chart code) name
+        # files: nothing a reader of the report can act on.
+        warnings.filterwarnings("ignore", category=UserWarning,
+                                module=r"(matplotlib|ireebench\.plugins\.report)(\.|$)")
         found = collect_sections(config, data, document.failures)
         render_sections(config, document, data, found, document.failures)
     return document

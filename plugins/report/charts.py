@@ -346,6 +346,7 @@ def sweep_chart(slug: str, sweep: Sweep, axis: str, metric: str, kind: Quantity,
     every = [v for p in sweep.points for v in p.metric(metric)]
     factor = scale.factor
     width = 0.6 / max(len(lines), 1)
+    handles = []
     for number, line in enumerate(lines):
         xs, ys, errors_low, errors_high = [], [], [], []
         for value, point in line.points:
@@ -356,9 +357,10 @@ def sweep_chart(slug: str, sweep: Sweep, axis: str, metric: str, kind: Quantity,
             errors_low.append((middle - low) * factor if low is not None else 0.0)
             errors_high.append((high - middle) * factor if high is not None else 0.0)
         color = SERIES_COLORS[number % len(SERIES_COLORS)]
-        axes.errorbar(xs, ys, yerr=[errors_low, errors_high], marker="o", markersize=4,
-                      linewidth=1.5, elinewidth=1.2, linestyle="-" if numeric else "none",
-                      capsize=3, color=color, label=short(line.label, 40))
+        handles.append(axes.errorbar(xs, ys, yerr=[errors_low, errors_high], marker="o",
+                                     markersize=4, linewidth=1.5, elinewidth=1.2,
+                                     linestyle="-" if numeric else "none", capsize=3,
+                                     color=color))
     if numeric and is_geometric(values):
         axes.set_xscale("log", base=2 if all(float(v).is_integer() for v in values) else 10)
         axes.xaxis.set_minor_locator(NullLocator())
@@ -374,8 +376,9 @@ def sweep_chart(slug: str, sweep: Sweep, axis: str, metric: str, kind: Quantity,
         axes.set_ylim(bottom=0)
     axes.set_xlabel(f"{axis} (sweep axis{', log scale' if axes.get_xscale() == 'log' else ''})")
     axes.set_ylabel(kind.label(scale.unit))
-    if legend_rows:
-        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    if legend_rows:  # labels given: one of "_x=1" is shown too (matplotlib hides "_...")
+        axes.legend(handles, [short(line.label, 40) for line in lines], loc="upper left",
+                    bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
     turned = len(values) > 8
     if turned:
         for label in axes.get_xticklabels():

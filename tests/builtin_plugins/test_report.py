@@ -318,6 +318,22 @@ def test_a_sweep_against_each_axis_and_its_files(reports):
         f"wrote {len(files)} chart file(s) to {reports['png'].resolve()}"
 
 
+def test_a_legend_of_any_label_and_no_warning(reports, ireebench, tmp_path):
+    """A sweep axis named "_dtype" (matplotlib hides a legend label starting with "_"
+    and warns, naming the chart code's file): every line in the legend, nothing on
+    stderr."""
+    report = json.loads((reports["folder"] / "sweep.json").read_text())
+    for row in report["benchmarks"]:
+        if isinstance(row.get("params"), dict):
+            row["params"] = {("_" + key if key == "dtype" else key): value
+                             for key, value in row["params"].items()}
+    (tmp_path / "axis.json").write_text(json.dumps(report))
+    result = ireebench("report", tmp_path / "axis.json", "-o", tmp_path / "axis.html")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    chart = _text(tmp_path / "axis.html").split("against n</figcaption>", 1)[1]
+    assert "<!-- _dtype=f32 -->" in chart.split("</svg>", 1)[0]
+
+
 def test_device_time_memory_and_counters(reports):
     """Bytes in one binary unit, a rate in its SI prefix per second, a count as it is:
     never "per second" for what is not a rate; a chart only where benchmarks differ."""
