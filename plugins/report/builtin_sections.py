@@ -137,6 +137,10 @@ def _cut_note(out: SectionWriter, shown: int, total: int, what: str, how: str) -
                       "lists them all.", "meta")
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def _counts(comparison) -> str:
     counted = {}
     for result in comparison.benchmarks:
@@ -164,11 +168,11 @@ def summary(report: ReportData, out: SectionWriter) -> None:
         if slower or faster:
             words = []
             if slower:
-                words.append(f"{len(slower)} benchmark(s) slower"
-                             + (f", {len(regressed)} a regression beyond the threshold"
-                                if regressed else ""))
+                words.append(f"{_count(len(slower), 'benchmark')} slower" + (
+                    f" ({len(regressed):,} beyond the threshold: a regression)"
+                    if regressed else ""))
             if faster:
-                words.append(f"{len(faster)} faster")
+                words.append(f"{_count(len(faster), 'benchmark')} faster")
             css = "verdict-slower" if slower else "verdict-faster"
             out.html(f"<p class=\"headline {css}\">{page.escape('; '.join(words))}.</p>")
         else:
@@ -200,8 +204,9 @@ def summary(report: ReportData, out: SectionWriter) -> None:
     failed = [b for b in latest.benchmarks.values() if b.errors]
     if not report.comparisons and not report.trends:
         out.html("<p class=\"headline\">"
-                 f"{len(latest.benchmarks)} benchmark(s) measured in {page.escape(latest.label)}"
-                 + (f", {len(failed)} failed" if failed else "") + ".</p>")
+                 f"{_count(len(latest.benchmarks), 'benchmark')} measured in "
+                 f"{page.escape(latest.label)}" + (f", {len(failed):,} failed" if failed else "")
+                 + ".</p>")
         if len(report.reports) > 1:
             out.paragraph("Nothing to compare: only one input has benchmarks to draw.", "meta")
     if failed:
