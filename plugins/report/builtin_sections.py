@@ -58,6 +58,7 @@ from .data import DISPATCH_COUNTERS, MEMORY_METRICS, TIME_METRICS, Benchmark, di
 from .model import ReportData, date_text
 from .page import Raw
 from .sections import ORDER, ReportSection, SectionWriter
+from .verdict import CHANGE_POINT
 
 NAME = "report.sections"  # this plugin's registration name
 MAX_CHART_BENCHMARKS = 40  # benchmarks a chart shows; more: the most changed (heaviest)
@@ -66,6 +67,7 @@ MAX_TRENDS = 12
 MAX_SWEEP_CHARTS = 24
 MAX_DISPATCH_CHARTS = 12
 MAX_TABLE_ROWS = 100  # rows of a table shown open; the rest in a <details>
+MAX_SUMMARY_ROWS = 20  # the summary's changes shown open: the worst
 # Counters a column of their own would only repeat: Google Benchmark's
 # iterations per second (one over the time) and a dispatch row's own.
 REDUNDANT_COUNTERS = ("items_per_second", *DISPATCH_COUNTERS)
@@ -106,10 +108,12 @@ def _verdict_cell(verdict: str, text: str) -> Raw:
 
 
 def long_table(out: SectionWriter, headers: list[str], rows: list[list], what: str,
-               numeric=frozenset(), names=frozenset()) -> None:
-    """A table whose rows past :data:`MAX_TABLE_ROWS` are in a closed ``<details>``."""
-    out.table(headers, rows[:MAX_TABLE_ROWS], numeric, names)
-    rest = rows[MAX_TABLE_ROWS:]
+               numeric=frozenset(), names=frozenset(), shown: int = 0) -> None:
+    """A table whose rows past ``shown`` (:data:`MAX_TABLE_ROWS`) are in a closed
+    ``<details>``."""
+    shown = shown or MAX_TABLE_ROWS
+    out.table(headers, rows[:shown], numeric, names)
+    rest = rows[shown:]
     if rest:
         out.details(f"the other {len(rest):,} {what}",
                     page.table(headers, rest, set(numeric), set(names)))
@@ -189,17 +193,24 @@ def summary(report: ReportData, out: SectionWriter) -> None:
                       + (f"{points} change point(s) in {having} benchmark(s)." if points
                          else "no change point."), "meta")
     if found:
+        places = {f.where for f in found}  # one comparison: said once, above
         rows = [[_verdict_cell(f.verdict, f.verdict + (": REGRESSION" if f.regression else "")),
-                 _name(f.name), format_change(f.change),
-                 format_interval(f), format_pvalue(f.pvalue), f.where] for f in found]
-        long_table(out, ["verdict", "benchmark", "change", f"{CONFIDENCE * 100:g}% interval",
-                         "p-value", "where"], rows, "changes", numeric={2, 3, 4},
-                   names={1, 5})
+                 _name(f.name), format_change(f.change), format_interval(f),
+                 format_pvalue(f.pvalue)] + ([f.where] if len(places) > 1 else [])
+                for f in found]
+        headers = ["verdict", "benchmark", "change", f"{CONFIDENCE * 100:g}% interval",
+                   "p-value"] + (["where"] if len(places) > 1 else [])
+        if len(places) == 1:
+            kind = "a change point" if found[0].kind == CHANGE_POINT else "the latest"
+            out.paragraph(f"Every change below ({kind}): {found[0].where}.", "meta")
+        long_table(out, headers, rows, "changes", numeric={2, 3, 4}, names={1, 5},
+                   shown=MAX_SUMMARY_ROWS)
         out.paragraph("change: the Hodges-Lehmann estimate of new / old − 1 with its "
                       "interval; p-value: the two-sided Mann-Whitney U test of the "
-                      "repetitions (as ireebench compare). \"where\": the latest report "
-                      "against its baseline, or a change point of the history (the first "
-                      "report of the new level).", "meta")
+                      "repetitions (as ireebench compare)" + (
+                          "; where: the latest report against its baseline, or a change "
+                          "point of the history (from the first report of the new level)."
+                          if len(places) > 1 else "."), "meta")
     latest = report.latest
     failed = [b for b in latest.benchmarks.values() if b.errors]
     if not report.comparisons and not report.trends:
@@ -613,7 +624,7 @@ def inputs(report: ReportData, out: SectionWriter) -> None:
         rows.append(row + [len(item.benchmarks), failed])
     columns = len(headers)
     out.table(headers, rows, numeric={0, columns - 2, columns - 1},
-              names=set(range(1, columns - 2)))
+              names=set(range(1, columns - 2)), css="narrow")
     for number, item in enumerate(report.reports, 1):
         reason = item.nothing_to_draw()
         if reason:

@@ -31,7 +31,8 @@ th, td { border: 1px solid #ddd; padding: 0.15rem 0.45rem; text-align: left;
          vertical-align: top; }
 th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.name { overflow-wrap: anywhere; max-width: 34rem; }
+td.name { overflow-wrap: break-word; max-width: 34rem; }
+.narrow td.name { overflow-wrap: anywhere; }
 .table { overflow-x: auto; }
 .charts { display: flex; flex-wrap: wrap; gap: 0.8rem 1.2rem; }
 figure { margin: 0.3rem 0; max-width: 100%; }
@@ -58,8 +59,9 @@ class Section:
 
 
 def table(headers: list[str], rows: list[list], numeric: set[int] = frozenset(),
-          names: set[int] = frozenset()) -> str:
-    """An HTML table; cells are text (escaped) unless given as :class:`Raw`."""
+          names: set[int] = frozenset(), css: str = "") -> str:
+    """An HTML table; cells are text (escaped) unless given as :class:`Raw`; ``css``:
+    a class of its own (``narrow``: its names wrap anywhere, to fit a small screen)."""
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = []
     for row in rows:
@@ -70,7 +72,7 @@ def table(headers: list[str], rows: list[list], numeric: set[int] = frozenset(),
             text = cell.html if isinstance(cell, Raw) else escape(str(cell))
             cells.append(f"<td{css}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<div class=\"table\"><table><thead><tr>{head}</tr></thead>"
+    return (f"<div class=\"table{' ' + css if css else ''}\"><table><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 

@@ -80,10 +80,11 @@ class SectionWriter:
         self._add(page.heading(text, anchor))
 
     def table(self, headers: list[str], rows: list[list], numeric=frozenset(),
-              names=frozenset()) -> None:
+              names=frozenset(), css: str = "") -> None:
         """A table: cells are text (escaped) unless :class:`~.page.Raw`; ``numeric``
-        and ``names``: the indexes of right-aligned and wrapping columns."""
-        self._add(page.table(headers, rows, set(numeric), set(names)))
+        and ``names``: the indexes of right-aligned and wrapping columns; ``css``:
+        ``narrow`` to let its names wrap anywhere (a small screen)."""
+        self._add(page.table(headers, rows, set(numeric), set(names), css))
 
     def details(self, summary: str, html: str) -> None:
         """A ``<details>`` element (closed) holding ``html``."""

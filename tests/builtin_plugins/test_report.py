@@ -27,6 +27,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ireebench as ireebench_api
 import pytest
 from browser import Browser, blank_fraction, find_chromium
 from conftest import ROOT, STORE_KINDS, _env, new_store_url, one_error_line
@@ -253,9 +254,9 @@ def _check_history(page: Path) -> None:
     summary = _section(page, "summary")
     assert _sections(page)[0] == "summary"
     assert 'class="headline verdict-slower"' in summary
-    assert re.search(r'verdict-slower">slower[^<]*</span></td><td class="name">BM_work</td>'
-                     r'<td class="num">\+[\d.]+%</td>.*?from #4 stored:\w+ \(commit c0ffee4,',
-                     summary), summary
+    assert re.search(r"Every change below \(a change point\): from #4 stored:\w+ \(commit "
+                     r"c0ffee4, .*?verdict-slower\">slower[^<]*</span></td><td class=\"name\">"
+                     r"BM_work</td><td class=\"num\">\+[\d.]+%</td>", summary), summary
     assert "faster" not in summary
     trend = _section(page, "trend")
     rows = re.findall(r"<tr><td>.*?</tr>", trend.split("</table>", 1)[0])
@@ -384,6 +385,28 @@ def test_a_broken_section_is_its_plugins_error(reports, ireebench, tmp_path):
     broken = _section(page, "report_broken_section-Broken")
     assert "could not be drawn" in broken and "never shown" not in broken
     assert "<svg" not in broken and "drawn before the failure" not in _text(page)
+
+
+class _NotASection:
+    """A plugin whose hook returns text instead of sections."""
+
+    @staticmethod
+    @ireebench_api.hookimpl(optionalhook=True)
+    def ireebench_report_sections():
+        return "a section, honest"
+
+
+def test_what_is_not_a_section_is_its_plugins_error(reports, tmp_path):
+    """Through the Python API and the real plugin manager: the plugin named, what it
+    returned said, the page written with the built-in sections."""
+    page = tmp_path / "page.html"
+    with pytest.raises(ireebench_api.PluginError) as caught:
+        ireebench_api.run(["report", str(reports["folder"] / "first.json"), "-o", str(page)],
+                          plugins=[_NotASection()])
+    assert str(caught.value) == (
+        "plugin '_NotASection' failed in ireebench_report_sections: TypeError: returned "
+        "str; expected a ReportSection, a list of them, or None")
+    assert _sections(page) == ["summary", "benchmarks", "dispatches", "inputs"]
 
 
 def test_past_the_chart_limit_a_summary_view(reports, ireebench, tmp_path):
