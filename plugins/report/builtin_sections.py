@@ -587,10 +587,23 @@ def _tool(context: dict) -> str:
     return Path(str(context.get("executable", "") or "?")).name
 
 
-def _module(context: dict) -> str:
-    sha = str(context.get("iree_module_sha256", "") or "")
-    name = Path(str(context.get("iree_module", "") or "")).name
-    return (name + (f" (sha256 {sha[:8]})" if sha else "")) or "-"
+def _module(context: dict, shown: int = 3) -> str:
+    """``matmul.vmfb (sha256 1a6b2303)``: the module(s) of a report; a sweep's or a
+    suite's every module (``iree_modules``, when its context lists them), the first
+    few, then how many more."""
+    listed = context.get("iree_modules")
+    if not isinstance(listed, list) or not listed:
+        listed = [{"path": context.get("iree_module", ""),
+                   "sha256": context.get("iree_module_sha256", "")}]
+    texts = []
+    for entry in listed:
+        entry = entry if isinstance(entry, dict) else {"path": entry}
+        name = Path(str(entry.get("path", "") or "")).name
+        sha = str(entry.get("sha256", "") or "")
+        if name or sha:
+            texts.append(name + (f" (sha256 {sha[:8]})" if sha else ""))
+    more = len(texts) - shown
+    return (", ".join(texts[:shown]) + (f" and {more} more" if more > 0 else "")) or "-"
 
 
 # What the Inputs table says once when every report has the same, else as a column.
@@ -609,8 +622,9 @@ def inputs(report: ReportData, out: SectionWriter) -> None:
         values = [read(context) for context in contexts]
         (shared if len(set(values)) == 1 else varying).append((title, read, values[0]))
     if shared:
-        out.paragraph("Every input: " + "; ".join(f"{title} {value}"
-                                                   for title, _, value in shared) + ".", "meta")
+        out.paragraph("What every input shares:" if len(contexts) > 1 else
+                      "What it was measured on and with:", "meta")
+        out.html(page.fields([(title, value) for title, _, value in shared]))
     has_commit = any(commit_of(item) for item in report.reports)
     headers = ["#", "input", "date"] + (["commit"] if has_commit else []) + \
         [title for title, _, _ in varying] + ["benchmarks", "failed"]

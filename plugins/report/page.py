@@ -67,13 +67,20 @@ def table(headers: list[str], rows: list[list], numeric: set[int] = frozenset(),
     for row in rows:
         cells = []
         for index, cell in enumerate(row):
-            css = " class=\"num\"" if index in numeric else \
+            kind = " class=\"num\"" if index in numeric else \
                 " class=\"name\"" if index in names else ""
             text = cell.html if isinstance(cell, Raw) else escape(str(cell))
-            cells.append(f"<td{css}>{text}</td>")
+            cells.append(f"<td{kind}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f"<div class=\"table{' ' + css if css else ''}\"><table><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def fields(rows: list[tuple[str, str]]) -> str:
+    """A table of named values, one per row: its name a header, its value a cell."""
+    body = "".join(f"<tr><th>{escape(name)}</th><td>{escape(str(value))}</td></tr>"
+                   for name, value in rows)
+    return f"<div class=\"table\"><table><tbody>{body}</tbody></table></div>"
 
 
 @dataclass(frozen=True)

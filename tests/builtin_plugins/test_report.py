@@ -256,7 +256,7 @@ def _check_history(page: Path) -> None:
     assert 'class="headline verdict-slower"' in summary
     assert re.search(r"Every change below \(a change point\): from #4 stored:\w+ \(commit "
                      r"c0ffee4, .*?verdict-slower\">slower[^<]*</span></td><td class=\"name\">"
-                     r"BM_work</td><td class=\"num\">\+[\d.]+%</td>", summary), summary
+                     r"BM_work</td><td class=\"num\">\+[\d.]+%</td>", summary, re.S), summary
     assert "faster" not in summary
     trend = _section(page, "trend")
     rows = re.findall(r"<tr><td>.*?</tr>", trend.split("</table>", 1)[0])
@@ -269,7 +269,7 @@ def _check_history(page: Path) -> None:
     comparison = _section(page, "comparison")
     assert re.search(r"#5 stored:\w+ \(the latest\) against the 4 report\(s\) before it",
                      comparison)
-    inputs = _section(page, "inputs").split("</table>", 1)[0]
+    inputs = _section(page, "inputs").split("<th>#</th>", 1)[1].split("</table>", 1)[0]
     commits = re.findall(r"<td class=\"name\">(c0ffee\d)</td>", inputs)
     assert commits == [f"c0ffee{n}" for n in range(1, 6)], commits
 
