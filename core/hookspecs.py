@@ -381,6 +381,32 @@ def ireebench_report_context(config, context):
     :param context: the :class:`ireebench.context.Context`.
     """
 
+
+@hookspec
+@per_plugin
+def ireebench_point_context(config):
+    """Return the context entries that every row of one point carries.
+
+    In a run of several points (a sweep or a suite, see
+    :mod:`ireebench.points`) the context describes the run as a whole,
+    while each point may measure another module on other devices. Called
+    by the backend for each point (``config`` is the point's) before its
+    rows are reported — repetitions, aggregates, extra rows and error rows
+    alike; never in a run of one configuration, whose context says it for
+    every row. The entries land on each row's :attr:`ireebench.Run.provenance`
+    and the JSON reporter writes them into the row after ``params``, with
+    the meaning of the context keys of the same names; readers take a row's
+    value over the context's (:func:`ireebench.comparison.machine.row_context`).
+    The built-in ``provenance`` plugin returns the point's ``iree_devices``,
+    ``iree_module`` and ``iree_module_sha256``. Called one plugin at a time,
+    so a key that is a member of every row (``name``, ``real_time`` ...) is
+    refused naming the plugin.
+
+    :param config: the point's :class:`Config`.
+    :return: a dict of string keys to text, lists or objects (a number
+        would read back as a counter), or ``None``.
+    """
+
 # -------------------------------------------------------------------------
 # Measurement: for each workload, in order.
 # -------------------------------------------------------------------------

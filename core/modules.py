@@ -38,6 +38,7 @@ import stat
 import struct
 import sys
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +54,10 @@ from .vmfb import repaired_names
 MODULE_IMAGES = StashKey["dict[tuple[str, str | None], ModuleImage]"]()
 # --module value -> the image last taken for it (what the report context names).
 LAST_IMAGES = StashKey["dict[str, ModuleImage]"]()
+# A configuration (the run's, a point's) -> the images it took last: a point of a
+# sweep knows its own module even where another point took the same --module
+# value for another device (an x.mlir compiled per device).
+CONFIG_IMAGES = StashKey["weakref.WeakKeyDictionary"]()
 
 # The native tools' loader flags (runtime/src/iree/tooling/context_util.c and
 # parameter_util.c), with their choices; the first is the default.
@@ -419,14 +424,20 @@ def module_images(config, as_files: bool = False) -> list[ModuleImage]:
                 _observer(list(key), image.path, image.sha256)
         last[spec] = images[key]
         taken.append(images[key])
+    config.stash.setdefault(CONFIG_IMAGES, weakref.WeakKeyDictionary())[config] = list(taken)
     return taken
 
 
 def last_images(config) -> list[ModuleImage | None]:
     """The images already taken for this configuration's --module values (None
-    for one not taken yet); nothing is resolved or read."""
+    for one not taken yet): those this configuration took (a sweep's point, its
+    own), else the last taken for each value; nothing is resolved or read."""
+    own = config.stash.get(CONFIG_IMAGES, {}).get(config)
+    specs = list(config.getoption("module") or [])
+    if own is not None and len(own) == len(specs):
+        return list(own)
     last = config.stash.get(LAST_IMAGES, {})
-    return [last.get(spec) for spec in config.getoption("module") or []]
+    return [last.get(spec) for spec in specs]
 
 
 def module_files(config) -> list[str]:

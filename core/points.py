@@ -30,6 +30,12 @@ per process (local-task reads ``--task_topology_*`` when its driver is first
 created), so when the points' runtime flags differ, each point runs in a
 process of its own: the same command line with ``--point_index=INDEX``
 (:func:`point_command`).
+
+What each row says of its point: the context describes the run as a whole
+(every device, every module), and each row of a run of several points
+carries the context entries of its own point (``ireebench_point_context``:
+its devices, module and the module's sha256), which a backend puts on the
+point's rows with :func:`stamp_rows` before it reports them.
 """
 
 from __future__ import annotations
@@ -38,8 +44,10 @@ from dataclasses import dataclass, field
 
 from . import names
 from .backend import SWEEPS
-from .errors import UsageError
+from .errors import PluginError, UsageError
+from .hookcall import implementations
 from .native.flags import USER_PASS_FLAGS
+from .native.gbench_json import RUN_KEYS
 from .stash import StashKey
 
 # The points of the run, in order (absent: the run is its own single point).
@@ -218,3 +226,42 @@ def point_command(config, index: int) -> list[str]:
     """The ireebench command line that measures only point ``index`` of this run,
     reporting JSON on stdout (see :data:`CHILD_REPORT_FLAGS`)."""
     return [*config.run.command_line, *CHILD_REPORT_FLAGS, f"--point_index={index}"]
+
+
+def point_context(config) -> dict:
+    """The context entries of one point's rows (``ireebench_point_context``, one
+    plugin at a time, later plugins' values over earlier ones'); a key that is
+    a member of every row or not a string, or a value that is not text, a list
+    or an object, is the plugin's bug."""
+    merged: dict = {}
+    for plugin_name, call in implementations(config.pm, "ireebench_point_context",
+                                             registration_order=True):
+        entries = call(config=config)
+        if not entries:
+            continue
+        if not isinstance(entries, dict):
+            raise PluginError("ireebench_point_context", plugin_name, TypeError(
+                f"returned {type(entries).__name__}; expected a dict of context entries"))
+        for key, value in entries.items():
+            if not isinstance(key, str) or key in RUN_KEYS:
+                raise PluginError("ireebench_point_context", plugin_name, ValueError(
+                    f"returned the key {key!r}, which is a member of every row "
+                    "(or not a name); give it another name"))
+            if not isinstance(value, (str, list, dict)):
+                raise PluginError("ireebench_point_context", plugin_name, TypeError(
+                    f"returned {key!r}: {type(value).__name__}; a row's context entry is "
+                    "text, a list or an object (a number would read as a counter)"))
+        merged.update(entries)
+    return merged
+
+
+def stamp_rows(config, rows) -> None:
+    """Gives each of ``rows`` (a point's, ``config`` its config) the point's context
+    entries (:func:`point_context`), in a run of several points (:func:`is_sweep`);
+    an entry a row already has (set where it was measured) stays."""
+    if not rows or not is_sweep(config):
+        return
+    entries = point_context(config)
+    if entries:
+        for row in rows:
+            row.provenance = {**entries, **row.provenance}

@@ -79,6 +79,7 @@ from ireebench.points import (
     points_of,
     runtime_flags_vary,
     session_key,
+    stamp_rows,
 )
 from ireebench.results import Run
 from ireebench.session import SESSION, Session
@@ -202,6 +203,7 @@ def _begin(config, hub, workload, family_index: int, instance_index: int) -> Non
         "benchmark_repetitions")
     lost = error_run(workload, planned, 0, "")
     lost.family_index, lost.per_family_instance_index = family_index, instance_index
+    stamp_rows(config, [lost])
     hub.begin(lost)
 
 
@@ -229,10 +231,12 @@ def _finish_workload(config, session, hub, workload, runs, extra, family_index: 
                               workload=workload, runs=runs):
             extra.extend(rows or [])
     except BaseException:
+        stamp_rows(config, runs)
         hub.report(runs)  # what was measured is reported, whatever failed after
         raise
     finally:
         workload.last_batch = None  # results released before the next workload
+    stamp_rows(config, runs + extra)  # a point's rows say which point (a sweep, a suite)
     hub.report(runs, extra)
     return 1 if any(run.error_occurred for run in runs) else 0
 
@@ -348,6 +352,7 @@ def _error_rows(plan: PointPlan, message: str, family: _Family) -> list[Run]:
                         repetitions=config.getoption("benchmark_repetitions"),
                         batch_size=config.getoption("batch_size"),
                         family_index=family_index, per_family_instance_index=instance))
+    stamp_rows(config, rows)
     return rows
 
 
@@ -524,6 +529,7 @@ def _run_point_processes(config, hub, plans: list[PointPlan]) -> tuple[int, list
                 run.name = names.family_of(run.run_name)
                 run.params = dict(point_config.params)
                 run.family_index, run.per_family_instance_index = family_index, instance
+            stamp_rows(point_config, runs)
             workloads.append(named_workload(point_config, runs[0].function, runs[0].time_unit))
             workloads[-1].params = dict(point_config.params)
             hub.report(runs)

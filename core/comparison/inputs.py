@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError, one_line
 from ..hookcall import call_hook
 from ..results import TIME_UNIT_MULTIPLIER
+from .machine import ROW_KEYS
 
 # The metrics that are times (per iteration in the row's time_unit).
 TIME_METRICS = ("real_time", "cpu_time", "device_time")
@@ -61,6 +62,9 @@ class BenchmarkRows:
     # aggregate name -> metric -> value (time aggregates only; cv is skipped)
     aggregates: dict[str, dict[str, float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # The context keys its rows carry for themselves (machine.ROW_KEYS: a sweep's
+    # or suite's point's devices and module), read from its first row.
+    provenance: dict = field(default_factory=dict)
 
     def values(self, metric: str) -> tuple[list[float], str]:
         """The values to compare and where they come from (``repetitions``,
@@ -191,6 +195,7 @@ def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows
     rows = benchmarks.get(name)
     if rows is None:
         rows = benchmarks[name] = BenchmarkRows(name, unit)
+        rows.provenance = {key: entry[key] for key in ROW_KEYS if key in entry}
     if entry.get("error_occurred") or entry.get("skipped"):
         message = entry.get("error_message") or entry.get("skip_message") or "failed"
         rows.errors.append(one_line(message))

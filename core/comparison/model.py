@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError, flag_error
 from ..stash import StashKey
 from .inputs import TIME_METRICS, BenchmarkFile, BenchmarkRows
+from .machine import row_context
 from .utest import choose_method, geometric_mean, mann_whitney_u, ratio_interval
 
 # Fewer repetitions a side than this and no verdict can be "significant"
@@ -337,12 +338,29 @@ def _tool(context: dict) -> str:
     return os.path.basename(str(context.get("executable", "")))
 
 
+def _compared_values(old: BenchmarkFile, new: BenchmarkFile, key: str) -> tuple:
+    """``(old, new)`` values of a context key where the files differ in it: for the
+    benchmarks both have, each one's rows' own value over the context's (a sweep's
+    rows each say their devices, :func:`.machine.row_context`); the contexts' when
+    they share none; ``(None, None)`` where they agree."""
+    shared = [name for name in new.benchmarks if name in old.benchmarks]
+    if not shared:
+        return old.context.get(key), new.context.get(key)
+    for name in shared:
+        a = row_context(old.context, old.benchmarks[name].provenance).get(key)
+        b = row_context(new.context, new.benchmarks[name].provenance).get(key)
+        if a != b:
+            return a, b
+    return None, None
+
+
 def context_notes(old: BenchmarkFile, new: BenchmarkFile) -> list[str]:
-    """Differences between the machines or tools of the two files worth knowing."""
+    """Differences between the machines or tools of the two files worth knowing
+    (for the benchmarks compared: each row's own devices in a sweep or suite)."""
     notes = []
     for key, what in (("host_name", "hosts"), ("num_cpus", "CPU counts"),
                       ("iree_devices", "devices"), ("library_build_type", "build types")):
-        a, b = old.context.get(key), new.context.get(key)
+        a, b = _compared_values(old, new, key)
         if a is not None and b is not None and a != b:
             notes.append(f"old and new ran on different {what} ({_text(a)} and {_text(b)})")
     tools = [_tool(f.context) for f in (old, new)]

@@ -587,16 +587,11 @@ def _tool(context: dict) -> str:
     return Path(str(context.get("executable", "") or "?")).name
 
 
-def _module(context: dict, shown: int = 3) -> str:
-    """``matmul.vmfb (sha256 1a6b2303)``: the module(s) of a report; a sweep's or a
-    suite's every module (``iree_modules``, when its context lists them), the first
-    few, then how many more."""
-    listed = context.get("iree_modules")
-    if not isinstance(listed, list) or not listed:
-        listed = [{"path": context.get("iree_module", ""),
-                   "sha256": context.get("iree_module_sha256", "")}]
+def _modules(item, shown: int = 3) -> str:
+    """``matmul.vmfb (sha256 1a6b2303)``: the modules its rows ran (a sweep's or a
+    suite's every one), the first few, then how many more."""
     texts = []
-    for entry in listed:
+    for entry in item.modules:
         entry = entry if isinstance(entry, dict) else {"path": entry}
         name = Path(str(entry.get("path", "") or "")).name
         sha = str(entry.get("sha256", "") or "")
@@ -606,23 +601,23 @@ def _module(context: dict, shown: int = 3) -> str:
     return (", ".join(texts[:shown]) + (f" and {more} more" if more > 0 else "")) or "-"
 
 
-# What the Inputs table says once when every report has the same, else as a column.
-_SHARED = (("host", lambda c: str(c.get("host_name", "-"))),
-           ("CPUs", lambda c: str(c.get("num_cpus", "-"))),
-           ("tool", _tool),
-           ("IREE runtime", lambda c: str(c.get("iree_runtime_version", "-"))),
-           ("devices", lambda c: _text(c.get("iree_devices", "-"))),
-           ("module", _module))
+# What the Inputs table says once when every report has the same, else as a column;
+# what its rows ran on is each row's own (Report.devices, .modules, .hosts).
+_SHARED = (("host", lambda r: ", ".join(r.hosts) or str(r.context.get("host_name", "-"))),
+           ("CPUs", lambda r: str(r.context.get("num_cpus", "-"))),
+           ("tool", lambda r: _tool(r.context)),
+           ("IREE runtime", lambda r: str(r.context.get("iree_runtime_version", "-"))),
+           ("devices", lambda r: ", ".join(r.devices) or "-"),
+           ("module", _modules))
 
 
 def inputs(report: ReportData, out: SectionWriter) -> None:
-    contexts = [item.context for item in report.reports]
     shared, varying = [], []
     for title, read in _SHARED:
-        values = [read(context) for context in contexts]
+        values = [read(item) for item in report.reports]
         (shared if len(set(values)) == 1 else varying).append((title, read, values[0]))
     if shared:
-        out.paragraph("What every input shares:" if len(contexts) > 1 else
+        out.paragraph("What every input shares:" if len(report.reports) > 1 else
                       "What it was measured on and with:", "meta")
         out.html(page.fields([(title, value) for title, _, value in shared]))
     has_commit = any(commit_of(item) for item in report.reports)
@@ -634,7 +629,7 @@ def inputs(report: ReportData, out: SectionWriter) -> None:
         row = [number, item.label, date_text(item.context) or "-"]
         if has_commit:
             row.append(commit_of(item)[:10] or "-")
-        row += [read(item.context) for _, read, _ in varying]
+        row += [read(item) for _, read, _ in varying]
         rows.append(row + [len(item.benchmarks), failed])
     columns = len(headers)
     out.table(headers, rows, numeric={0, columns - 2, columns - 1},

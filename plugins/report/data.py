@@ -27,11 +27,14 @@ comparisons are that engine's, and the parsed JSON is not kept.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
 
 from ireebench.comparison.inputs import BenchmarkFile, benchmark_file, row_identity
+from ireebench.comparison.machine import ROW_KEYS as IDENTITY_KEYS
+from ireebench.comparison.machine import combined_provenance, row_context
 from ireebench.errors import UsageError, one_line
 from ireebench.names import TIMING_SUFFIX
 from ireebench.results import TIME_UNIT_MULTIPLIER
@@ -191,6 +194,12 @@ class Report:
     # or why it cannot: what the comparisons compare.
     rows: BenchmarkFile | None = None
     rows_problem: str = ""
+    # What its rows were measured on, each row's own (a sweep's or suite's points:
+    # machine.row_context), every value once: devices, modules ({"path",
+    # "sha256"}), host names.
+    devices: list[str] = field(default_factory=list)
+    modules: list[dict] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
 
     @property
     def drawable(self) -> list[Benchmark]:
@@ -301,5 +310,28 @@ def read_report(label: str, report: dict) -> Report:
         rows, problem = benchmark_file(label, report), ""
     except UsageError as exc:
         rows, problem = None, str(exc)
-    return Report(label, context if isinstance(context, dict) else {}, benchmarks, rows,
-                  problem)
+    context = context if isinstance(context, dict) else {}
+    found = Report(label, context, benchmarks, rows, problem)
+    found.devices, found.modules, found.hosts = row_provenance(context, report["benchmarks"])
+    return found
+
+
+def row_provenance(context: dict, entries: list) -> tuple[list[str], list[dict], list[str]]:
+    """``(devices, modules, hosts)`` of a report's rows: each row's identity
+    (:func:`ireebench.comparison.machine.row_context`: the context overlaid by
+    the row's own keys, which every row of a sweep or suite carries), every
+    value once, in order."""
+    contexts, seen, bare = [], set(), False
+    for entry in entries:
+        if not isinstance(entry, dict) or not any(key in entry for key in IDENTITY_KEYS):
+            bare = True
+            continue
+        key = json.dumps([entry.get(name) for name in IDENTITY_KEYS], default=str)
+        if key not in seen:
+            seen.add(key)
+            contexts.append(row_context(context, entry))
+    if bare or not contexts:
+        contexts.insert(0, context)
+    devices, modules = combined_provenance(contexts)
+    hosts = list(dict.fromkeys(str(c["host_name"]) for c in contexts if c.get("host_name")))
+    return devices, modules, hosts

@@ -1,9 +1,11 @@
 """``ireebench history`` and ``ireebench store import|export``: the store's subcommands.
 
 ``history [REGEX]`` lists, per stored benchmark whose name the regex finds,
-its runs oldest first: when, run id, machine and devices, commit and
-branch, tags, the median of its repetitions with the median's 95 %
-interval, repetitions and status (``--json`` for machines). ``--changes``
+its runs oldest first: when, run id, machine and devices, module and its
+sha256 (those of the benchmark's own rows: a sweep over devices or a suite
+of modules differs by row), commit and branch, tags, the median of its
+repetitions with the median's 95 % interval, repetitions and status
+(``--json`` for machines). ``--changes``
 lists instead where each benchmark's level shifted
 (:mod:`ireebench.comparison.changes`), machine by machine, with the
 commits around each shift.
@@ -57,6 +59,12 @@ def _when(run_time: float) -> str:
     return datetime.datetime.fromtimestamp(run_time).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _module(summary) -> str:
+    """``matmul.vmfb 1a6b23038c37``: the module a benchmark's rows measured."""
+    name = os.path.basename(summary.module)
+    return " ".join(part for part in (name, summary.module_sha256[:12]) if part) or "-"
+
+
 def _tags(tags: dict) -> str:
     return ",".join(f"{key}={value}" for key, value in sorted(tags.items()))
 
@@ -84,7 +92,8 @@ def _run_json(point: dict) -> dict:
     return {
         "run_id": summary.run_id, "date": summary.date, "status": summary.status,
         "source": summary.source, "host": summary.host_name, "machine": summary.machine,
-        "fingerprint": summary.fingerprint, "commit": summary.git_commit,
+        "fingerprint": summary.fingerprint, "module": summary.module,
+        "module_sha256": summary.module_sha256, "commit": summary.git_commit,
         "branch": summary.git_branch, "tags": summary.tags,
         "median_seconds": point["median"], "low_seconds": point["low"],
         "high_seconds": point["high"], "repetitions": len(point["values"]),
@@ -99,12 +108,12 @@ def _history_table(points: list[dict]) -> str:
         interval = (f"[{_time(point['low'], unit)}, {_time(point['high'], unit)}]"
                     if point["low"] is not None else "-")
         rows.append([_when(summary.run_time), summary.run_id[:12], summary.machine,
-                     summary.git_commit[:10] or "-", summary.git_branch or "-",
+                     _module(summary), summary.git_commit[:10] or "-", summary.git_branch or "-",
                      _tags(summary.tags) or "-", _time(point["median"], unit), interval,
                      str(len(point["values"])) if point["values"] else "failed",
                      summary.status])
-    return tabulate(rows, headers=["When", "Run", "Machine", "Commit", "Branch", "Tags",
-                                   "Median", "95% CI", "Reps", "Status"],
+    return tabulate(rows, headers=["When", "Run", "Machine", "Module", "Commit", "Branch",
+                                   "Tags", "Median", "95% CI", "Reps", "Status"],
                     tablefmt="simple", disable_numparse=True)
 
 
@@ -170,8 +179,8 @@ def _pattern(text: str):
 @click.pass_obj
 def history(invocation, pattern, where, as_json, changes, limit, metric, benchmark_storage):
     """The stored runs of each benchmark whose name REGEX finds (all without one): when,
-    run id, machine and devices, commit, branch, tags, the median of the repetitions and
-    its 95% interval. See docs/store.md."""
+    run id, machine and devices, module and sha256 (the benchmark's own), commit, branch,
+    tags, the median of the repetitions and its 95% interval. See docs/store.md."""
     regex = _pattern(pattern)
     filters = tuple(parse_filter(text) for text in where)
     results = open_store(storage_url(benchmark_storage), create=False)

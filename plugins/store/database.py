@@ -19,13 +19,16 @@ the ``store`` extra (SQLAlchemy 2, psycopg 3).
 Queries select runs by the filters of :mod:`.references`; ``latest`` and
 ``history`` use complete runs only (unless a ``status`` filter says
 otherwise) and, given the run they will be compared with (``like``), only
-runs of its machine fingerprint (unless ``any_machine``) that share a
-benchmark with it, never that run itself.
+runs that measured one of its benchmarks on the same machine: a stored row
+of the same name and the same row fingerprint (each row's own, so a sweep's
+local-task rows are compared with stored local-task rows, never with
+local-sync ones; any machine with ``any_machine``), never that run itself.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import re
 import urllib.parse
@@ -33,11 +36,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sqlalchemy as sa
-from ireebench.comparison.machine import describe_machine, machine_fingerprint
+from ireebench.comparison.machine import describe_machine, row_context, row_fingerprint
 from ireebench.errors import UsageError, one_line
 
-from .records import COMPLETE, RunRecord
-from .references import COLUMN_FILTERS, LATEST
+from .records import COMPLETE, RunRecord, row_provenance
+from .references import COLUMN_FILTERS, LATEST, ROW_FILTERS
 from .schema import SCHEMA_VERSION, apply_migrations, rows, runs, stored_version, tags
 
 BUSY_TIMEOUT_S = 60.0
@@ -59,7 +62,9 @@ def display_url(url: str) -> str:
 
 @dataclass(frozen=True)
 class RunSummary:
-    """What listings show of a stored run."""
+    """What listings show of a stored run (for one of its benchmarks, from
+    :meth:`Store.benchmarks`: ``machine``, ``fingerprint`` and the module are
+    that benchmark's rows' own)."""
 
     pk: int
     run_id: str
@@ -73,6 +78,8 @@ class RunSummary:
     git_commit: str
     git_branch: str
     tags: dict
+    module: str = ""
+    module_sha256: str = ""
 
     @property
     def label(self) -> str:
@@ -81,49 +88,97 @@ class RunSummary:
 
 _SUMMARY_COLUMNS = (runs.c.id, runs.c.run_id, runs.c.date, runs.c.run_time, runs.c.status,
                     runs.c.source, runs.c.host_name, runs.c.machine, runs.c.fingerprint,
-                    runs.c.git_commit, runs.c.git_branch, runs.c.tags)
+                    runs.c.git_commit, runs.c.git_branch, runs.c.tags, runs.c.module,
+                    runs.c.module_sha256)
 _NEWEST_FIRST = (runs.c.run_time.desc(), runs.c.id.desc())
+# What a benchmark's rows say for themselves (a sweep's, a suite's differ by row).
+_ROW_SUMMARY = ("machine", "fingerprint", "module", "module_sha256")
 
 
 def _summary(row) -> RunSummary:
     return RunSummary(row.id, row.run_id, row.date, row.run_time, row.status, row.source,
                       row.host_name, row.machine, row.fingerprint, row.git_commit,
-                      row.git_branch, json.loads(row.tags or "{}"))
+                      row.git_branch, json.loads(row.tags or "{}"), row.module,
+                      row.module_sha256)
 
 
-def _filter_clause(key: str, value: str):
-    """The WHERE clause of one ``KEY=VALUE`` filter (see :mod:`.references`)."""
+def _filter_clause(key: str, value: str, on_rows: bool = False):
+    """The WHERE clause of one ``KEY=VALUE`` filter (see :mod:`.references`).
+
+    A filter of a row's own provenance (:data:`.references.ROW_FILTERS`)
+    applies to the rows of a query that selects rows (``on_rows``), else
+    holds for a run with such a row."""
     if key in COLUMN_FILTERS:
         column, how = COLUMN_FILTERS[key]
-        column = runs.c[column]
+        row_level = key in ROW_FILTERS
+        column = (rows if row_level else runs).c[column]
         if how == "prefix":
-            return column.startswith(value, autoescape=True)
-        if how == "contains":  # a device URI of the JSON list, or its driver: cuda, cuda://0
-            return column.contains(json.dumps(value)[:-1], autoescape=True)
-        return column == value
+            clause = column.startswith(value, autoescape=True)
+        elif how == "contains":  # a device URI of the JSON list, or its driver: cuda, cuda://0
+            clause = column.contains(json.dumps(value)[:-1], autoescape=True)
+        else:
+            clause = column == value
+        if row_level and not on_rows:
+            return sa.exists().where(rows.c.run == runs.c.id, clause)
+        return clause
     return sa.exists().where(tags.c.run == runs.c.id, tags.c.key == key, tags.c.value == value)
 
 
-def _clauses(filters, complete_only: bool) -> list:
-    clauses = [_filter_clause(key, value) for key, value in filters]
+def _clauses(filters, complete_only: bool, on_rows: bool = False) -> list:
+    clauses = [_filter_clause(key, value, on_rows) for key, value in filters]
     if complete_only and not any(key == "status" for key, _ in filters):
         clauses.append(runs.c.status == COMPLETE)
     return clauses
 
 
-def _like_names(like: dict | None) -> list[str]:
-    names = []
+def _like_rows(like: dict | None) -> list[dict]:
+    """The rows of ``like`` that measured something (not failed), with a name."""
+    found = []
     for entry in (like or {}).get("benchmarks") or []:
         if isinstance(entry, dict) and not entry.get("error_occurred"):
             name = entry.get("run_name") or entry.get("name")
-            if isinstance(name, str) and name not in names:
-                names.append(name)
+            if isinstance(name, str) and name:
+                found.append(entry)
+    return found
+
+
+def _like_names(like: dict | None) -> list[str]:
+    names = []
+    for entry in _like_rows(like):
+        name = entry.get("run_name") or entry.get("name")
+        if name not in names:
+            names.append(name)
     return names
 
 
 def _like_context(like: dict | None) -> dict:
     context = (like or {}).get("context")
     return context if isinstance(context, dict) else {}
+
+
+def _like_machines(like: dict | None) -> dict[str, list[str]]:
+    """Row fingerprint -> the names of ``like``'s benchmarks measured there (each
+    row's own machine and devices: a sweep over devices has several)."""
+    context = _like_context(like)
+    machines: dict[str, list[str]] = {}
+    memo: dict = {}
+    for entry in _like_rows(like):
+        names = machines.setdefault(row_provenance(context, entry, memo)["fingerprint"], [])
+        name = entry.get("run_name") or entry.get("name")
+        if name not in names:
+            names.append(name)
+    return machines
+
+
+def _describe_like(like: dict | None) -> str:
+    """The machines of ``like``'s rows, for messages."""
+    context = _like_context(like)
+    described = []
+    for entry in _like_rows(like) or [{}]:
+        text = describe_machine(row_context(context, entry))
+        if text not in described:
+            described.append(text)
+    return "; ".join(described)
 
 
 def _describe(filters) -> str:
@@ -210,8 +265,9 @@ class Store:
                 return found.run_id, False
             pk = connection.execute(runs.insert().values(**columns)).inserted_primary_key[0]
             if record.rows:
-                connection.execute(rows.insert(), [dict(run=pk, **row.columns())
-                                                   for row in record.rows])
+                memo: dict = {}  # a point's rows share their provenance
+                connection.execute(rows.insert(), [
+                    dict(run=pk, **row.columns(record.context, memo)) for row in record.rows])
             if record.tags:
                 connection.execute(tags.insert(), [
                     {"run": pk, "key": str(key), "value": str(value)}
@@ -244,45 +300,60 @@ class Store:
                     raise UsageError(f"{reference}: the id matches several runs ({listed}...): "
                                      "give more of it")
                 return self._reports(connection, [found[0].id])[found[0].id]
-            machine, others = self._like_clauses(like, any_machine)
+            chosen, named, others = self._like_clauses(like, any_machine)
             clauses = [*_clauses(filters, True), *others]
-            query = (sa.select(runs.c.id).where(*clauses, *machine).order_by(*_NEWEST_FIRST)
+            matching = [sa.exists().where(rows.c.run == runs.c.id, chosen)] \
+                if chosen is not None else []
+            query = (sa.select(runs.c.id).where(*clauses, *matching).order_by(*_NEWEST_FIRST)
                      .offset(offset).limit(1))
             pk = connection.execute(query).scalar()
             if pk is None:
-                raise UsageError(self._nothing(connection, reference, filters, clauses, machine,
-                                               like))
+                raise UsageError(self._nothing(connection, reference, filters, clauses,
+                                               chosen is not named, named, like))
             return self._reports(connection, [pk])[pk]
 
-    def _like_clauses(self, like: dict | None, any_machine: bool,
-                      shares_benchmark: bool = True) -> tuple[list, list]:
-        """``(machine, others)``: the clause of ``like``'s machine fingerprint (none with
-        ``any_machine``), and those of runs sharing a benchmark with it, never ``like``
-        itself."""
+    def _like_clauses(self, like: dict | None, any_machine: bool) -> tuple:
+        """``(chosen, named, others)`` for runs to compare with ``like``: the clause of
+        the stored rows it may be compared with (its benchmarks' names, each on the
+        fingerprint of its own row; any machine with ``any_machine``), the clause of
+        its names on any machine, both on ``ireebench_rows`` (None: no restriction),
+        and the run clauses that leave ``like`` itself out."""
         if like is None:
-            return [], []
+            return None, None, []
         context = _like_context(like)
-        machine = [] if any_machine else [runs.c.fingerprint == machine_fingerprint(context)]
-        others = []
         names = _like_names(like)
-        if names and shares_benchmark:
-            others.append(sa.exists().where(rows.c.run == runs.c.id, rows.c.run_name.in_(names)))
+        named = rows.c.run_name.in_(names) if names else None
+        if any_machine:
+            chosen = named
+        else:
+            machines = _like_machines(like)
+            chosen = sa.or_(*(sa.and_(rows.c.fingerprint == fingerprint,
+                                      rows.c.run_name.in_(names_there))
+                              for fingerprint, names_there in machines.items())) \
+                if machines else rows.c.fingerprint == row_fingerprint(context)
+        others = []
         own_id = context.get("ireebench_run_id")
         if isinstance(own_id, str) and own_id:
             others.append(runs.c.run_id != own_id)
-        return machine, others
+        return chosen, named, others
 
-    def _nothing(self, connection, reference, filters, clauses, machine, like) -> str:
+    def _nothing(self, connection, reference, filters, clauses, by_machine, named,
+                 like) -> str:
         """Why a reference names no run: the machine (other machines have some), the
-        filters, or an empty store."""
-        if machine:
-            others = connection.execute(
-                sa.select(runs.c.machine, sa.func.count().over().label("count"))
-                .where(*clauses).order_by(*_NEWEST_FIRST).limit(1)).first()
-            if others is not None:
+        filters, or an empty store. ``clauses``: on ``ireebench_runs``; ``by_machine``:
+        the runs were chosen by machine; ``named``: the clause of ``like``'s names on
+        ``ireebench_rows``, or None."""
+        if by_machine:
+            chosen = (sa.select(runs.c.id, rows.c.machine, runs.c.run_time)
+                      .join(rows, rows.c.run == runs.c.id)
+                      .where(*clauses, *([named] if named is not None else [])))
+            newest = connection.execute(chosen.order_by(*_NEWEST_FIRST).limit(1)).first()
+            if newest is not None:
+                count = connection.execute(sa.select(sa.func.count(sa.distinct(
+                    chosen.subquery().c.id)))).scalar()
                 return (f"{reference}: no stored run on this machine "
-                        f"({describe_machine(_like_context(like))}); {others.count} on other "
-                        f"machines, the newest on {others.machine} (--any_machine uses them)")
+                        f"({_describe_like(like)}); {count} on other "
+                        f"machines, the newest on {newest.machine} (--any_machine uses them)")
         total = connection.execute(sa.select(sa.func.count()).select_from(runs)).scalar()
         if total:
             shown = _describe(filters) or "status=complete"
@@ -299,14 +370,12 @@ class Store:
         first: ``([(summary, report restricted to those benchmarks)], note)``; the
         note says why there is none."""
         with self._errors("cannot read it"), self._transaction() as connection:
-            # Rows are restricted to like's benchmarks below: no need to ask for one.
-            machine, others = self._like_clauses(like, any_machine, shares_benchmark=False)
-            clauses = [*_clauses(filters, True), *others]
-            names = _like_names(like)
+            chosen, named, others = self._like_clauses(like, any_machine)
+            clauses = [*_clauses(filters, True, on_rows=True), *others]
             pairs = (sa.select(rows.c.run_name, rows.c.run)
                      .join(runs, runs.c.id == rows.c.run)
-                     .where(*clauses, *machine, rows.c.error_occurred == sa.false(),
-                            *([rows.c.run_name.in_(names)] if names else []))
+                     .where(*clauses, *([chosen] if chosen is not None else []),
+                            rows.c.error_occurred == sa.false())
                      .group_by(rows.c.run_name, rows.c.run).subquery())
             rank = sa.func.row_number().over(partition_by=pairs.c.run_name,
                                              order_by=_NEWEST_FIRST).label("rank")
@@ -319,8 +388,9 @@ class Store:
                 allowed.setdefault(row.run, set()).add(row.run_name)
             note = ""
             if not allowed:
-                note = self._nothing(connection, "stored:history", filters, clauses, machine,
-                                     like)
+                note = self._nothing(connection, "stored:history", filters,
+                                     [*_clauses(filters, True), *others],
+                                     like is not None and chosen is not named, named, like)
             found = self._reports(connection, list(allowed))
         history = []
         for pk, (summary, text) in sorted(found.items(),
@@ -335,9 +405,10 @@ class Store:
 
     def benchmarks(self, filters=(), name_filter=None, limit: int = 0):
         """``{run_name: [(RunSummary, [row JSON objects])]}``, oldest run first, for every
-        stored benchmark ``name_filter(run_name)`` accepts (its last ``limit`` runs)."""
+        stored benchmark ``name_filter(run_name)`` accepts (its last ``limit`` runs);
+        each summary has the machine, fingerprint and module of that benchmark's rows."""
         with self._errors("cannot read it"), self._transaction() as connection:
-            clauses = _clauses(filters, False)
+            clauses = _clauses(filters, False, on_rows=True)
             names = connection.execute(
                 sa.select(rows.c.run_name).join(runs, runs.c.id == rows.c.run)
                 .where(*clauses).distinct()).scalars().all()
@@ -345,7 +416,8 @@ class Store:
             if not names:
                 return {}
             found = connection.execute(
-                sa.select(*_SUMMARY_COLUMNS, rows.c.run_name, rows.c.data)
+                sa.select(*_SUMMARY_COLUMNS, rows.c.run_name, rows.c.data,
+                          *(rows.c[name].label(f"row_{name}") for name in _ROW_SUMMARY))
                 .join(rows, rows.c.run == runs.c.id)
                 .where(*clauses, rows.c.run_name.in_(names))
                 .order_by(runs.c.run_time, runs.c.id, rows.c.position)).all()
@@ -353,7 +425,8 @@ class Store:
         for row in found:
             series = history[row.run_name]
             if not series or series[-1][0].pk != row.id:
-                series.append((_summary(row), []))
+                own = {name: getattr(row, f"row_{name}") for name in _ROW_SUMMARY}
+                series.append((dataclasses.replace(_summary(row), **own), []))
             series[-1][1].append(json.loads(row.data))
         if limit:
             history = {name: series[-limit:] for name, series in history.items()}

@@ -9,8 +9,10 @@ A reference is ``stored:SELECTOR`` with an optional query of filters::
     stored:latest?branch=main&host=ci-7
 
 Filters, from the query and from ``--where`` (repeatable; all must hold):
-the keys of :data:`COLUMN_FILTERS` match the run's provenance, any other
-key matches a ``--benchmark_context`` entry (a tag) of that name. Nothing
+the keys of :data:`COLUMN_FILTERS` match the run's provenance (those of
+:data:`ROW_FILTERS` each row's own: its fingerprint, devices and module's
+sha256), any other key matches a ``--benchmark_context`` entry (a tag) of
+that name. Nothing
 here touches a database (this module loads with every run).
 """
 
@@ -40,6 +42,10 @@ COLUMN_FILTERS = {
     "run": ("run_id", "prefix"),
     "device": ("devices", "contains"),  # a HAL device URI, or the start of one (its driver)
 }
+# The filters of a row's own provenance (columns of ireebench_rows too): where a
+# query selects rows, they select rows (a sweep's local-task rows, a suite's
+# rows of one module); elsewhere a run with such a row.
+ROW_FILTERS = frozenset({"fingerprint", "module_sha256", "device"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _LATEST = re.compile(r"latest(?:~(\d+))?\Z")
 _RUN_ID = re.compile(r"[0-9a-fA-F]{4,64}\Z")

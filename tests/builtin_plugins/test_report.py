@@ -256,7 +256,7 @@ def _check_history(page: Path) -> None:
     assert 'class="headline verdict-slower"' in summary
     assert re.search(r"Every change below \(a change point\): from #4 stored:\w+ \(commit "
                      r"c0ffee4, .*?verdict-slower\">slower[^<]*</span></td><td class=\"name\">"
-                     r"BM_work</td><td class=\"num\">\+[\d.]+%</td>", summary, re.S), summary
+                     r"BM_work</td><td class=\"num\">\+[\d.]+%</td>", summary, re.DOTALL), summary
     assert "faster" not in summary
     trend = _section(page, "trend")
     rows = re.findall(r"<tr><td>.*?</tr>", trend.split("</table>", 1)[0])
