@@ -62,7 +62,7 @@ class Document:
         self.glyphs: dict[str, str] = {}  # the charts' text shapes, defined once
 
     def slug(self, *parts: str) -> str:
-        text = "-".join(re.sub(r"[^A-Za-z0-9_.]+", "_", part).strip("_.") or "x"
+        text = "-".join(re.sub(r"[^A-Za-z0-9_.-]+", "_", part).strip("_.-") or "x"
                         for part in parts)[:120]
         slug, number = text, 2
         while slug in self._slugs:

@@ -166,9 +166,6 @@ def new_figure(height: float, width: float | None = None) -> Figure:
     return Figure(figsize=(width or WIDTH, max(height, 1.6)))
 
 
-_figure = new_figure
-
-
 # Margins are computed, not found by a layout engine (constrained layout
 # draws every figure twice): from the longest label, at the width of a
 # 9 pt DejaVu Sans digit (0.636 em; names are narrower on average). The
@@ -254,7 +251,7 @@ def distribution_chart(slug: str, title: str, groups: list[tuple[str, list]], sc
     and its interval (orange), the outliers (red x).
     """
     rows = sum(len(items) for _, items in groups)
-    figure = _figure(1.0 + 0.22 * rows + 0.12 * len(groups))
+    figure = new_figure(1.0 + 0.22 * rows + 0.12 * len(groups))
     axes = _axes(figure)
     factor = scale.factor
     y, ticks, labels = 0.0, [], []
@@ -341,7 +338,7 @@ def sweep_chart(slug: str, sweep: Sweep, axis: str, metric: str, kind: Quantity,
     values = sweep.values(axis)
     numeric = is_numeric(values)
     legend_rows = len(lines) if len(lines) > 1 else 0
-    figure = _figure(3.0 + 0.12 * max(0, legend_rows - 6))
+    figure = new_figure(3.0 + 0.12 * max(0, legend_rows - 6))
     axes = _axes(figure)
     every = [v for p in sweep.points for v in p.metric(metric)]
     factor = scale.factor
@@ -399,7 +396,7 @@ def sweep_chart(slug: str, sweep: Sweep, axis: str, metric: str, kind: Quantity,
 def comparison_chart(slug: str, title: str, comparison, shown: list) -> Chart:
     """Each shown benchmark's change (new/old - 1) with its interval, colored by
     verdict; the geometric mean of all the changes dashed."""
-    figure = _figure(1.2 + 0.24 * max(len(shown), 1))
+    figure = new_figure(1.2 + 0.24 * max(len(shown), 1))
     axes = _axes(figure)
     for position, result in enumerate(reversed(shown)):
         color = verdict_color(result.verdict)
@@ -448,7 +445,7 @@ def trend_chart(slug: str, trend: Trend, ticks: list[str], commits: list[str],
     points (each with its size and the commit of the first report of the new
     level). ``ticks``: each report's label (distinct: its number, then its commit
     or time)."""
-    figure = _figure(2.9)
+    figure = new_figure(2.9)
     axes = _axes(figure)
     medians = [d.median for d in trend.distributions]
     factor = scale.factor
@@ -517,7 +514,7 @@ def dispatch_chart(slug: str, benchmark: Benchmark, scale: Scale) -> Chart:
         labels.append(f"{len(rest)} others")
         times.append(sum(row.real for row in rest))
         shares.append(sum(row.metrics.get("percent", 0.0) for row in rest))
-    figure = _figure(0.9 + 0.3 * len(labels))
+    figure = new_figure(0.9 + 0.3 * len(labels))
     axes = _axes(figure)
     positions = list(range(len(labels)))[::-1]
     axes.barh(positions, _scaled(times, scale.factor), color="#1f77b4", height=0.6)
@@ -539,7 +536,7 @@ def dispatch_chart(slug: str, benchmark: Benchmark, scale: Scale) -> Chart:
 @styled
 def device_time_chart(slug: str, benchmarks: list[Benchmark]) -> Chart:
     """Per benchmark, its wall time split into device time and the rest (host overhead)."""
-    figure = _figure(1.1 + 0.28 * len(benchmarks))
+    figure = new_figure(1.1 + 0.28 * len(benchmarks))
     axes = _axes(figure)
     positions = list(range(len(benchmarks)))[::-1]
     device, host = [], []
@@ -566,7 +563,7 @@ def device_time_chart(slug: str, benchmarks: list[Benchmark]) -> Chart:
 def metric_chart(slug: str, kind: Quantity, scale: Scale, names: list[str],
                  values: list[float]) -> Chart:
     """One metric (memory, a counter) of several benchmarks, each bar with its value."""
-    figure = _figure(0.9 + 0.28 * len(names))
+    figure = new_figure(0.9 + 0.28 * len(names))
     axes = _axes(figure)
     positions = list(range(len(names)))[::-1]
     scaled = _scaled(values, scale.factor)

@@ -17,7 +17,7 @@ from ireebench.comparison import CompareOptions
 
 from . import verdict
 from .analysis import MAX_PAIRWISE, Pair, Trend, Units, commit_of, comparisons, trends
-from .data import Benchmark, Report
+from .data import Report
 
 
 def date_text(context: dict) -> str:
@@ -68,10 +68,6 @@ class ReportData:
                                      if commit_of(report) else "",
                                      date_text(report.context)) if text]
         return self.tag(index) + (f" ({', '.join(details)})" if details else "")
-
-    def benchmark(self, name: str) -> Benchmark | None:
-        """A benchmark of the latest report."""
-        return self.latest.benchmarks.get(name)
 
     def changes(self) -> dict[str, float]:
         """Per benchmark, how far it moved in the comparisons and the history (the

@@ -32,6 +32,7 @@ import pytest
 from browser import Browser, blank_fraction, find_chromium
 from conftest import ROOT, STORE_KINDS, _env, new_store_url, one_error_line
 from ireebench.comparison import CompareOptions
+from ireebench.plugins.report import ReportSection
 from ireebench.plugins.report.analysis import change_points, is_geometric
 from ireebench.plugins.report.data import family_and_args, read_report
 
@@ -407,6 +408,39 @@ def test_what_is_not_a_section_is_its_plugins_error(reports, tmp_path):
         "plugin '_NotASection' failed in ireebench_report_sections: TypeError: returned "
         "str; expected a ReportSection, a list of them, or None")
     assert _sections(page) == ["summary", "benchmarks", "dispatches", "inputs"]
+
+
+class _TwoSvgSections:
+    """A plugin drawing the same SVG of its own twice, its ids the same each time."""
+
+    SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><defs>'
+           '<linearGradient id="fade"><stop offset="0" stop-color="#000"/></linearGradient>'
+           '</defs><rect width="40" height="20" fill="url(#fade)"/></svg>')
+
+    @staticmethod
+    def render(report, out):
+        out.svg(_TwoSvgSections.SVG, "one")
+        out.svg(_TwoSvgSections.SVG, "two")
+
+    @staticmethod
+    @ireebench_api.hookimpl(optionalhook=True)
+    def ireebench_report_sections():
+        return [ReportSection("Own SVG", _TwoSvgSections.render, order=95)]
+
+
+def test_an_svg_of_its_own_gets_ids_of_its_own(reports, tmp_path):
+    """The chart helper prefixes every id of an SVG a section made itself, so two
+    copies on one page never share one; the --output_dir files are kept as given."""
+    page = tmp_path / "page.html"
+    ireebench_api.run(["report", str(reports["folder"] / "first.json"), "-o", str(page),
+                       "--output_dir", str(tmp_path / "charts")], plugins=[_TwoSvgSections()])
+    section = _section(page, "TwoSvgSections-Own_SVG")
+    ids = re.findall(r'\bid="([^"]+)"', section)
+    assert len(ids) == 2 and len(set(ids)) == 2 and all(i.endswith("-fade") for i in ids)
+    for name in ids:
+        assert f'url(#{name})' in section
+    files = sorted(path.name for path in (tmp_path / "charts").iterdir())
+    assert {"TwoSvgSections-Own_SVG-one.svg", "TwoSvgSections-Own_SVG-two.svg"} <= set(files)
 
 
 def test_past_the_chart_limit_a_summary_view(reports, ireebench, tmp_path):
