@@ -57,6 +57,7 @@ The report hub sizes the console's name column itself
 from __future__ import annotations
 
 from . import names
+from .argscan import scan_options
 from .context import Context, gather
 from .discovery import classify_module_functions
 from .errors import UsageError, flag_error
@@ -191,26 +192,16 @@ def forwarded_argv(config, keep=()) -> list[str]:
     Left out: the ``ireebench`` group (``--backend``, ``--plugin``, ``-p``,
     ``--reporter``, ``--isolation`` ...) and every other plugin option,
     except the option names in ``keep``. Flag files are already expanded;
-    a flag's value in the next argument goes with it.
+    a flag's value in the next argument goes with it, as click reads it (a
+    boolean's optional value is not the next flag: ``--strict_flags
+    --benchmark_min_time=3x`` keeps the second).
     """
-    by_flag = {}
-    for spec in config.option_specs.values():
-        for flag in spec.flags:
-            by_flag[flag] = spec
-    result, skip_value = [], False
-    for arg in config.argv:
-        if skip_value:
-            skip_value = False
-            continue
-        flag, has_value = arg.partition("=")[0], "=" in arg
-        if flag.startswith("-p") and not flag.startswith("--") and len(flag) > 2:
-            flag, has_value = "-p", True  # -pNAME, as the plugin pre-scan reads it
-        spec = by_flag.get(flag)
-        if spec is None or spec.native or spec.name in keep:
-            result.append(arg)
-            continue
-        skip_value = spec.takes_value and not has_value
-    return result
+    argv = list(config.argv)
+    dropped: set[int] = set()
+    for found in scan_options(argv, dict(config.option_specs)):  # as click reads them
+        if not (found.spec.native or found.spec.name in keep):
+            dropped |= found.indices
+    return [arg for index, arg in enumerate(argv) if index not in dropped]
 
 
 def check_kinds(config, backend: Backend) -> None:

@@ -25,11 +25,13 @@ removed with the scratch directory when the run ends.
 
 In a sweep or suite every point resolves its own ``--module`` values (an
 ``x.mlir`` compiled for its device and compile flags), and each distinct
-module is taken once per run, however many points use it.
+module is taken once per run, however many points use it; modules with the
+same bytes (the same sha256) under different paths share one image.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import mmap
@@ -417,7 +419,8 @@ def module_images(config, as_files: bool = False) -> list[ModuleImage]:
         key = (spec, None if resolved is None else str(resolved))
         if key not in images:
             before = config.stash.get(TAKEN_BEFORE, {}).get(key)
-            image = images[key] = _take(config, len(images), spec, resolved, mode, before)
+            image = _take(config, len(images), spec, resolved, mode, before)
+            images[key] = _same_bytes(images, image)
             if _observer is not None:
                 if spec == "-" and STDIN_MODULE not in config.stash:
                     _write(config, image)  # a point's stdin: a resumed worker reads this copy
@@ -426,6 +429,20 @@ def module_images(config, as_files: bool = False) -> list[ModuleImage]:
         taken.append(images[key])
     config.stash.setdefault(CONFIG_IMAGES, weakref.WeakKeyDictionary())[config] = list(taken)
     return taken
+
+
+def _same_bytes(images: dict, image: ModuleImage) -> ModuleImage:
+    """``image``, sharing the memory (or file) of a module taken before with the
+    same bytes (two paths, or two compile flags that made the same module): a
+    suite naming one module many times holds it once."""
+    if image.spec == "-":  # standard input's memory is the run's (STDIN_MODULE)
+        return image
+    for other in images.values():
+        if other.sha256 == image.sha256 and (other.data is None) == (image.data is None):
+            if image.data is not None:
+                image.data.close()
+            return dataclasses.replace(image, data=other.data, path=other.path or image.path)
+    return image
 
 
 def last_images(config) -> list[ModuleImage | None]:

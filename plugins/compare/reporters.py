@@ -10,7 +10,7 @@
 Text from the files (benchmark names, paths, error messages) reaches a
 terminal or a pull request: control characters and bidirectional overrides
 are written as escapes (``\\x1b``, ``\\u202e``), so a name can neither
-colour, move the cursor nor reorder a line (:func:`printable`). The tables
+colour, move the cursor nor reorder a line (:func:`ireebench.errors.printable`). The tables
 are laid out as tabulate's ``simple`` and ``github`` formats lay them out,
 in one pass over the rows (tabulate infers a type for every cell: a report of
 200,000 benchmarks spent most of its reporting time there).
@@ -22,25 +22,10 @@ import json
 import re
 
 from ireebench.comparison import INCONCLUSIVE, SLOWER, CompareReporter
+from ireebench.errors import printable
 from ireebench.results import TIME_UNIT_MULTIPLIER
 
 HEADERS = ["Benchmark", "Old", "New", "Change", "CI", "p-value", "Reps", "Verdict"]
-# C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and
-# isolates (the "Trojan Source" characters).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
-                          "\u2066-\u2069]")
-_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def _escape(match: re.Match) -> str:
-    char = match.group()
-    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100
-                                else f"\\u{ord(char):04x}")
-
-
-def printable(text) -> str:
-    """``text`` with control and bidi characters escaped (one line, no terminal codes)."""
-    return _UNPRINTABLE.sub(_escape, str(text))
 
 
 def layout(headers: list[str], rows: list[list[str]], style: str) -> str:

@@ -92,7 +92,7 @@ def ireebench_addoption(parser):
     """Adds --benchmark_report."""
     parser.addoption(
         "--benchmark_report", "benchmark_report", default="", group=GROUP,
-        metavar="FILE.html",
+        metavar="FILE.html", run_output=True,
         help="When the run ends, draw its report (as `ireebench report` draws its JSON) "
              "into FILE, one self-contained HTML page written atomically. Needs "
              'matplotlib: pip install "ireebench[report]".')

@@ -67,7 +67,7 @@ CAPTURE = StashKey[Capture]()
 def ireebench_addoption(parser):
     """Adds --benchmark_save and --benchmark_storage."""
     parser.addoption("--benchmark_save", "benchmark_save", type=bool, group=GROUP,
-                     help="Store the run (its JSON report, provenance, tags and samples) in "
+                     run_output=True, help="Store the run (its JSON report, provenance, tags and samples) in "
                           "the results store when it ends; see docs/store.md.")
     parser.addoption("--benchmark_storage", "benchmark_storage", default="", group=GROUP,
                      metavar="URL", envvar="IREEBENCH_STORAGE", show_envvar=True,

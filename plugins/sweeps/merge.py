@@ -28,6 +28,7 @@ from ireebench.comparison.machine import ROW_KEYS, combined_provenance
 from ireebench.config import Config
 from ireebench.errors import UsageError
 from ireebench.outfiles import write_to
+from ireebench.reporting.humanize import finite_json
 
 HELP = """Join Google Benchmark JSON reports (the shards of a sweep) into one.
 
@@ -133,7 +134,8 @@ def command(invocation, reports, output):
         except UsageError as exc:  # the reader says "compare:"; this is merge
             raise UsageError("merge: " + str(exc).removeprefix("compare: ")) from None
     merged = merge_reports(loaded)
-    text = json.dumps(merged, indent=2) + "\n"
+    # A native report's NaN or Infinity becomes null: the merged file is valid JSON.
+    text = json.dumps(finite_json(merged), indent=2, allow_nan=False) + "\n"
     if output == "-":
         invocation.stdout.write(text)
         return 0
