@@ -122,6 +122,10 @@ class OptionSpec:
     # It only says how the module is made (--module, --compile_flag): points
     # whose modules have the same bytes are one measurement whatever it says.
     module_source: bool = False
+    # The backend capabilities of which one is needed to honour the option
+    # (any of them; empty: every backend does): given to a backend with none,
+    # it is refused in one line (ireebench.backend.check_capabilities).
+    requires: tuple[str, ...] = ()
     # Its value may be left out (a boolean flag: --benchmark_save): then an
     # argument after it that starts with "-" is not its value (click's rule).
     optional_value: bool = False

@@ -52,6 +52,7 @@ def ireebench_addoption(parser):
     """Adds --dispatch_statistics and --profile_output."""
     parser.addoption(
         "--dispatch_statistics", "dispatch_statistics", type=bool, group=GROUP,
+        requires=PROFILING_PASSES,
         help="Add a row per dispatch function under each benchmark with the time spent in "
              "it per iteration, from a separate untimed profiling pass (the native "
              "iree-benchmark-module with a HAL profiling bundle). Cannot combine with "
@@ -59,6 +60,7 @@ def ireebench_addoption(parser):
              "--device_replay_output.", module_run=True)
     parser.addoption(
         "--profile_output", "profile_output", default="", group=GROUP, metavar="FILE.ireeprof",
+        requires=PROFILING_PASSES,
         help="Keep the HAL profiling bundle of the --dispatch_statistics pass (for "
              "iree-profile); with several benchmarks, FILE.BM_<fn>.ireeprof each.", module_run=True)
 

@@ -68,7 +68,7 @@ PEAK_COUNTERS = tuple(f"{heap}_bytes_peak" for heap in HEAPS)
 def ireebench_addoption(parser):
     """Adds --memory_statistics."""
     parser.addoption(
-        FLAG, "memory_statistics", type=bool, group=GROUP,
+        FLAG, "memory_statistics", type=bool, group=GROUP, requires=IN_PROCESS,
         help="Report the allocators' statistics of each benchmark in its rows: Google "
              "Benchmark's max_bytes_used, total_allocated_bytes and net_heap_growth (JSON) "
              "and the counters device_bytes_peak and host_bytes_peak (the allocator "

@@ -31,6 +31,7 @@ import os
 from pathlib import Path
 
 from ireebench import hookimpl, hookspec
+from ireebench.backend import MEASURED_WORKLOADS
 from ireebench.cli.options import command_stdout
 from ireebench.errors import UsageError
 from ireebench.hookcall import call_hook
@@ -139,16 +140,17 @@ def ireebench_addoption(parser):
         "--device_replay_output", "device_replay_output", default="", group=GROUP,
         metavar="FILE.ireereplay",
         help="Record the HAL work of the benchmarks into a replay file (a native pass).",
-        module_run=True)
+        module_run=True, requires=MEASURED_WORKLOADS)
     parser.addoption(
         "--device_replay_file_policy", "device_replay_file_policy", default=None,
         group=GROUP, metavar="|".join(FILE_POLICIES),
         help="How fd-backed files (parameter archives) are captured (default reference).",
-        module_run=True)
+        module_run=True, requires=MEASURED_WORKLOADS)
     parser.addoption(
         "--device_replay_file_validation", "device_replay_file_validation", default=None,
         group=GROUP, metavar="|".join(FILE_VALIDATIONS),
-        help="Validation of referenced files at replay time (default identity).", module_run=True)
+        help="Validation of referenced files at replay time (default identity).", module_run=True,
+        requires=MEASURED_WORKLOADS)
     parser.addoption(
         "--agents_md", "agents_md", type=bool, group=GROUP, is_eager=True,
         expose_value=True, callback=_print_agents_md,

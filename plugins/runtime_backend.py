@@ -65,6 +65,7 @@ from ireebench import hookimpl, names
 from ireebench.backend import (
     ADAPTIVE_REPETITIONS,
     IN_PROCESS,
+    MEASURED_WORKLOADS,
     PLUGIN_KINDS,
     PROFILING_PASSES,
     REPETITION_SAMPLES,
@@ -110,7 +111,7 @@ def ireebench_backends(config):
     """Provides ``--backend=runtime``."""
     return [Backend("runtime", run_in_process,
                     {IN_PROCESS, REPETITION_SAMPLES, ADAPTIVE_REPETITIONS, PLUGIN_KINDS,
-                     PROFILING_PASSES, SWEEPS},
+                     PROFILING_PASSES, SWEEPS, MEASURED_WORKLOADS},
                     "measures in this process with the IREE runtime (the default)")]
 
 

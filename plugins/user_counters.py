@@ -247,6 +247,7 @@ def ireebench_addoption(parser):
     """Adds --counter (repeatable)."""
     parser.addoption(
         "--counter", "counter", multiple=True, group=GROUP, metavar="NAME=EXPR",
+        requires=IN_PROCESS,
         help="A quantity per iteration (FLOPs, bytes, tokens), reported as the rate counter "
              "NAME (per second: flops=12.3G/s). EXPR: numbers, + - * /, parentheses and "
              "{axis} (a sweep's axis), e.g. flops=2*{bs}*512*256. Repeatable.",

@@ -133,6 +133,18 @@ def prescan_plugins(argv: list[str]) -> PluginSelection:
     return selection
 
 
+def first_word(argv: list[str]) -> int:
+    """The index of the first argument that is not ``--plugin``/``-p`` (or its value):
+    where a subcommand's name is, since ``ireebench --plugin X NAME ...`` runs
+    the subcommand ``NAME`` of the plugin ``X``; ``len(argv)`` when none."""
+    position = 0
+    for start, end, _, _ in _plugin_flags(argv):
+        if start != position:
+            break
+        position = end
+    return position
+
+
 def without_plugin_flags(argv: list[str]) -> list[str]:
     """``argv`` without --plugin / -p: for a plugin's subcommand, which never
     declares them (the plugins were loaded from the whole command line)."""

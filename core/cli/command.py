@@ -23,6 +23,7 @@ import importlib.metadata
 import click
 import iree.runtime as rt
 
+from ..backend import check_capabilities, check_runtime_flags_honoured
 from ..config import Config, OptionSpec
 from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
@@ -423,9 +424,10 @@ def parse_points(points: list[PointSpec], invocation: Invocation, command_line: 
 
 
 def configure(config: Config, selection: PluginSelection, points: list | None = None) -> Config:
-    """Checks the core options and runtime flags, chooses the backend, then
-    ``ireebench_configure`` and ``ireebench_generate_points`` (the points
-    checked and kept in ``config.stash[POINTS]``).
+    """Checks the core options and runtime flags, chooses the backend and refuses
+    what it cannot honour, then ``ireebench_configure`` and
+    ``ireebench_generate_points`` (the points checked and kept in
+    ``config.stash[POINTS]``).
 
     If any of it fails, what a plugin's configure already opened is released.
     """
@@ -433,7 +435,9 @@ def configure(config: Config, selection: PluginSelection, points: list | None = 
         validate_core_options(config)
         check_runtime_flags(config, selection.blocked)
         config.backend  # noqa: B018 - chosen now: plugins check its capabilities in configure
+        check_capabilities(config)
         call_hook(config.pm, "ireebench_configure", config=config)
+        check_runtime_flags_honoured(config)
         points = list(points) if points else [Point(config)]
         call_hook(config.pm, "ireebench_generate_points", config=config, points=points)
         _keep_points(config, points, selection)

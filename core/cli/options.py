@@ -83,13 +83,19 @@ class GroupedOption(click.Option):
     ``module_source=True`` (with ``per_point``): the option only says how
     the module is made (``--compile_flag``); points whose modules have the
     same bytes are measured once, whatever it says.
+    ``requires=CAPABILITY`` (or a tuple: any of them): only a backend with
+    that capability honours the option, so given to another it is refused
+    in one line naming the capability (:func:`ireebench.backend.check_capabilities`)
+    instead of being silently ignored.
     """
 
     def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE,
                  module_run: bool = False, native_flag: bool = False, whole_run: bool = False,
                  per_point: bool = False, axis_expression: bool = False,
-                 run_output: bool = False, module_source: bool = False, **kwargs):
+                 run_output: bool = False, module_source: bool = False, requires=(),
+                 **kwargs):
         super().__init__(*args, **kwargs)
+        self.requires = (requires,) if isinstance(requires, str) else tuple(requires)
         self.group = group
         self.plugin = plugin
         self.module_run = module_run
@@ -107,7 +113,7 @@ class GroupedOption(click.Option):
                           tuple(self.opts) + tuple(self.secondary_opts),
                           not self.is_flag and self.nargs != 0, self.default, native,
                           self.whole_run, self.per_point, self.axis_expression,
-                          self.run_output, self.module_source,
+                          self.run_output, self.module_source, self.requires,
                           # click's own rule: a flag whose value may be left out
                           bool(getattr(self, "_flag_needs_value", False)))
 
@@ -136,7 +142,8 @@ class OptionParser:
         between the points of a sweep, ``axis_expression=True`` one whose
         ``{AXIS}`` placeholders its plugin evaluates, ``run_output=True`` an
         output of the whole run, ``module_source=True`` one that only says how
-        the module is made (see :class:`GroupedOption`).
+        the module is made, ``requires=CAPABILITY`` one that only a backend
+        with that capability honours (see :class:`GroupedOption`).
         """
         if attrs.pop("is_flag", False) or attrs.get("type") is bool:
             attrs["type"] = BOOL

@@ -19,6 +19,7 @@ from .inputs import (
     load_reports,
     read_benchmark_file,
 )
+from .machine import row_context
 from .model import (
     COMPARE_OPTIONS,
     EXIT_NO_REGRESSION,
@@ -70,4 +71,5 @@ __all__ = [
     "parse_threshold",
     "ratio_interval",
     "read_benchmark_file",
+    "row_context",
 ]

@@ -20,7 +20,8 @@ A built-in plugin that owns the store (see docs/store.md):
   ``ireebench compare`` and every command that reads reports;
   ``ireebench_compare_addoption`` gives ``ireebench compare`` the
   store's options (``--benchmark_storage``, ``--where``, ``--window``,
-  ``--any_machine``);
+  ``--any_machine``), ``ireebench_load_reports_addoption`` the plugins'
+  subcommands that read reports;
 * subcommands (:mod:`.commands`): ``ireebench history`` (``--changes``),
   ``ireebench store import`` and ``ireebench store export``.
 
@@ -77,6 +78,12 @@ def ireebench_addoption(parser):
 @hookimpl(optionalhook=True)
 def ireebench_compare_addoption(parser):
     """The store's options of ``ireebench compare`` (for ``stored:`` references)."""
+    add_reading_options(parser)
+
+
+@hookimpl
+def ireebench_load_reports_addoption(parser):
+    """The same options for plugins' subcommands that read reports (``reads_reports=True``)."""
     add_reading_options(parser)
 
 

@@ -102,8 +102,9 @@ PLUGIN_HOOKS_AFTER = {
 }
 
 
-# Hooks of commands that read saved reports: a benchmark run never calls them.
-REPORT_READING_HOOKS = ("ireebench_load_reports",)
+# Hooks of commands that read saved reports: a benchmark run never calls them
+# (the options of the readers: only for a subcommand registered reads_reports).
+REPORT_READING_HOOKS = ("ireebench_load_reports", "ireebench_load_reports_addoption")
 # Hooks of a run of several points (a sweep, a suite): a plain run never calls them
 # (tests/builtin_plugins/test_provenance.py calls ireebench_point_context).
 POINT_HOOKS = ("ireebench_point_context",)
