@@ -22,8 +22,8 @@ HTML page (inline SVG, no script, nothing from the network):
   :mod:`.charts` draws with matplotlib (the ``report`` extra), :mod:`.page`
   writes the HTML.
 
-The page is made of sections (:class:`~.sections.ReportSection`) that
-plugins return from ``ireebench_report_sections``, declared here
+The page is made of sections (:class:`ireebench.reporting.ReportSection`,
+public) that plugins return from ``ireebench_report_sections``, declared here
 (``ireebench_addhooks``, :mod:`.hooks`); the report's own sections come
 through the same hook.
 
@@ -54,9 +54,6 @@ from .command import HELP, report_main
 from .data import read_report
 from .hooks import ReportHooks
 from .render import load_renderer, require_renderer
-from .sections import ORDER, ReportSection, SectionWriter
-
-__all__ = ["ORDER", "ReportSection", "SectionWriter"]
 
 GROUP = "Report"
 RUN_LABEL = "this run"

@@ -32,12 +32,13 @@ from ireebench.comparison import CompareOptions
 from ireebench.errors import PluginError, UsageError
 from ireebench.hookcall import guarded_for, implementations
 from ireebench.outfiles import write_to
+from ireebench.reporting import ReportSection
 
 from . import builtin_sections, page
 from . import charts as draw
 from .data import Report
 from .model import ReportData, analyse
-from .sections import RenderedSection, ReportSection, SectionWriter
+from .sections import RenderedSection, SectionWriter
 
 CHART_FORMATS = ("svg", "png")
 HOOK = "ireebench_report_sections"

@@ -43,6 +43,7 @@ from ireebench.plugins.compare.reporters import (
     format_pvalue,
     format_verdict,
 )
+from ireebench.reporting import SECTION_ORDER, ReportSection
 
 from . import page
 from .analysis import (
@@ -57,7 +58,7 @@ from .analysis import (
 from .data import DISPATCH_COUNTERS, MEMORY_METRICS, TIME_METRICS, Benchmark, display_name
 from .model import ReportData, date_text
 from .page import Raw
-from .sections import ORDER, ReportSection, SectionWriter
+from .sections import SectionWriter
 from .verdict import CHANGE_POINT
 
 NAME = "report.sections"  # this plugin's registration name
@@ -77,21 +78,21 @@ REDUNDANT_COUNTERS = ("items_per_second", *DISPATCH_COUNTERS)
 def ireebench_report_sections(report: ReportData) -> list[ReportSection]:
     """The built-in sections the data allows (see the module docstring)."""
     latest = report.latest
-    found = [ReportSection("Summary", summary, ORDER["summary"], "summary")]
+    found = [ReportSection("Summary", summary, SECTION_ORDER["summary"], "summary")]
     if report.comparisons:
-        found.append(ReportSection("Comparison", comparison, ORDER["comparison"], "comparison"))
+        found.append(ReportSection("Comparison", comparison, SECTION_ORDER["comparison"], "comparison"))
     if report.trends:
-        found.append(ReportSection("Trend", trend, ORDER["trend"], "trend"))
+        found.append(ReportSection("Trend", trend, SECTION_ORDER["trend"], "trend"))
     if sweeps(latest):
-        found.append(ReportSection("Sweeps", sweep, ORDER["sweeps"], "sweeps"))
+        found.append(ReportSection("Sweeps", sweep, SECTION_ORDER["sweeps"], "sweeps"))
     if any(r.drawable for r in report.reports):
-        found.append(ReportSection("Benchmarks", benchmarks, ORDER["benchmarks"], "benchmarks"))
+        found.append(ReportSection("Benchmarks", benchmarks, SECTION_ORDER["benchmarks"], "benchmarks"))
     if any(b.dispatches for b in latest.drawable):
-        found.append(ReportSection("Dispatches", dispatches, ORDER["dispatches"], "dispatches"))
+        found.append(ReportSection("Dispatches", dispatches, SECTION_ORDER["dispatches"], "dispatches"))
     if _with_device(latest) or _metric_names(latest):
         found.append(ReportSection("Device time, memory and counters", metrics,
-                                   ORDER["metrics"], "metrics"))
-    found.append(ReportSection("Inputs", inputs, ORDER["inputs"], "inputs"))
+                                   SECTION_ORDER["metrics"], "metrics"))
+    found.append(ReportSection("Inputs", inputs, SECTION_ORDER["inputs"], "inputs"))
     return found
 
 

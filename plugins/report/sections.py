@@ -1,55 +1,26 @@
-"""The parts of a report's page: :class:`ReportSection` and what it writes into.
+"""The parts of a report's page: what a section writes into, and what it became.
 
-A section is a title, a place (``order``) and a ``render(report, out)``
-function; the plugins answering ``ireebench_report_sections`` return them
-(:mod:`.hooks`), the report's own among them (:mod:`.builtin_sections`).
+A section (:class:`ireebench.reporting.ReportSection`, public) is a title,
+a place (``order``) and a ``render(report, out)`` function; the plugins
+answering ``ireebench_report_sections`` return them (:mod:`.hooks`), the
+report's own among them (:mod:`.builtin_sections`).
 ``render`` receives the report's data (:class:`~.model.ReportData`) and a
 :class:`SectionWriter`, which holds the section's blocks: paragraphs,
 tables, HTML, and charts, each inlined as SVG with ids no other chart of
 the page uses. Nothing here imports matplotlib: the writer's
 :meth:`~SectionWriter.figure` comes from the page being drawn.
 
-The built-in sections' places (:data:`ORDER`); a plugin's section goes
-where its ``order`` puts it (``order=35``: between the trend and the
+The built-in sections' places are ``SECTION_ORDER``; a plugin's section
+goes where its ``order`` puts it (``order=35``: between the trend and the
 sweeps), after the built-in ones of the same order; its default,
-:data:`DEFAULT_ORDER`, is before the Inputs at the end.
+``DEFAULT_SECTION_ORDER``, is before the Inputs at the end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from . import page
-
-# The built-in sections, in the order of the page.
-ORDER = {"summary": 10, "comparison": 20, "trend": 30, "sweeps": 40, "benchmarks": 50,
-         "dispatches": 60, "metrics": 70, "inputs": 90}
-DEFAULT_ORDER = 80
-
-
-@dataclass(frozen=True)
-class ReportSection:
-    """A section of the HTML report.
-
-    :param title: its heading (and its entry in the table of contents).
-    :param render: ``render(report, out)``: writes the section into ``out``
-        (a :class:`SectionWriter`) from ``report`` (a
-        :class:`~ireebench.plugins.report.model.ReportData`). An exception
-        there is the plugin's error: the section says so, the rest of the
-        page is drawn, and ``ireebench report`` exits with a plugin error
-        naming the plugin.
-    :param order: its place: the built-in sections' are :data:`ORDER`
-        (summary 10, comparison 20, trend 30, sweeps 40, benchmarks 50,
-        dispatches 60, metrics 70, inputs 90).
-    :param anchor: the name of its ``id`` (from the title when empty); the
-        page makes it unique.
-    """
-
-    title: str
-    render: Callable
-    order: float = DEFAULT_ORDER
-    anchor: str = ""
 
 
 class SectionWriter:

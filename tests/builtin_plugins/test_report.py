@@ -32,9 +32,9 @@ import pytest
 from browser import Browser, blank_fraction, find_chromium
 from conftest import ROOT, STORE_KINDS, _env, new_store_url, one_error_line
 from ireebench.comparison import CompareOptions
-from ireebench.plugins.report import ReportSection
 from ireebench.plugins.report.analysis import change_points, is_geometric
 from ireebench.plugins.report.data import family_and_args, read_report
+from ireebench.reporting import ReportSection
 
 LOCAL = "--device=local-sync"
 QUICK = ("--benchmark_repetitions=9", "--benchmark_min_time=5x")

@@ -18,7 +18,7 @@ units) and writes a table and a chart (a matplotlib figure from
 import statistics
 
 from ireebench import hookimpl
-from ireebench.plugins.report import ORDER, ReportSection
+from ireebench.reporting import SECTION_ORDER, ReportSection
 
 SHOWN = 5  # benchmarks named; the rest is one "others" bar
 
@@ -53,4 +53,4 @@ def ireebench_report_sections(report):
     if not report.latest.drawable:
         return None
     return ReportSection("Where the time goes", where_the_time_goes,
-                         order=ORDER["summary"] + 5)
+                         order=SECTION_ORDER["summary"] + 5)
