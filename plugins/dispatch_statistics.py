@@ -34,7 +34,7 @@ from ireebench.errors import UsageError
 from ireebench.names import row_name
 from ireebench.native.flags import check_native, flag_value, session_args
 from ireebench.native.tools import list_benchmarks, private_tempdir
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import register_output
 from ireebench.plugins.profiling_pass import engine, run_native_pass
 from ireebench.points import is_sweep
 from ireebench.profiling import ProfilePass, ProfileResult, ProfilingSink
@@ -94,7 +94,7 @@ def ireebench_configure(config):
                     else "device profiling or capture flags")
             raise UsageError(f"{_flag_text(name, value)}: --dispatch_statistics cannot be "
                              f"combined with {what}")
-    check_output_path("profile_output", output)
+    register_output(config, "profile_output", output)
     config.stash[STATE] = DispatchStatistics(config)
 
 

@@ -38,7 +38,7 @@ from ireebench.hookcall import call_hook
 from ireebench.native.flags import check_native, selection_args, session_args
 from ireebench.native.gbench_json import split_benchmark_json
 from ireebench.native.tools import BENCHMARK_TOOL, native_error_line, run_tool
-from ireebench.outfiles import check_output_path, is_special_file, written_by_tool
+from ireebench.outfiles import is_special_file, register_output, written_by_tool
 
 GROUP = "Replay capture"
 FILE_POLICIES = ("reference", "capture-ranges", "capture-all", "fail")
@@ -166,14 +166,8 @@ def _check_output_path(config, output: str) -> None:
     if output == "-":
         raise UsageError(f"--device_replay_output={output}: a replay capture must be "
                          "written to a file")
-    check_output_path("device_replay_output", output)
-    resolved = Path(output).resolve()
-    others = [("module", m) for m in config.getoption("module") or [] if m != "-"]
-    if config.getoption("benchmark_out"):
-        others.append(("benchmark_out", config.getoption("benchmark_out")))
-    for flag, path in others:
-        if Path(path).resolve() == resolved:
-            raise UsageError(f"--device_replay_output={output}: would overwrite --{flag}={path}")
+    # Never over the module, --benchmark_out or any file of the run (RunFiles).
+    register_output(config, "device_replay_output", output)
 
 
 @hookimpl

@@ -17,7 +17,7 @@ import click
 
 from ..config import OptionSpec
 from ..errors import INVALID_ARGUMENT, UsageError
-from ..outfiles import check_output_path
+from ..outfiles import register_input, register_output, value_file
 from ..version import version_lines
 from .invocation import Invocation
 
@@ -288,7 +288,21 @@ def validate_core_options(config) -> None:
     repetitions = config.getoption("benchmark_repetitions")
     if repetitions <= 0:
         raise UsageError(f"--benchmark_repetitions={repetitions}: must be positive")
-    check_output_path("benchmark_out", config.getoption("benchmark_out"))
+    register_core_files(config)
     isolation = config.getoption("isolation")
     if isolation not in (None, "", *ISOLATIONS):
         raise UsageError(f"--isolation={isolation}: expected one of {', '.join(ISOLATIONS)}")
+
+
+def register_core_files(config) -> None:
+    """The files of the core's options (``ireebench.outfiles.RunFiles``): every
+    ``--module``, ``--parameters`` archive and ``@file`` input is read, and
+    ``--benchmark_out`` may be none of them (nor a file a plugin reads or writes)."""
+    for module in config.getoption("module") or ():
+        if module != "-":
+            register_input(config, f"--module={module}", module)
+    for spec in config.getoption("parameters") or ():
+        register_input(config, f"--parameters={spec}", spec.rpartition("=")[2])
+    for value in config.getoption("input") or ():
+        register_input(config, f"--input={value}", value_file(value))
+    register_output(config, "benchmark_out", config.getoption("benchmark_out"))

@@ -29,7 +29,8 @@ import os
 
 from ireebench.comparison.history import compare_history
 from ireebench.comparison.inputs import ReportHistory, benchmark_file, load_reports
-from ireebench.comparison.model import COMPARE_OPTIONS, compare
+from ireebench.comparison.judgement import compare
+from ireebench.comparison.model import COMPARE_OPTIONS
 from ireebench.errors import UsageError, printable
 from ireebench.hookcall import collect_named, guarded
 from ireebench.outfiles import OutputFile

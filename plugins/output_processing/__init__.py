@@ -31,7 +31,14 @@ from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, NATIVE_FLAGS, refusal
 from ireebench.errors import UsageError, flag_error
 from ireebench.inputs import parse_inputs, split_cconv
-from ireebench.outfiles import check_output_path, write_to
+from ireebench.outfiles import (
+    check_output_path,
+    file_identity,
+    register_input,
+    run_files,
+    value_file,
+    write_to,
+)
 
 from .compare import (
     COMPARISON_FLAGS,
@@ -110,13 +117,22 @@ def _enabled(config) -> bool:
     return bool(config.getoption("enable_output_processing")) and STATE in config.stash
 
 
-def _check_output_specs(specs) -> None:
+def _register_files(config, specs) -> None:
+    """The --output files are the run's outputs, the --expected_output files its
+    inputs (``ireebench.outfiles.RunFiles``: no output replaces an input)."""
+    for value in config.getoption("expected_output") or ():
+        register_input(config, f"--expected_output={value}", value_file(value))
+    written = set()  # --output=@f.npy --output=+f.npy: one file, written then appended
     for spec in specs:
         if spec in ("", "-"):
             continue
         if spec[0] not in "@+":
             raise UsageError(f"--output={spec}: expected -, @file or +file")
         check_output_path("output", spec[1:])
+        identity = file_identity(spec[1:])
+        if identity not in written:
+            written.add(identity)
+            run_files(config).add_output(f"--output={spec}", spec[1:])
 
 
 @hookimpl
@@ -134,7 +150,7 @@ def ireebench_configure(config):
         raise UsageError(str(exc)) from None
     if not config.getoption("enable_output_processing"):
         return
-    _check_output_specs(config.getoption("output") or ())
+    _register_files(config, config.getoption("output") or ())
     backend = config.backend
     if backend.has(IN_PROCESS):
         config.stash[STATE] = OutputState(tolerances=tolerances)

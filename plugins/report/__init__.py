@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from ireebench import StashKey, hookimpl
 from ireebench.cli.commands import ArgvCommand
 from ireebench.comparison import CompareOptions
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import register_output
 from ireebench.plugins.json_reporter import JSONReporter
 from ireebench.reporting.hub import reported
 
@@ -105,7 +105,7 @@ def ireebench_configure(config):
     path = config.getoption("benchmark_report")
     if not path:
         return
-    check_output_path("benchmark_report", path)
+    register_output(config, "benchmark_report", path)  # never over an input or output
     require_renderer(_flag(config))
     config.stash[RUN_ROWS] = RunRows(path)
 

@@ -30,7 +30,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
+import os
 import re
+import signal
+import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,17 +41,37 @@ from pathlib import Path
 import sqlalchemy as sa
 from ireebench.comparison.machine import describe_machine, row_context, row_fingerprint
 from ireebench.errors import UsageError, one_line
+from ireebench.signals import held_signal
 
 from .records import COMPLETE, RunRecord, row_provenance
 from .references import COLUMN_FILTERS, LATEST, ROW_FILTERS
 from .schema import SCHEMA_VERSION, apply_migrations, rows, runs, stored_version, tags
 
+# How long a save waits for another writer's lock (SQLite), in slices of
+# LOCK_POLL_S (see Store._begin); after LOCK_NOTE_S it says so.
 BUSY_TIMEOUT_S = 60.0
+LOCK_POLL_S = 0.1
+LOCK_NOTE_S = 1.0
+_SQLITE_BUSY = 5
 # The advisory lock key of schema migrations on PostgreSQL ("ireebnch").
 _MIGRATION_LOCK = 0x6972656562_6e6368
 _WRITE = "ireebench_write"
 _SQLITE = "sqlite:///"
 _SHORT_ID = 12
+# libpq's query parameters that hold a secret; shown as MASK in every message.
+SECRET_PARAMETERS = ("password", "sslpassword")
+MASK = "***"
+_MASKED_VALUE = "IREEBENCHMASKED"  # a placeholder SQLAlchemy renders as it is
+_SECRET_QUERY = re.compile(r"(?i)((?:^|&)(?:" + "|".join(SECRET_PARAMETERS) + r")=)([^&]*)")
+
+
+def _writable(path: Path) -> bool:
+    """This user may write an SQLite file and its directory (its -wal, -shm files)."""
+    return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+
+
+class _LockTimeout(Exception):
+    """Another writer held the lock past BUSY_TIMEOUT_S."""
 
 
 def short_id(run_id: str) -> str:
@@ -56,8 +79,71 @@ def short_id(run_id: str) -> str:
 
 
 def display_url(url: str) -> str:
-    """The URL without a password (for messages)."""
-    return re.sub(r"(://[^:/@]*):[^@/]*@", r"\1:***@", url)
+    """The URL as every message, listing and report shows it: rendered by SQLAlchemy
+    with the password masked (``URL.render_as_string(hide_password=True)``), libpq's
+    secret query parameters (``?password=``, ``?sslpassword=``) masked too. A URL
+    SQLAlchemy cannot parse is masked by hand: nothing of what stands between the
+    user name and the last ``@`` is shown."""
+    if url.startswith(_SQLITE):
+        return url  # a path: no secret
+    try:
+        parsed = sa.engine.make_url(url)
+    except (ValueError, sa.exc.ArgumentError):
+        return _masked_by_hand(url)
+    if parsed.host and "@" in parsed.host:  # a raw '@' in the password: SQLAlchemy splits it
+        return _masked_by_hand(url)
+    query = {key: (_MASKED_VALUE if key.lower() in SECRET_PARAMETERS else value)
+             for key, value in parsed.query.items()}
+    shown = parsed.set(query=query).render_as_string(hide_password=True)
+    # The query as libpq users write it (?host=/run/postgresql), not percent-encoded.
+    base, question, rest = shown.partition("?")
+    return base + question + urllib.parse.unquote(rest).replace(_MASKED_VALUE, MASK)
+
+
+def _masked_by_hand(url: str) -> str:
+    scheme, separator, rest = url.partition("://")
+    head, question, query = rest.partition("?")
+    userinfo, at, host = head.rpartition("@")
+    if at:
+        user, colon, _ = userinfo.partition(":")
+        head = f"{user}:{MASK}@{host}" if colon else f"{user}@{host}"
+    query = _SECRET_QUERY.sub(lambda match: match.group(1) + MASK, query)
+    return f"{scheme}{separator}{head}{question}{query}"
+
+
+def _secrets(url: str) -> list[str]:
+    """The secrets a URL holds, as given and percent-decoded, longest first (for
+    scrubbing the messages of the database's errors)."""
+    found = []
+    _, _, rest = url.partition("://")
+    head, _, query = rest.partition("?")
+    userinfo, at, _ = head.rpartition("@")
+    if at and ":" in userinfo:
+        found.append(userinfo.partition(":")[2])
+    found += [match.group(2) for match in _SECRET_QUERY.finditer(query)]
+    found += [urllib.parse.unquote(secret) for secret in found]
+    return sorted({secret for secret in found if secret}, key=len, reverse=True)
+
+
+def engine_url(url: str) -> sa.engine.URL:
+    """The SQLAlchemy URL of a ``postgresql://`` store (psycopg 3), checked: a URL it
+    cannot parse, a port that is not a number, a raw ``@`` in the password are one
+    line (the password masked)."""
+    shown = display_url(url)
+    try:
+        parsed = sa.engine.make_url(url)
+    except ValueError:  # int(port)
+        raise UsageError(f"--benchmark_storage={shown}: the port is not a number") from None
+    except sa.exc.ArgumentError:
+        raise UsageError(f"--benchmark_storage={shown}: not a URL SQLAlchemy can parse "
+                         "(postgresql://USER:PASSWORD@HOST:PORT/DATABASE)") from None
+    if parsed.host and "@" in parsed.host:
+        raise UsageError(f"--benchmark_storage={shown}: an '@' in the user name or password "
+                         "must be written %40")
+    if parsed.port is not None and not 0 < parsed.port < 65536:
+        raise UsageError(f"--benchmark_storage={shown}: the port {parsed.port} is not "
+                         "between 1 and 65535")
+    return parsed.set(drivername="postgresql+psycopg")
 
 
 @dataclass(frozen=True)
@@ -186,11 +272,19 @@ def _describe(filters) -> str:
 
 
 class Store:
-    """An open results store (see the module docstring)."""
+    """An open results store (see the module docstring).
 
-    def __init__(self, url: str, create: bool = True):
+    ``write=False``: the command only reads; SQLite is opened read-only (see
+    :meth:`_sqlite_target`) and never migrated. ``notify(text)``: where the store says why a save
+    waits (another writer's lock) and that a signal waits for the save.
+    """
+
+    def __init__(self, url: str, create: bool = True, write: bool = True, notify=None):
         self.url = url
         self.display = display_url(url)
+        self._secrets = _secrets(url)
+        self.write = write or create
+        self.notify = notify
         with self._errors("cannot open it"):
             self.engine = self._engine(url, create)
             self._migrate()
@@ -204,39 +298,112 @@ class Store:
             yield
         except UsageError:
             raise
+        except _LockTimeout:
+            raise UsageError(f"--benchmark_storage={self.display}: {action}: another process "
+                             f"held the store's write lock for {BUSY_TIMEOUT_S:g} s (SQLite: "
+                             "database is locked)") from None
         except (sa.exc.SQLAlchemyError, OSError) as exc:
             detail = getattr(exc, "orig", None) or exc
             raise UsageError(f"--benchmark_storage={self.display}: {action}: "
-                             f"{one_line(detail)}") from None
+                             f"{self._scrubbed(one_line(detail))}") from None
+
+    def _scrubbed(self, text: str) -> str:
+        """A database's message with the URL's secrets masked (a driver may quote them)."""
+        text = text.replace(self.url, self.display)
+        for secret in self._secrets:
+            text = text.replace(secret, MASK)
+        return text
 
     def _engine(self, url: str, create: bool):
         path = Path(url[len(_SQLITE):]) if url.startswith(_SQLITE) else None
         if path is None:
-            target = re.sub(r"^(postgresql|postgres|postgresql\+psycopg)://", "postgresql+psycopg://",
-                            url)
             self.kind = "postgresql"
-            return sa.create_engine(target, connect_args={"connect_timeout": 10})
+            return sa.create_engine(engine_url(url), connect_args={"connect_timeout": 10})
         self.kind = "sqlite"
         if create:
             path.parent.mkdir(parents=True, exist_ok=True)
-        target = f"sqlite:///file:{urllib.parse.quote(str(path))}?mode={'rwc' if create else 'rw'}&uri=true"
-        engine = sa.create_engine(target, connect_args={"timeout": BUSY_TIMEOUT_S})
-        sa.event.listen(engine, "connect", _sqlite_connect)
+        engine = sa.create_engine(self._sqlite_target(path, create),
+                                  connect_args={"timeout": BUSY_TIMEOUT_S})
+        sa.event.listen(engine, "connect", _sqlite_connect if self.write else _sqlite_read_only)
         sa.event.listen(engine, "begin", _sqlite_begin)
         return engine
 
+    def _sqlite_target(self, path: Path, create: bool) -> str:
+        """The SQLite URI: ``mode=rwc`` to create, ``rw`` to write, else ``mode=ro``, and
+        ``immutable=1`` where SQLite could not open a WAL store read-only otherwise:
+        a directory this user cannot write (a 0644 store of another user) and no
+        ``-wal`` file, so that every committed run is in the file itself."""
+        mode = "rwc" if create else "rw" if self.write else "ro"
+        target = f"sqlite:///file:{urllib.parse.quote(str(path))}?mode={mode}&uri=true"
+        if not self.write and not os.access(path.parent, os.W_OK) and \
+                not os.path.exists(f"{path}-wal"):
+            target += "&immutable=1"
+        return target
+
     @contextlib.contextmanager
     def _transaction(self, write: bool = False):
-        with self.engine.connect() as connection:
-            connection.execution_options(**{_WRITE: write})
-            with connection.begin():
-                yield connection
+        connection, transaction = self._begin(write)
+        with connection, transaction:
+            yield connection
+
+    def _begin(self, write: bool):
+        """A connection and its transaction. An SQLite write begins with ``BEGIN
+        IMMEDIATE`` (the write lock first), waiting for another writer's lock in
+        slices of :data:`LOCK_POLL_S`, in Python: a signal that arrives meanwhile
+        is handled (held back by a save, acknowledged to a worker's supervisor)
+        within a slice, never after the whole wait; the wait ends after
+        :data:`BUSY_TIMEOUT_S` (:class:`_LockTimeout`)."""
+        start = time.monotonic()
+        told = set()
+        while True:
+            connection = self.engine.connect()
+            try:
+                connection.execution_options(**{_WRITE: write})
+                return connection, connection.begin()
+            except sa.exc.OperationalError as exc:
+                connection.close()
+                if not (write and self.kind == "sqlite" and _locked(exc)):
+                    raise
+            waited = time.monotonic() - start
+            if waited >= BUSY_TIMEOUT_S:
+                raise _LockTimeout()
+            self._tell_waiting(waited, told)
+
+    def _tell_waiting(self, waited: float, told: set) -> None:
+        """Says, once each, that the save waits for a lock and that a signal waits
+        for the save (a second one abandons it)."""
+        if self.notify is None:
+            return
+        if waited >= LOCK_NOTE_S and "lock" not in told:
+            told.add("lock")
+            self.notify(f"waiting for another process's write lock on {self.display} "
+                        f"(up to {BUSY_TIMEOUT_S:g} s)")
+        signum = held_signal()
+        if signum is not None and "signal" not in told:
+            told.add("signal")
+            self.notify(f"{signal.Signals(signum).name} received: saving the run first "
+                        "(a second one abandons the save)")
 
     def _migrate(self) -> None:
         with self._transaction() as connection:
             found = stored_version(connection)
         if found == SCHEMA_VERSION:
             return
+        if found < SCHEMA_VERSION and not self.write and self.kind == "sqlite":
+            # A reader's SQLite file is open read-only: reopened to migrate it
+            # if this user may write it (PostgreSQL's permissions decide there).
+            if found == 0:
+                raise UsageError(f"--benchmark_storage={self.display}: no results store there "
+                                 "yet (save a run with --benchmark_save, or import reports: "
+                                 "ireebench store import)")
+            if not _writable(Path(self.url[len(_SQLITE):])):
+                raise UsageError(f"--benchmark_storage={self.display}: the store's schema "
+                                 f"version {found} is older than this ireebench's "
+                                 f"({SCHEMA_VERSION}), and you may not write it to migrate "
+                                 "it: its owner's next save or import will")
+            self.engine.dispose()
+            self.write = True
+            self.engine = self._engine(self.url, create=False)
         if found < SCHEMA_VERSION:
             with self._transaction(write=True) as connection:
                 if self.kind == "postgresql":
@@ -446,7 +613,28 @@ def _sqlite_connect(dbapi_connection, connection_record) -> None:
     cursor.close()
 
 
+def _sqlite_read_only(dbapi_connection, connection_record) -> None:
+    """A reader's connection: the busy timeout, nothing that would write."""
+    dbapi_connection.isolation_level = None
+    cursor = dbapi_connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+    cursor.close()
+
+
+def _locked(exc: sa.exc.OperationalError) -> bool:
+    """SQLite's SQLITE_BUSY: another connection holds the lock."""
+    return getattr(exc.orig, "sqlite_errorcode", None) == _SQLITE_BUSY or \
+        "database is locked" in str(exc.orig)
+
+
 def _sqlite_begin(connection) -> None:
-    """``BEGIN IMMEDIATE`` for a write (the lock first, waiting up to the busy timeout)."""
-    write = connection.get_execution_options().get(_WRITE, False)
-    connection.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+    """``BEGIN IMMEDIATE`` for a write: the write lock first, waiting for it at most
+    one :data:`LOCK_POLL_S` slice here (``Store._begin`` waits on in Python)."""
+    if not connection.get_execution_options().get(_WRITE, False):
+        connection.exec_driver_sql("BEGIN")
+        return
+    connection.exec_driver_sql(f"PRAGMA busy_timeout = {int(LOCK_POLL_S * 1000)}")
+    try:
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
+    finally:
+        connection.exec_driver_sql(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")

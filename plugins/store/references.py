@@ -49,6 +49,9 @@ ROW_FILTERS = frozenset({"fingerprint", "module_sha256", "device"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _LATEST = re.compile(r"latest(?:~(\d+))?\Z")
 _RUN_ID = re.compile(r"[0-9a-fA-F]{4,64}\Z")
+# latest~N: more runs back than any store holds is a typo (and would overflow
+# the databases' 64-bit OFFSET).
+MAX_OFFSET = 10**9
 
 
 @dataclass(frozen=True)
@@ -85,7 +88,11 @@ def parse_reference(text: str) -> Reference:
         filters.append((key, value))
     latest = _LATEST.match(selector)
     if latest:
-        return Reference(text, LATEST, int(latest.group(1) or 0), tuple(filters))
+        offset = latest.group(1) or "0"
+        if len(offset) > len(str(MAX_OFFSET)) or int(offset) > MAX_OFFSET:
+            raise UsageError(f"{text}: ~{offset[:24]}{'...' if len(offset) > 24 else ''} is "
+                             f"more runs back than a store holds (at most ~{MAX_OFFSET})")
+        return Reference(text, LATEST, int(offset), tuple(filters))
     if selector == HISTORY:
         return Reference(text, HISTORY, 0, tuple(filters))
     if _RUN_ID.match(selector):

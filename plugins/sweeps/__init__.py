@@ -94,7 +94,7 @@ def ireebench_register_commands(cli):
     """Registers ``ireebench run SUITE.toml`` and ``ireebench merge``."""
     cli.add_command(ArgvCommand("run", suite.run_main, help=suite.HELP,
                                 short_help="Measure the benchmarks of a suite file (TOML)."))
-    cli.add_command(merge.command)
+    merge.register(cli)
 
 
 @hookimpl

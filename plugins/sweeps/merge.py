@@ -25,9 +25,8 @@ import click
 from ireebench import names
 from ireebench.comparison.inputs import load_reports
 from ireebench.comparison.machine import ROW_KEYS, combined_provenance
-from ireebench.config import Config
 from ireebench.errors import UsageError
-from ireebench.outfiles import write_to
+from ireebench.outfiles import register_inputs, register_output, write_to
 from ireebench.reporting.humanize import finite_json
 
 HELP = """Join Google Benchmark JSON reports (the shards of a sweep) into one.
@@ -116,15 +115,26 @@ def merge_reports(reports: list[tuple[str, dict]]) -> dict:
     return {"context": context, "benchmarks": benchmarks}
 
 
-@click.command("merge", help=HELP, short_help="Join shard reports (JSON) into one.")
-@click.argument("reports", nargs=-1, required=True, metavar="A.json B.json ...")
-@click.option("-o", "--output", "output", required=True, metavar="ALL.json",
-              help="The merged report (written atomically; - for stdout).")
-@click.pass_obj
-def command(invocation, reports, output):
+def register(cli) -> None:
+    """Registers ``ireebench merge``, made anew for each command group: it reads saved
+    reports, so it takes their readers' options (``reads_reports``: a results
+    store's ``--benchmark_storage``, ``--where``...), as ``compare`` does."""
+
+    @cli.command("merge", reads_reports=True, help=HELP,
+                 short_help="Join shard reports (JSON) into one.")
+    @click.argument("reports", nargs=-1, required=True, metavar="A.json B.json ...")
+    @click.option("-o", "--output", "output", required=True, metavar="ALL.json",
+                  help="The merged report (written atomically; - for stdout).")
+    @click.pass_obj
+    def command(config, reports, output):
+        return merge_files(config, reports, output)
+
+
+def merge_files(config, reports, output) -> int:
     """``ireebench merge A.json B.json ... -o ALL.json``."""
-    config = Config(invocation.pm, {}, [], ["merge", *reports], invocation.stdout,
-                    invocation.stderr)
+    register_inputs(config, reports)
+    if output != "-":
+        register_output(config, "output", output)  # never over an input or the store
     loaded = []
     for reference in reports:
         if _is_empty_file(reference):
@@ -137,7 +147,7 @@ def command(invocation, reports, output):
     # A native report's NaN or Infinity becomes null: the merged file is valid JSON.
     text = json.dumps(finite_json(merged), indent=2, allow_nan=False) + "\n"
     if output == "-":
-        invocation.stdout.write(text)
+        config.stdout.write(text)
         return 0
     write_to(output, "output", text)
     return 0

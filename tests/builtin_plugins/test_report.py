@@ -233,7 +233,7 @@ def test_two_runs_compared_with_the_verdicts_of_compare(reports, ireebench):
     folder = reports["folder"]
     result = ireebench("compare", folder / "first.json", folder / "second.json",
                        "--reporter=json")
-    assert result.returncode in (0, 1), result.stderr
+    assert result.returncode in (0, 1, 4), result.stderr  # 4: cannot judge, on this noise
     comparison = result.json()
     page = reports["compare.html"]
     assert _sections(page)[:2] == ["summary", "comparison"]
@@ -255,9 +255,11 @@ def _check_history(page: Path) -> None:
     summary = _section(page, "summary")
     assert _sections(page)[0] == "summary"
     assert 'class="headline verdict-slower"' in summary
-    assert re.search(r"Every change below \(a change point\): from #4 stored:\w+ \(commit "
-                     r"c0ffee4, .*?verdict-slower\">slower[^<]*</span></td><td class=\"name\">"
-                     r"BM_work</td><td class=\"num\">\+[\d.]+%</td>", summary, re.DOTALL), summary
+    # The change point (by its first report and commit), and the latest against the
+    # runs before it as the gate judges it (slower, or within their band: no finding).
+    assert re.search(r'verdict-slower">slower[^<]*</span></td><td class="name">BM_work</td>'
+                     r'<td class="num">\+[\d.]+%</td>', summary), summary
+    assert re.search(r"from #4 stored:\w+ \(commit c0ffee4, ", summary), summary
     assert "faster" not in summary
     trend = _section(page, "trend")
     rows = re.findall(r"<tr><td>.*?</tr>", trend.split("</table>", 1)[0])
