@@ -22,14 +22,14 @@ from ireebench.testing import TINY
 PAGE = ROOT / "docs" / "plugins.md"
 EXAMPLE = re.compile(r"^<!-- example: (\S+\.py) -->\n```python\n(.*?)^```",
                      re.DOTALL | re.MULTILINE)
-# Extension point -> its worked example (the report section is the report's page).
+# Extension point -> its worked example.
 WORKED = {
     "sink": "rows_jsonl.py", "subcommand": "leaderboard.py", "own hook": "mycorp_tags.py",
     "own hook's implementer": "mycorp_team.py", "reporter": "tsv_reporter.py",
     "comparison reporter": "tsv_compare.py", "statistic": "trimmed_mean.py",
     "metric": "peak_rss.py", "kind": "zeros_kind.py", "backend": "ssh_backend.py",
     "executor": "pinned_executor.py",
-    "a plugin's test": "test_tsv_reporter.py",
+    "a plugin's test": "test_tsv_reporter.py", "report section": "mycorp_budget.py",
 }
 
 
@@ -239,3 +239,22 @@ def test_the_pinned_executor(ireebench_tester, examples):
     assert refused.exit_code == 1
     assert refused.stderr.strip() == ("ireebench: error: --pinned_cpu=4096: not a CPU this "
                                       "process may use")
+
+
+def test_the_report_section(ireebench_tester, examples):
+    """The budget section comes right after the summary, each benchmark against its
+    budget in the page's unit."""
+    run = ireebench_tester.tmp_path / "run.json"
+    result = ireebench_tester.run(f"--benchmark_out={run}")
+    assert result.exit_code == 0, result.stderr
+    page = ireebench_tester.tmp_path / "report.html"
+    result = ireebench_tester.subcommand("report", run, "-o", page,
+                                         plugins=[str(examples["mycorp_budget.py"])])
+    assert result.exit_code == 0, result.stderr
+    text = page.read_text()
+    assert re.findall(r'<section id="[^"]+"><h2>([^<]+)</h2>', text)[:2] == ["Summary",
+                                                                            "Budgets"]
+    section = text.split("Budgets</h2>", 1)[1].split("</section>", 1)[0]
+    name = TINY.removesuffix("/process_time/real_time")
+    assert re.search(rf"<td>{name}</td><td class=\"num\">[\d.]+ \S+</td>"
+                     rf"<td class=\"num\">[\d.]+ \S+</td><td>within</td>", section), section
