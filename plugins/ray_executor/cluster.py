@@ -364,7 +364,9 @@ def _outcome(job, ref, settings: Settings, identity: list[str]) -> PointOutcome:
         result = ray.get(ref)
     except ray.exceptions.TaskCancelledError:
         return PointOutcome(job, failure="cancelled on the Ray cluster")
-    except ray.exceptions.RayError as exc:
+    except ray.exceptions.RayTaskError as exc:  # the task's own code raised: not retried
+        return PointOutcome(job, failure=f"failed on the Ray cluster: {_ray_error(exc)}")
+    except ray.exceptions.RayError as exc:  # its node or worker lost, each time
         spent = (f" (and its {settings.retries} retr{'y' if settings.retries == 1 else 'ies'})"
                  if settings.retries else "")
         return PointOutcome(job, failure=f"lost on the Ray cluster{spent}: {_ray_error(exc)}")
