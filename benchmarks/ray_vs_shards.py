@@ -58,7 +58,8 @@ from pathlib import Path
 from compare_native import ROOT, compile_source, machine, write_section
 
 sys.path.insert(0, str(ROOT / "tests"))
-import ray_cluster
+import ray_cluster  # the tests' cluster, in its network namespace
+from conftest import _env  # the tests' environment: their plugins importable by name
 
 BEGIN, END = "<!-- ray_vs_shards: begin -->", "<!-- ray_vs_shards: end -->"
 MODELS = 20
@@ -87,13 +88,6 @@ func.func @spin_{number}(%n: i32) -> i32 {{
   return %out : i32
 }}""")
     return "\n".join(functions)
-
-
-def environment() -> dict:
-    sys.path.insert(0, str(ROOT / "tests"))
-    from conftest import _env
-
-    return _env()
 
 
 class Bench:
@@ -225,7 +219,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="ireebench-ray-bench-") as scratch:
         folder = Path(scratch)
         module = compile_source(spin_functions(MODELS), folder / "spin.vmfb")
-        cluster = ray_cluster.RayCluster(environment())
+        cluster = ray_cluster.RayCluster(_env())
         try:
             cluster.start({"iree:local-sync": 1}, [{"iree:local-task": 1},
                                                    {"iree:local-task": 1}], cpus=[0, 1])

@@ -30,6 +30,7 @@ that died, found by their temporary directories.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import json
 import os
 import shutil
@@ -58,8 +59,6 @@ class Unavailable(RuntimeError):
 
 def missing() -> str | None:
     """Why a cluster cannot be made here, or None."""
-    import importlib.util
-
     if importlib.util.find_spec("ray") is None:
         return "Ray is not installed (pip install -e '.[dev]', or the ray extra)"
     for tool in ("unshare", "nsenter", "ip"):

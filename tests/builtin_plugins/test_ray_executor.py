@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 import ray_cluster
 from conftest import ROOT, CliResult, _env, one_error_line, slow_function
@@ -106,8 +107,6 @@ def _worker_hosts(cluster) -> set[str]:
 
 def test_a_sweep_gives_the_rows_of_a_local_run_each_with_its_node(cluster, ireebench,
                                                                    dynamic, tmp_path):
-    import numpy as np
-
     for bs in (1, 2, 3):  # each point reads its own .npy: shipped to its node
         np.save(tmp_path / f"in_{bs}.npy", np.full((bs, 512), 0.5, dtype=np.float32))
     sweep = [f"--module={dynamic}", *LEAN, "--device=local-task", "--sweep=bs=1,2,3",
