@@ -28,6 +28,7 @@ WORKED = {
     "own hook's implementer": "mycorp_team.py", "reporter": "tsv_reporter.py",
     "comparison reporter": "tsv_compare.py", "statistic": "trimmed_mean.py",
     "metric": "peak_rss.py", "kind": "zeros_kind.py", "backend": "ssh_backend.py",
+    "executor": "pinned_executor.py",
     "a plugin's test": "test_tsv_reporter.py", "report section": "mycorp_budget.py",
 }
 
@@ -222,6 +223,22 @@ def test_the_backend_over_ssh(ireebench_tester, examples, tmp_path, monkeypatch)
         ("ireebench: error: --benchmark_cold_start=true: needs a backend that measures in this "
         "process with the IREE runtime (capability 'in_process'); --backend=ssh does not have "
         "it")]
+
+
+def test_the_pinned_executor(ireebench_tester, examples):
+    """Each point in a process of its own on the CPU named: the rows of every point,
+    each saying the CPU; a CPU the process may not use is one line before anything."""
+    pinned = [examples["pinned_executor.py"]]
+    cpu = max(os.sched_getaffinity(0))
+    result = ireebench_tester.run("--executor=pinned", f"--pinned_cpu={cpu}",
+                                  "--sweep=batch_size=1,2", plugins=pinned)
+    assert result.exit_code == 0, result.stderr
+    assert [(row.params, row.provenance["pinned_cpu"]) for row in result.rows] == [
+        ({"batch_size": 1}, str(cpu)), ({"batch_size": 2}, str(cpu))]
+    refused = ireebench_tester.run("--executor=pinned", "--pinned_cpu=4096", plugins=pinned)
+    assert refused.exit_code == 1
+    assert refused.stderr.strip() == ("ireebench: error: --pinned_cpu=4096: not a CPU this "
+                                      "process may use")
 
 
 def test_the_report_section(ireebench_tester, examples):
