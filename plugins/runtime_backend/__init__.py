@@ -48,7 +48,9 @@ the hooks get the point's config) and each closes before the next one
 opens (the last one with the run). A point whose session or inputs fail is
 an error row per benchmark it would have reported, and the others run.
 When the points' runtime flags differ, each point is measured by a process
-of its own (:func:`.run._run_point_processes`).
+of its own; with an executor that measures elsewhere (``--executor=ray``),
+every point is, on the node the executor picks, a plain run's one point
+too (:func:`.run._run_point_jobs`, :mod:`ireebench.executor`).
 
 This module holds the plugin's hooks and its backend, so loading the plugin
 (``--help``, ``ireebench plugins``, every subcommand) imports no runtime;
@@ -61,6 +63,7 @@ from __future__ import annotations
 from ireebench import hookimpl
 from ireebench.backend import (
     ADAPTIVE_REPETITIONS,
+    EXECUTORS,
     IN_PROCESS,
     MEASURED_WORKLOADS,
     PLUGIN_KINDS,
@@ -84,7 +87,7 @@ def ireebench_backends(config):
     """Provides ``--backend=runtime``."""
     return [Backend("runtime", run_in_process,
                     {IN_PROCESS, REPETITION_SAMPLES, ADAPTIVE_REPETITIONS, PLUGIN_KINDS,
-                     PROFILING_PASSES, SWEEPS, MEASURED_WORKLOADS},
+                     PROFILING_PASSES, SWEEPS, MEASURED_WORKLOADS, EXECUTORS},
                     "measures in this process with the IREE runtime (the default)")]
 
 
