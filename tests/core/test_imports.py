@@ -61,6 +61,10 @@ LAZY_IMPORTS = {
     "ireebench.plugins.kinds": {"ireebench.plugins.kinds.batches": RUNTIME},
     "ireebench.plugins.output_processing": {"ireebench.plugins.output_processing.process":
                                             RUNTIME},
+    # The run's machinery (the worker, the report hub, the modules' copies), imported
+    # when a run starts: --help and the subcommands that measure nothing never need it.
+    "ireebench.cli.commands": {"ireebench.runner": ("ireebench.runner", "ireebench.worker",
+                                                    "ireebench.reporting.hub")},
     # Several .mlir modules compiled at once: a thread pool (concurrent.futures, logging).
     "ireebench.plugins.mlir_modules": {"ireebench.plugins.mlir_modules.parallel":
                                        ("concurrent.futures", "logging")},
