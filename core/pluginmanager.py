@@ -46,6 +46,7 @@ import inspect
 import os
 import sys
 import time
+import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -149,6 +150,13 @@ class PluginManager(pluggy.PluginManager):
         self.hook.ireebench_addhooks.call_historic(kwargs={"pluginmanager": self})
 
     def parse_hookimpl_opts(self, plugin, name: str):
+        # Only a routine can be a hook implementation, and most of a module's
+        # names are its imports and constants: those are passed over here, where
+        # pluggy would look each up with inspect.getattr_static (with 31 built-in
+        # modules, a sizeable part of every command's start).
+        if isinstance(plugin, types.ModuleType) and not inspect.isroutine(
+                vars(plugin).get(name)):
+            return None
         opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None and name.startswith(HOOK_PREFIX):
             method = getattr(plugin, name, None)
