@@ -83,6 +83,7 @@ BUILTIN_PLUGINS = {
     "memory_statistics": "ireebench.plugins.memory_statistics",
     "user_counters": "ireebench.plugins.user_counters",
     "sweeps": "ireebench.plugins.sweeps",
+    "scenarios": "ireebench.plugins.scenarios",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",
 }
