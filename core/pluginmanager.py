@@ -84,6 +84,7 @@ BUILTIN_PLUGINS = {
     "user_counters": "ireebench.plugins.user_counters",
     "sweeps": "ireebench.plugins.sweeps",
     "scenarios": "ireebench.plugins.scenarios",
+    "llm": "ireebench.plugins.llm",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",
 }

@@ -110,6 +110,22 @@ def percentile_estimate(ordered: list[float], p: float) -> float | None:
     return None if t is None else ordered[len(ordered) - t]
 
 
+def estimates(ordered: list[float]) -> dict[float, float | None]:
+    """The early-stopping estimate of each of LoadGen's percentiles (None: too few values)."""
+    return {p: percentile_estimate(ordered, p) for p in PERCENTILES}
+
+
+def missing_note(found: dict[float, float | None], count: int, what: str = "queries") -> str:
+    """``p99 needs 662 queries, p99.9 6636 (ran 300)`` for the percentiles without an
+    estimate, or ``""``."""
+    needs = [f"{percentile_name(p)} {minimum_queries(p)}" for p, value in found.items()
+             if value is None]
+    if not needs:
+        return ""
+    needs[0] = needs[0].replace(" ", " needs ", 1) + f" {what}"
+    return f"{', '.join(needs)} (ran {count})"
+
+
 def sample_percentile(ordered: list[float], p: float) -> float:
     """LoadGen's sample percentile: ``ordered[int(n * p)]`` (sorted, n > 0)."""
     return ordered[min(int(len(ordered) * p), len(ordered) - 1)]

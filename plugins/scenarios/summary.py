@@ -90,8 +90,7 @@ def summarize(timeline, settings: Settings) -> Summary:
     summary = Summary(settings, queries, samples, latencies,
                       math.fsum(latencies) / queries, duration, {})
     if settings.scenario != OFFLINE:
-        for p in early_stopping.PERCENTILES:
-            summary.estimates[p] = early_stopping.percentile_estimate(latencies, p)
+        summary.estimates = early_stopping.estimates(latencies)
     if settings.scenario == SERVER:
         summary.issue_lag = sorted(issued - scheduled for issued, scheduled in
                                    zip(timeline.issued, timeline.scheduled))
@@ -157,13 +156,9 @@ def _count_within(ordered: list[float], limit: float) -> int:
 
 
 def _note_missing(summary: Summary) -> None:
-    missing = [p for p, value in summary.estimates.items() if value is None]
-    if not missing:
-        return
-    needs = [f"{early_stopping.percentile_name(p)} {early_stopping.minimum_queries(p)}"
-             for p in missing]
-    needs[0] = needs[0].replace(" ", " needs ", 1) + " queries"
-    summary.notes.append(f"{', '.join(needs)} (ran {summary.queries})")
+    note = early_stopping.missing_note(summary.estimates, summary.queries)
+    if note:
+        summary.notes.append(note)
 
 
 def _ms(seconds: float) -> Counter:

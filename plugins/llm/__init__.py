@@ -1,0 +1,139 @@
+"""``--llm_decode_steps``: an LLM's prefill, then token-by-token decode, as it serves.
+
+For modules exported as sharktank's ``export_paged_llm_v1`` exports LLMs
+(``prefill_bs{N}`` / ``decode_bs{N}`` with tokens, sequence lengths, page
+ids and a paged KV-cache state): with ``--llm_decode_steps=S``, each
+``decode_bs{N}`` that has a ``prefill_bs{N}`` beside it becomes a workload
+of the ``llm`` kind, whose every batch is one generation: a prefill of an
+``--llm_prompt_length`` prompt, then ``S`` decode calls at advancing
+positions (:mod:`.generation`). The benchmark's rows are Google Benchmark's
+(one generation per iteration, its end-to-end time) with the counters
+``ttft_ms``, ``tpot_ms``, ``output_tokens_per_second`` and
+``decode_calls``; under them the rows ``BM_decode_bsN/ttft``, ``/tpot``,
+``/itl`` (distributions with LoadGen's early-stopping percentiles) and
+``/decode_context`` (the step time against the context length: slope, R²),
+:mod:`.metrics`. Every row's label says how the tokens were chosen: greedy
+decoding of the returned logits (``--llm_tokens=greedy``, the default) or
+a fixed token stream (``--llm_tokens=fixed``).
+
+Hooks: ``ireebench_addoption``; ``ireebench_configure`` (the flags
+checked; ``in_process`` and ``plugin_kinds`` required);
+``ireebench_invocation_kinds`` (the ``llm`` kind); ``ireebench_classify_function``
+(``decode_bs{N}`` claimed with the flag); ``ireebench_measure_repetition``
+(a wrapper: keeps the generations of measured repetitions and adds their
+counters to the row); ``ireebench_report_row_names`` and
+``ireebench_report_extra_rows`` (the four rows).
+"""
+
+from __future__ import annotations
+
+from ireebench import hookimpl
+from ireebench.backend import IN_PROCESS, PLUGIN_KINDS, require
+from ireebench.errors import flag_error
+from ireebench.names import family_of, function_of, row_name
+
+from . import metrics
+from .generation import FIXED, GREEDY, GenerationSettings, LlmInputs, LlmKind, batch_size_of
+
+GROUP = "LLM prefill and decode (sharktank's export_paged_llm_v1)"
+DEFAULT_PROMPT = 128
+DEFAULT_STRIDE = 32  # sharktank's default --block-seq-stride
+
+
+@hookimpl
+def ireebench_addoption(parser):
+    add = parser.addoption
+    add("--llm_decode_steps", "llm_decode_steps", type=int, default=None, group=GROUP,
+        metavar="S", per_point=True, module_run=True,
+        help="Run each decode_bs{N} with its prefill_bs{N} as an LLM serves: a prefill, then S "
+             "decode calls at advancing positions per iteration; reports TTFT, TPOT, ITL, "
+             "tokens/s and the step time against the context length.")
+    add("--llm_prompt_length", "llm_prompt_length", type=int, default=DEFAULT_PROMPT,
+        group=GROUP, metavar="L", per_point=True, module_run=True,
+        help=f"Tokens of the prompt the prefill processes (default {DEFAULT_PROMPT}).")
+    add("--llm_tokens", "llm_tokens", default=GREEDY, group=GROUP, metavar="greedy|fixed",
+        per_point=True, module_run=True,
+        help="greedy (default): each step's token is the argmax of the logits just returned; "
+             "fixed: a fixed token stream, nothing read back.")
+    add("--llm_block_seq_stride", "llm_block_seq_stride", type=int, default=DEFAULT_STRIDE,
+        group=GROUP, metavar="N", per_point=True, module_run=True,
+        help="Positions per KV-cache page, as exported (sharktank's --block-seq-stride, "
+             f"default {DEFAULT_STRIDE}).")
+    add("--llm_cache_pages", "llm_cache_pages", type=int, default=None, group=GROUP,
+        metavar="N", per_point=True, module_run=True,
+        help="Pages of the KV cache made from the declared cache type (default: what the "
+             "requests need). With a --input for the cache, its shape says.")
+
+
+def generation_settings(config) -> GenerationSettings | None:
+    steps = config.getoption("llm_decode_steps")
+    if steps is None:
+        return None
+    option = config.getoption
+    if steps < 1:
+        raise flag_error("llm_decode_steps", steps, "must be at least 1")
+    if option("llm_prompt_length") < 1:
+        raise flag_error("llm_prompt_length", option("llm_prompt_length"), "must be at least 1")
+    if option("llm_tokens") not in (GREEDY, FIXED):
+        raise flag_error("llm_tokens", option("llm_tokens"), "expected greedy or fixed")
+    if option("llm_block_seq_stride") < 1:
+        raise flag_error("llm_block_seq_stride", option("llm_block_seq_stride"),
+                         "must be at least 1")
+    pages = option("llm_cache_pages")
+    if pages is not None and pages < 2:
+        raise flag_error("llm_cache_pages", pages, "must be at least 2 (page 0 is unused)")
+    return GenerationSettings(option("llm_prompt_length"), steps, option("llm_tokens"),
+                              option("llm_block_seq_stride"), pages)
+
+
+@hookimpl
+def ireebench_configure(config):
+    settings = generation_settings(config)
+    if settings is not None:
+        require(config, IN_PROCESS, "llm_decode_steps", settings.decode_steps)
+        require(config, PLUGIN_KINDS, "llm_decode_steps", settings.decode_steps)
+
+
+@hookimpl
+def ireebench_invocation_kinds(config):
+    settings = None if config is None else generation_settings(config)
+    return [LlmKind(settings)]
+
+
+@hookimpl
+def ireebench_classify_function(config, function, kinds):
+    """``decode_bs{N}`` is an LLM workload with ``--llm_decode_steps``."""
+    if config.getoption("llm_decode_steps") is None:
+        return None
+    return "llm" if batch_size_of(function.name) is not None else None
+
+
+@hookimpl(wrapper=True)
+def ireebench_measure_repetition(config, workload, repetition):
+    """Keeps the generations of each measured repetition, and adds their counters."""
+    if workload.kind.name != "llm":
+        return (yield)
+    run = yield
+    batch = repetition.batch
+    if run is None or run.error_occurred or batch is None:
+        return run
+    inputs: LlmInputs = workload.inputs
+    inputs.measured[repetition.index] = batch.generations  # a retry replaces its first try
+    run.counters.update(metrics.repetition_counters(batch.generations, inputs.batch))
+    run.label = inputs.settings.describe()
+    return run
+
+
+@hookimpl
+def ireebench_report_row_names(config, run_names):
+    if config.getoption("llm_decode_steps") is None:
+        return None
+    return [row_name(family_of(name), row) for name in run_names
+            if batch_size_of(function_of(name)) is not None for row in metrics.ROWS]
+
+
+@hookimpl
+def ireebench_report_extra_rows(config, workload, runs):
+    if workload.kind is None or workload.kind.name != "llm" or workload.inputs is None:
+        return None
+    return metrics.extra_rows(workload, workload.inputs)
