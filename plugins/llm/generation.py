@@ -140,7 +140,8 @@ def build(workload, session, specs, settings: GenerationSettings) -> LlmInputs:
     pages_per_request = math.ceil((settings.prompt_length + settings.decode_steps) / stride)
     needed = batch * pages_per_request + 1  # page 0 unused, as sharktank's allocator
     cache = _cache(workload, session, specs, decode_types, settings, needed)
-    pages = list(cache.shape)[0] if list(cache.shape) else 0
+    shape = list(cache.shape)
+    pages = shape[0] if shape else 0
     if pages < needed:
         raise UsageError(f"--llm_decode_steps: {batch} request(s) of "
                          f"{settings.prompt_length}+{settings.decode_steps} tokens need "

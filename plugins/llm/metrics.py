@@ -27,6 +27,7 @@ context), the intercept and the fit's R².
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 
@@ -54,7 +55,7 @@ def tpots(generations) -> list[float]:
 def step_times(generation) -> list[float]:
     """Each decode step's time: from the previous token to this one."""
     stamps = [generation.first_token, *generation.steps]
-    return [after - before for before, after in zip(stamps, stamps[1:])]
+    return [after - before for before, after in itertools.pairwise(stamps)]
 
 
 def repetition_counters(generations, batch: int) -> dict[str, Counter]:
