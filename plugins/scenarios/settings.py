@@ -34,7 +34,7 @@ OFFLINE_DEPTH = 4
 
 _UNITS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 _DURATION = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(ns|us|ms|s)?\s*$")
-_BOUND = re.compile(r"^\s*p(\d{1,2}(?:\.\d+)?)\s*:\s*(.+)$")
+_BOUND = re.compile(r"^\s*p(\d{1,3}(?:\.\d+)?)\s*:\s*(.+)$")
 
 
 def parse_duration(text: str, flag: str, default_unit: str = "s") -> float:
