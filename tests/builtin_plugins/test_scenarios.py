@@ -11,6 +11,7 @@ log by what the lane's order guarantees.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import statistics
@@ -65,7 +66,7 @@ def test_server_schedule_is_seeded_poisson(ireebench, serving, tmp_path):
                      ("burstiness=0.25", 2.0)):
         times = scheduled[name]
         assert times[0] == 0.0 and times == sorted(times) and len(times) == 1000
-        gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+        gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
         # Seeded: these are the same numbers on every machine. Exponential gaps
         # have a CV of 1; gamma gaps of shape 0.25, 1/sqrt(0.25) = 2.
         assert statistics.fmean(gaps) == pytest.approx(1 / 2000, rel=0.1), name
@@ -232,8 +233,8 @@ def test_a_sweep_of_rates_names_its_points(ireebench, serving):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (("--scenario=serving",), "--scenario=serving: expected one of single_stream, "
-                              "multi_stream, server, offline"),
+    (("--scenario=serving",), ("--scenario=serving: expected one of single_stream, "
+                              "multi_stream, server, offline")),
     (("--scenario=server",), "--scenario=server: needs --target_qps=QPS"),
     (("--scenario=server", "--target_qps=10", "--latency_bound=p99"),
      "--latency_bound=p99: expected pNN:TIME"),
