@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import itertools
 import json
 import statistics
 import sys
@@ -92,7 +93,7 @@ def read_log(path: Path) -> list[dict]:
 def busy_service(queries: list[dict]) -> float:
     """The median gap between completions of queries issued while the lane was busy."""
     gaps = [later["completed_s"] - earlier["completed_s"]
-            for earlier, later in zip(queries, queries[1:])
+            for earlier, later in itertools.pairwise(queries)
             if later["scheduled_s"] < earlier["completed_s"]]
     return statistics.median(gaps) if gaps else float("nan")
 
@@ -184,9 +185,9 @@ def decode(runner: Runner) -> dict:
 
 def table(service, n, md1_rows, same, stall_row, search_row, decode_row) -> str:
     ok = {True: "yes", False: "**no**"}
-    lines = [f"Measured {datetime.date.today().isoformat()} on {machine()}: "
+    lines = [(f"Measured {datetime.date.today().isoformat()} on {machine()}: "
              f"`python benchmarks/serve_theory.py --write` (device local-task). "
-             f"@spin(n = {n}) has a SingleStream latency of {service * 1e3:.2f} ms.", "",
+             f"@spin(n = {n}) has a SingleStream latency of {service * 1e3:.2f} ms."), "",
              "| check | expected | measured | within? |", "| --- | --- | --- | --- |"]
     for row in md1_rows:
         lines.append(

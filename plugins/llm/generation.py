@@ -11,8 +11,7 @@ runs it):
 
 ``L`` a multiple of the block stride (the prompt padded), ``B`` the pages
 each sequence holds so far, the cache a paged KV-cache tensor ``[pages,
-page size]`` the functions update in place (a function that returns the
-updated cache as a second result gets it passed back instead). Page 0 is
+page size]`` the functions update in place. Page 0 is
 left unused, as sharktank's page allocator does; request ``b`` of a batch
 owns its own pages.
 
@@ -43,7 +42,7 @@ import iree.runtime as rt
 import numpy as np
 from ireebench import Batch, InvocationKind, UsageError
 from ireebench.dtypes import by_name
-from ireebench.inputs import parse_inputs, split_cconv
+from ireebench.inputs import parse_inputs
 from ireebench.signature import declared_input_types, parse_tensor_type
 
 DECODE = re.compile(r"^decode_bs(\d+)$")
@@ -85,7 +84,6 @@ class LlmInputs:
     prefill: object  # VmFunction
     decode: object
     cache: object  # HalBufferView, updated in place
-    cache_returned: bool  # the functions return the updated cache (second result)
     int_type: object  # ElementType of the token/position/page tensors
     vocab_limit: int
     prefill_arguments: list  # buffer views: tokens, seq_lens, seq_block_ids
@@ -170,8 +168,7 @@ def build(workload, session, specs, settings: GenerationSettings) -> LlmInputs:
             fixed.append(_upload(session, np.full((batch, 1), prompt_token(position,
                                                                            vocab_limit)),
                                  int_type))
-    returned = len(split_cconv(function.results)) >= 2
-    return LlmInputs(settings, batch, prefill, function.vm_function, cache, returned, int_type,
+    return LlmInputs(settings, batch, prefill, function.vm_function, cache, int_type,
                      vocab_limit, prefill_arguments, steps, fixed)
 
 
@@ -258,8 +255,6 @@ class GenerationBatch(Batch):
             prefill.push_ref(view)
         prefill.push_ref(cache)
         invoke(inputs.prefill, prefill, results)
-        if inputs.cache_returned:
-            cache = results.get_as_object(1, rt.HalBufferView)
         token, chosen = None, []
         if greedy:
             last = inputs.settings.prompt_length - 1
@@ -270,8 +265,6 @@ class GenerationBatch(Batch):
         for step, step_inputs in enumerate(inputs.steps):
             tokens = token if greedy else inputs.fixed_tokens[step]
             invoke(inputs.decode, self._arguments(tokens, step_inputs, cache), results)
-            if inputs.cache_returned:
-                cache = results.get_as_object(1, rt.HalBufferView)
             if greedy:
                 chosen.append(_argmax_tokens(device, results, batch, None))
                 token = self._upload_tokens(chosen[-1], int_type)
