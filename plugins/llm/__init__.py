@@ -17,15 +17,20 @@ decoding of the returned logits (``--llm_tokens=greedy``, the default) or
 a fixed token stream (``--llm_tokens=fixed``).
 
 Hooks: ``ireebench_addoption``; ``ireebench_configure`` (the flags
-checked; ``in_process`` and ``plugin_kinds`` required);
-``ireebench_invocation_kinds`` (the ``llm`` kind); ``ireebench_classify_function``
-(``decode_bs{N}`` claimed with the flag); ``ireebench_measure_repetition``
-(a wrapper: keeps the generations of measured repetitions and adds their
-counters to the row); ``ireebench_report_row_names`` and
-``ireebench_report_extra_rows`` (the four rows).
+checked; ``in_process`` and ``plugin_kinds`` required; the wrapper below
+registered); ``ireebench_invocation_kinds`` (the ``llm`` kind, with the
+flag: without it a run has no kind of this plugin, and backends that run
+only the native tool's kinds never look for one); ``ireebench_classify_function``
+(``decode_bs{N}`` claimed with the flag); ``ireebench_report_row_names``
+and ``ireebench_report_extra_rows`` (the four rows). A wrapper of
+``ireebench_measure_repetition`` (:class:`GenerationKeeper`, registered as
+the plugin ``llm.generations`` only for a run with the flag) keeps the
+generations of measured repetitions and adds their counters to the row.
 """
 
 from __future__ import annotations
+
+import functools
 
 from ireebench import hookimpl
 from ireebench.backend import IN_PROCESS, PLUGIN_KINDS, require
@@ -86,18 +91,27 @@ def generation_settings(config) -> GenerationSettings | None:
                               option("llm_block_seq_stride"), pages)
 
 
+WRAPPER_NAME = "llm.generations"
+
+
 @hookimpl
 def ireebench_configure(config):
     settings = generation_settings(config)
-    if settings is not None:
-        require(config, IN_PROCESS, "llm_decode_steps", settings.decode_steps)
-        require(config, PLUGIN_KINDS, "llm_decode_steps", settings.decode_steps)
+    if settings is None:
+        return
+    require(config, IN_PROCESS, "llm_decode_steps", settings.decode_steps)
+    require(config, PLUGIN_KINDS, "llm_decode_steps", settings.decode_steps)
+    config.pm.register(GenerationKeeper(), name=WRAPPER_NAME)
+    config.add_cleanup(functools.partial(config.pm.unregister, name=WRAPPER_NAME))
 
 
 @hookimpl
 def ireebench_invocation_kinds(config):
-    settings = None if config is None else generation_settings(config)
-    return [LlmKind(settings)]
+    """The ``llm`` kind, in a run with ``--llm_decode_steps`` (and for listings)."""
+    if config is None:
+        return [LlmKind(None)]
+    settings = generation_settings(config)
+    return [LlmKind(settings)] if settings is not None else []
 
 
 @hookimpl
@@ -108,20 +122,23 @@ def ireebench_classify_function(config, function, kinds):
     return "llm" if batch_size_of(function.name) is not None else None
 
 
-@hookimpl(wrapper=True)
-def ireebench_measure_repetition(config, workload, repetition):
-    """Keeps the generations of each measured repetition, and adds their counters."""
-    if workload.kind.name != "llm":
-        return (yield)
-    run = yield
-    batch = repetition.batch
-    if run is None or run.error_occurred or batch is None:
+class GenerationKeeper:
+    """The wrapper of ``ireebench_measure_repetition`` of a run with ``--llm_decode_steps``:
+    keeps the generations of each measured repetition, and adds their counters."""
+
+    @hookimpl(wrapper=True)
+    def ireebench_measure_repetition(self, config, workload, repetition):
+        if workload.kind.name != "llm":
+            return (yield)
+        run = yield
+        batch = repetition.batch
+        if run is None or run.error_occurred or batch is None:
+            return run
+        inputs: LlmInputs = workload.inputs
+        inputs.measured[repetition.index] = batch.generations  # a retry replaces its first
+        run.counters.update(metrics.repetition_counters(batch.generations, inputs.batch))
+        run.label = inputs.settings.describe()
         return run
-    inputs: LlmInputs = workload.inputs
-    inputs.measured[repetition.index] = batch.generations  # a retry replaces its first try
-    run.counters.update(metrics.repetition_counters(batch.generations, inputs.batch))
-    run.label = inputs.settings.describe()
-    return run
 
 
 @hookimpl

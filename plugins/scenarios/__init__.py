@@ -37,6 +37,7 @@ written).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 
@@ -239,11 +240,8 @@ def measure(workload, session, settings: Settings):
 
 
 def _dry(settings: Settings) -> Settings:
-    """--benchmark_dry_run: one query, no minimum duration."""
-    fields = dict(settings.__dict__, min_duration=0.0, min_queries=1)
-    if settings.search:
-        fields["search"] = False
-    return Settings(**fields)
+    """--benchmark_dry_run: one query, no minimum duration, no search."""
+    return dataclasses.replace(settings, min_duration=0.0, min_queries=1, search=False)
 
 
 @hookimpl
@@ -291,8 +289,8 @@ def _start(workload, repetition, settings: Settings):
         return settings.samples_per_query, ""
     if settings.arrivals.qps > 0:
         return search.round_rate(settings.arrivals.qps), ""
-    probe = Settings(**dict(settings.__dict__, scenario=SINGLE_STREAM, min_duration=0.0,
-                            min_queries=search.PROBE_QUERIES, bound=None, search=False))
+    probe = dataclasses.replace(settings, scenario=SINGLE_STREAM, min_duration=0.0,
+                                min_queries=search.PROBE_QUERIES, bound=None, search=False)
     summary, _ = measure(workload, repetition.session, probe)
     service = summary.mean_latency
     rate = search.round_rate(0.5 * settings.lanes / service)

@@ -13,8 +13,9 @@ with early stopping, and the duration rules).
    ``--target_qps``, a probe of :data:`PROBE_QUERIES` closed-loop queries
    measures the service time and the search starts at half the rate the
    lanes sustain.
-2. While the load passes, double it; while it fails, halve it (LoadGen
-   refuses a failing start; this finds a passing one).
+2. While the load passes, double it; while it fails, halve it, at most
+   :data:`MAX_HALVINGS` times (LoadGen refuses a failing start; this looks
+   for a passing one below it, as far as runs of a bearable length go).
 3. Bisect until the failing load is within ``--search_tolerance`` of the
    passing one (MultiStream: the next integer). Rates are rounded to four
    significant digits, so the rows' names are the rates tried.
@@ -42,7 +43,9 @@ from .settings import SERVER, Settings, format_seconds
 
 PROBE_QUERIES = 32
 MAX_QPS = 1e7
-MIN_QPS = 1e-3
+# A failing start is halved at most this often: a run lasts its queries over
+# its rate, so lower rates would take ever longer.
+MAX_HALVINGS = 6
 MAX_SAMPLES = 1 << 16
 STATE_VERSION = 1
 
@@ -235,16 +238,18 @@ class Search:
                 passing = trial
         else:
             failing = self.trials[_value_key(value)]
-            while True:
+            for _ in range(MAX_HALVINGS):
                 lower = self._halve(value)
-                if lower == value or lower < (1 if self.integer else MIN_QPS):
-                    return None, failing
+                if lower == value:
+                    break
                 value = lower
                 trial = self.trial(value)
                 if trial.passed:
                     passing = trial
                     break
                 failing = trial
+            if passing is None:
+                return None, failing
         while not self._finished(passing.value, failing.value):
             middle = self._middle(passing.value, failing.value)
             if middle in (passing.value, failing.value):

@@ -8,6 +8,7 @@ target_qps=50,100,200``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import dataclass
@@ -111,14 +112,8 @@ class Settings:
         """The same settings at another load: a rate (Server) or samples per query."""
         if self.scenario == SERVER:
             arrivals = Arrivals(qps=value, burstiness=self.arrivals.burstiness)
-            return _replace(self, arrivals=arrivals)
-        return _replace(self, samples_per_query=int(value))
-
-
-def _replace(settings: Settings, **changes) -> Settings:
-    fields = dict(settings.__dict__)
-    fields.update(changes)
-    return Settings(**fields)
+            return dataclasses.replace(self, arrivals=arrivals)
+        return dataclasses.replace(self, samples_per_query=int(value))
 
 
 def settings_of(config) -> Settings | None:

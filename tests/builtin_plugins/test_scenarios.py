@@ -178,6 +178,8 @@ def _replay_search(trials: list[dict], start, tolerance: float) -> list:
         low, high = tried[-2], value
     else:
         while not outcome[value]:
+            if len(tried) > 6:  # the search halves a failing start 6 times at most
+                return tried
             value = rounded(value / 2)
             tried.append(value)
         low, high = value, tried[-2]
@@ -192,7 +194,7 @@ def _replay_search(trials: list[dict], start, tolerance: float) -> list:
 
 def test_search_doubles_then_bisects_and_resumes(ireebench, serving, tmp_path):
     state = tmp_path / "search.json"
-    args = ("--function=spin", "--input=i32=500000", "--scenario=server", "--target_qps=100",
+    args = ("--function=spin", "--input=i32=100000", "--scenario=server", "--target_qps=100",
             "--latency_bound=p90:20ms", "--search", "--search_tolerance=0.25",
             f"--search_state={state}")
     result = ireebench(f"--module={serving}", *args, *FAST, "--benchmark_format=json")
@@ -221,6 +223,22 @@ def test_search_doubles_then_bisects_and_resumes(ireebench, serving, tmp_path):
     assert all(row["label"].endswith("(resumed)") for row in again[1:])
     assert again[0].get("max_target_qps") == rows[0].get("max_target_qps")
     assert f"{len(tried)} loads tried, {len(tried)} of them resumed" in again[0]["label"]
+
+
+def test_multi_stream_searches_the_samples_per_query(ireebench, serving):
+    rows = _rows(ireebench(f"--module={serving}", "--function=spin", "--input=i32=60000",
+                           *FAST, "--scenario=multi_stream", "--samples_per_query=2",
+                           "--batch_concurrency=2", "--latency_bound=p90:5ms", "--search",
+                           "--min_query_count=64", "--benchmark_format=json"))
+    family = "BM_spin/scenario:multi_stream/search:p90:5ms"
+    assert rows[0]["name"] == f"{family}/process_time/real_time"
+    tried = [row["params"]["samples"] for row in rows[1:]]
+    assert tried == sorted(tried) and all(isinstance(value, int) for value in tried)
+    passed = [row["params"]["samples"] for row in rows[1:] if row["valid"] == 1]
+    failed = [row["params"]["samples"] for row in rows[1:] if row["valid"] == 0]
+    if passed and failed:  # bisected down to neighbours
+        assert min(f for f in failed if f > max(passed)) == max(passed) + 1
+        assert rows[0]["max_samples_per_query"] == max(passed)
 
 
 def test_a_sweep_of_rates_names_its_points(ireebench, serving):
