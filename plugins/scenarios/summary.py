@@ -126,7 +126,7 @@ def _judge(summary: Summary, timeline) -> None:
         summary.overlatency = len(latencies) - _count_within(latencies, bound.seconds)
         measured = early_stopping.sample_percentile(latencies, bound.percentile)
         if measured > bound.seconds:
-            reasons.append(f"{bound.name} {format_seconds(measured)} > "
+            reasons.append(f"the sample {bound.name} {format_seconds(measured)} > "
                            f"{format_seconds(bound.seconds)}")
         else:
             needed = early_stopping.queries_for_bound(summary.overlatency, bound.percentile)
