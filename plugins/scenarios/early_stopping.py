@@ -62,6 +62,18 @@ def _passes(t: int, n: int, p: float) -> bool:
     return binomial_cdf(t, n, 1.0 - (p - TOLERANCE)) < 1.0 - CONFIDENCE
 
 
+def _boundary(low: int, high: int, holds) -> int:
+    """The least value in ``(low, high]`` for which ``holds`` (false at ``low``, true at
+    ``high``, monotone between): a bisection."""
+    while high - low > 1:
+        middle = (low + high) // 2
+        if holds(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
 def queries_for_bound(t: int, p: float) -> int:
     """The fewest queries with which ``t`` over the bound still meet it at the p-th percentile.
 
@@ -73,13 +85,7 @@ def queries_for_bound(t: int, p: float) -> int:
     high = max(2 * t, 1)
     while not _passes(t, high, p):
         low, high = high, high * 2
-    while high - low > 1:
-        middle = (low + high) // 2
-        if _passes(t, middle, p):
-            high = middle
-        else:
-            low = middle
-    return high
+    return _boundary(low, high, lambda n: _passes(t, n, p))
 
 
 def minimum_queries(p: float) -> int:
@@ -90,18 +96,12 @@ def minimum_queries(p: float) -> int:
 def discarded(n: int, p: float) -> int | None:
     """LoadGen's ``t`` for ``n`` queries: the estimate is the ``t``-th largest latency.
 
-    ``None`` when ``n`` is under :func:`minimum_queries`.
+    ``None`` when ``n`` is under :func:`minimum_queries`. The condition gets
+    harder as ``t`` grows, and fails at ``t = n`` (``P[B <= n] = 1``).
     """
     if not _passes(1, n, p):
         return None
-    low, high = 1, n  # low passes; high does not (P[B <= n] = 1)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if _passes(middle, n, p):
-            low = middle
-        else:
-            high = middle
-    return low
+    return _boundary(1, n, lambda t: not _passes(t, n, p)) - 1
 
 
 def percentile_estimate(ordered: list[float], p: float) -> float | None:
