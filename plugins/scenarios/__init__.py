@@ -241,7 +241,11 @@ def measure(workload, session, settings: Settings):
 
 def _dry(settings: Settings) -> Settings:
     """--benchmark_dry_run: one query, no minimum duration, no search."""
-    return dataclasses.replace(settings, min_duration=0.0, min_queries=1, search=False)
+    arrivals = settings.arrivals
+    if settings.scenario == SERVER and arrivals.trace is None and arrivals.qps <= 0:
+        arrivals = dataclasses.replace(arrivals, qps=1.0)  # a search without a start: one query
+    return dataclasses.replace(settings, min_duration=0.0, min_queries=1, search=False,
+                               arrivals=arrivals)
 
 
 @hookimpl
