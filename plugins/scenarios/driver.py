@@ -8,7 +8,7 @@ and fences, the Server's whole schedule); inside, a query costs one
 
 * **Server** (open loop): query ``i`` is issued at its scheduled time
   whatever happened before; the issuing thread sleeps until then (the GIL
-  released, its timer slack lowered to 1 us where Linux allows) and never
+  released, its timer slack lowered to 1 ns where Linux allows) and never
   waits for a result. One thread per lane waits on that lane's fences in
   order and stamps each completion, so a query that waits behind a slow
   one is late by the whole wait: latency is completion - *scheduled* time,
