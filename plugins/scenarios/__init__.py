@@ -111,7 +111,7 @@ def ireebench_addoption(parser):
     add("--latency_bound", "latency_bound", default=None, group=GROUP, metavar="pNN:TIME",
         per_point=True, module_run=True,
         help="The run is VALID only if the NN-th percentile of the latency is within TIME, "
-             "with LoadGen's early stopping at 99%% confidence (e.g. p99:20ms).")
+             "with LoadGen's early stopping at 99% confidence (e.g. p99:20ms).")
     add("--search", "search", type=bool, group=GROUP, per_point=True, module_run=True,
         help="Find the highest --target_qps (server) or --samples_per_query (multi_stream) "
              "that meets --latency_bound: doubling, then bisection (LoadGen's peak search); "
