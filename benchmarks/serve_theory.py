@@ -40,6 +40,7 @@ import argparse
 import datetime
 import itertools
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -183,10 +184,11 @@ def decode(runner: Runner) -> dict:
                                                      context["context_max"])}
 
 
-def table(service, n, md1_rows, same, stall_row, search_row, decode_row) -> str:
+def table(service, n, md1_rows, same, stall_row, search_row, decode_row, loads) -> str:
     ok = {True: "yes", False: "**no**"}
     lines = [(f"Measured {datetime.date.today().isoformat()} on {machine()}: "
-             f"`python benchmarks/serve_theory.py --write` (device local-task). "
+             f"`python benchmarks/serve_theory.py --write` (device local-task), load "
+             f"average {loads[0]:.2f} before and {loads[1]:.2f} after. "
              f"@spin(n = {n}) has a SingleStream latency of {service * 1e3:.2f} ms."), "",
              "| check | expected | measured | within? |", "| --- | --- | --- | --- |"]
     for row in md1_rows:
@@ -231,6 +233,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--write", action="store_true")
     args = parser.parse_args()
+    before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as scratch:
         runner = Runner(args.device, Path(scratch), args.quick)
         n, service = calibrate(runner)
@@ -243,7 +246,8 @@ def main() -> int:
         search_row = search(runner, n, service)
         print(search_row, file=sys.stderr)
         decode_row = decode(runner)
-    section = table(service, n, md1_rows, same, stall_row, search_row, decode_row)
+    section = table(service, n, md1_rows, same, stall_row, search_row, decode_row,
+                    (before, os.getloadavg()[0]))
     print(section)
     if args.write:
         write_section(BEGIN, END, section)
