@@ -21,7 +21,8 @@ checked; ``in_process`` and ``plugin_kinds`` required; the wrapper below
 registered); ``ireebench_invocation_kinds`` (the ``llm`` kind, with the
 flag: without it a run has no kind of this plugin, and backends that run
 only the native tool's kinds never look for one); ``ireebench_classify_function``
-(``decode_bs{N}`` claimed with the flag); ``ireebench_report_row_names``
+(``decode_bs{N}`` claimed with the flag); ``--llm_config`` read in
+:mod:`.service_config`; ``ireebench_report_row_names``
 and ``ireebench_report_extra_rows`` (the four rows). A wrapper of
 ``ireebench_measure_repetition`` (:class:`GenerationKeeper`, registered as
 the plugin ``llm.generations`` only for a run with the flag) keeps the
@@ -39,6 +40,7 @@ from ireebench.names import family_of, function_of, row_name
 
 from . import metrics
 from .generation import FIXED, GREEDY, GenerationSettings, LlmInputs, LlmKind, batch_size_of
+from .service_config import read_service_config
 
 GROUP = "LLM prefill and decode (sharktank's export_paged_llm_v1)"
 DEFAULT_PROMPT = 128
@@ -60,14 +62,19 @@ def ireebench_addoption(parser):
         per_point=True, module_run=True,
         help="greedy (default): each step's token is the argmax of the logits just returned; "
              "fixed: a fixed token stream, nothing read back.")
-    add("--llm_block_seq_stride", "llm_block_seq_stride", type=int, default=DEFAULT_STRIDE,
+    add("--llm_block_seq_stride", "llm_block_seq_stride", type=int, default=None,
         group=GROUP, metavar="N", per_point=True, module_run=True,
-        help="Positions per KV-cache page, as exported (sharktank's --block-seq-stride, "
-             f"default {DEFAULT_STRIDE}).")
+        help="Positions per KV-cache page, as exported (sharktank's --block-seq-stride; "
+             f"default: --llm_config's, else {DEFAULT_STRIDE}).")
+    add("--llm_config", "llm_config", default=None, group=GROUP, metavar="FILE",
+        per_point=True, module_run=True,
+        help="The config.json sharktank's export_paged_llm_v1 wrote (--output-config): the "
+             "KV cache's stride, pages, page size and type, so no --input is needed.")
     add("--llm_cache_pages", "llm_cache_pages", type=int, default=None, group=GROUP,
         metavar="N", per_point=True, module_run=True,
-        help="Pages of the KV cache made from the declared cache type (default: what the "
-             "requests need). With a --input for the cache, its shape says.")
+        help="Pages of the KV cache made from --llm_config or the declared cache type "
+             "(default: the config's, else what the requests need). With a --input for the "
+             "cache, its shape says.")
 
 
 def generation_settings(config) -> GenerationSettings | None:
@@ -81,14 +88,17 @@ def generation_settings(config) -> GenerationSettings | None:
         raise flag_error("llm_prompt_length", option("llm_prompt_length"), "must be at least 1")
     if option("llm_tokens") not in (GREEDY, FIXED):
         raise flag_error("llm_tokens", option("llm_tokens"), "expected greedy or fixed")
-    if option("llm_block_seq_stride") < 1:
-        raise flag_error("llm_block_seq_stride", option("llm_block_seq_stride"),
-                         "must be at least 1")
+    layout = read_service_config(option("llm_config")) if option("llm_config") else None
+    stride = option("llm_block_seq_stride")
+    if stride is None:
+        stride = layout.block_stride if layout is not None else DEFAULT_STRIDE
+    if stride < 1:
+        raise flag_error("llm_block_seq_stride", stride, "must be at least 1")
     pages = option("llm_cache_pages")
     if pages is not None and pages < 2:
         raise flag_error("llm_cache_pages", pages, "must be at least 2 (page 0 is unused)")
     return GenerationSettings(option("llm_prompt_length"), steps, option("llm_tokens"),
-                              option("llm_block_seq_stride"), pages)
+                              stride, pages, layout)
 
 
 WRAPPER_NAME = "llm.generations"

@@ -57,7 +57,8 @@ class GenerationSettings:
     decode_steps: int
     tokens: str  # greedy or fixed
     block_stride: int
-    cache_pages: int | None  # None: as many as the requests need
+    cache_pages: int | None  # None: the config's, else as many as the requests need
+    layout: object = None  # a service_config.CacheLayout from --llm_config, or None
 
     def describe(self) -> str:
         how = ("greedy decoding of the returned logits" if self.tokens == GREEDY
@@ -192,7 +193,8 @@ def _vocabulary(function) -> int | None:
 
 
 def _cache(workload, session, specs, decode_types, settings: GenerationSettings, needed: int):
-    """The KV cache: ``--input`` (one value), else zeros of the declared page shape."""
+    """The KV cache: ``--input`` (one value), else zeros of ``--llm_config``'s layout or of
+    the declared type."""
     name = workload.function.name
     if specs:
         if len(specs) != 1:
@@ -200,15 +202,21 @@ def _cache(workload, session, specs, decode_types, settings: GenerationSettings,
                              f"its cache, one --input (got {len(specs)}); the tokens, lengths "
                              "and pages are made for each step")
         values = parse_inputs(specs, ["r"])
-        array = values[0].array
-        return _upload(session, array, values[0].element_type)
+        return _upload(session, values[0].array, values[0].element_type)
+    layout = settings.layout
+    if layout is not None:
+        pages = settings.cache_pages or layout.pages
+        element = layout.element_type
+        return _upload(session, np.zeros((pages, layout.page_size), dtype=element.numpy),
+                       element)
     declared = parse_tensor_type(decode_types[4]) if len(decode_types) == 5 else None
     if declared is None or any(dim is None for dim in declared[0][1:]) \
             or by_name(declared[1]) is None:
         shown = decode_types[4] if len(decode_types) == 5 else "not declared"
         raise UsageError(f"--llm_decode_steps: the cache argument of {name} is {shown}; give "
-                         f"its shape and type with --function={name} "
-                         f"--input=PAGESxPAGE_SIZExTYPE=0 (e.g. --input={needed}x1024xf16=0)")
+                         f"the exporter's --llm_config=config.json, or its shape and type with "
+                         f"--function={name} --input=PAGESxPAGE_SIZExTYPE=0 (e.g. "
+                         f"--input={needed}x1024xf16=0)")
     pages = settings.cache_pages or needed
     element = by_name(declared[1])
     shape = [pages if dim is None else dim for dim in declared[0][:1]] + declared[0][1:]

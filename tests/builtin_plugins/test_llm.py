@@ -116,10 +116,33 @@ def test_positions_and_the_cache_advance_per_step(ireebench, toy_llm, tmp_path, 
     assert not np.allclose(last, _generate(toy_llm, tokens, advance=False), rtol=1e-3)
 
 
+def test_the_exporters_config_gives_the_cache(ireebench, toy_llm, tmp_path):
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"paged_kv_cache": {
+        "block_seq_stride": STRIDE, "device_block_count": 64, "kv_cache_dtype": "float32",
+        "paged_kv_block_size_elements_per_device": [1024]}}))
+    out = tmp_path / "last.npy"
+    # No --function, no --input: decode_bs1 is found, its cache made from the config.
+    result = ireebench(f"--module={toy_llm}", f"--llm_config={config}",
+                       f"--llm_decode_steps={STEPS}", f"--llm_prompt_length={PROMPT}",
+                       "--benchmark_min_time=1x", "--enable_output_processing",
+                       f"--output=@{out}")
+    assert result.returncode == 0, result.stderr
+    assert "BM_decode_bs1/decode_context" in result.stdout
+    np.testing.assert_allclose(np.load(out), _generate(toy_llm, "greedy", advance=True),
+                               rtol=1e-5)
+    config.write_text(json.dumps({"paged_kv_cache": {"block_seq_stride": 16}}))
+    line = one_error_line(ireebench(f"--module={toy_llm}", f"--llm_config={config}",
+                                    "--llm_decode_steps=4"))
+    assert line == (f"ireebench: error: --llm_config={config}: paged_kv_block_size_elements "
+                    "must be a positive integer, not None")
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("--function=decode_bs1", "--llm_decode_steps=4"),
-     ("--llm_decode_steps: the cache argument of decode_bs1 is !hal.buffer_view; give its "
-     "shape and type with --function=decode_bs1 --input=PAGESxPAGE_SIZExTYPE=0")),
+     ("--llm_decode_steps: the cache argument of decode_bs1 is !hal.buffer_view; give the "
+      "exporter's --llm_config=config.json, or its shape and type with --function=decode_bs1 "
+      "--input=PAGESxPAGE_SIZExTYPE=0")),
     (("--function=decode_bs1", "--input=3x1024xf32=0", "--llm_decode_steps=40",
       "--llm_block_seq_stride=16"),
      ("--llm_decode_steps: 1 request(s) of 128+40 tokens need 12 cache pages of 16 positions "
