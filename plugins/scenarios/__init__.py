@@ -203,8 +203,8 @@ def ireebench_discovery_finish(config, session, workloads):
         if workload.kind.name not in allowed:
             hint = (" (compile it with --iree-execution-model=async-external)"
                     if workload.kind.name == "sync" else "")
-            raise UsageError(f"--scenario={scenario}: {workload.name} is a function of the "
-                             f"{workload.kind.name!r} kind; the scenario drives async "
+            raise UsageError(f"--scenario={scenario}: @{workload.function.name} is a function "
+                             f"of the {workload.kind.name!r} kind; the scenario drives async "
                              f"(coarse-fences) functions{hint}")
 
 

@@ -272,7 +272,7 @@ def test_bad_scenario_flags_are_one_line(ireebench, serving, args, message):
 def test_a_sync_function_is_refused_by_the_server(ireebench, compile_mlir):
     line = one_error_line(ireebench(f"--module={compile_mlir('serving')}", *SPIN,
                                     "--scenario=server", "--target_qps=10"))
-    assert line == ("ireebench: error: --scenario=server: BM_spin/scenario:server/qps:10 is a "
+    assert line == ("ireebench: error: --scenario=server: @spin is a "
                     "function of the 'sync' kind; the scenario drives async (coarse-fences) "
                     "functions (compile it with --iree-execution-model=async-external)")
 
