@@ -43,7 +43,8 @@ from .settings import OFFLINE_DEPTH
 # How long a lane's waiter blocks before it looks whether the run was
 # abandoned (an interrupt, a failure); a completion wakes it at once.
 POLL_NS = 100_000_000
-# The closed-loop scenarios make samples in chunks of this many, between queries.
+# The closed-loop scenarios make the samples beyond the minimum count in chunks
+# between queries, the first of this many, each next one twice as large.
 CHUNK = 256
 # Server: the first query is scheduled this long after the clock starts, so
 # that every lane's waiter is already waiting.
@@ -170,15 +171,18 @@ def _rules_met(settings, queries: int, elapsed: float) -> bool:
 
 
 class _Pool:
-    """Samples made ahead in chunks (between queries, never inside one)."""
+    """Samples made ahead: the minimum count's before the clock starts, then chunks of
+    doubling size between queries (never inside one)."""
 
-    def __init__(self, invocations: Invocations):
+    def __init__(self, invocations: Invocations, initial: int):
         self.invocations = invocations
-        self.ready: collections.deque = collections.deque()
+        self.ready: collections.deque = collections.deque(invocations.make(initial))
+        self.chunk = CHUNK
 
     def take(self, count: int) -> list:
         if len(self.ready) < count:
-            self.ready.extend(self.invocations.make(max(CHUNK, count)))
+            self.ready.extend(self.invocations.make(max(self.chunk, count)))
+            self.chunk *= 2
         return [self.ready.popleft() for _ in range(count)]
 
 
@@ -189,8 +193,8 @@ def _wait(sample) -> None:
 
 def run_streams(invocations: Invocations, settings) -> Timeline:
     """SingleStream (one sample a query) and MultiStream: the next query when the last is done."""
-    pool = _Pool(invocations)
     per_query = settings.samples_per_query
+    pool = _Pool(invocations, settings.min_queries * per_query)
     invoke, function = invocations.invoke, invocations.function
     clock, process_time = time.perf_counter, time.process_time
     issued, completed, lanes = [], [], []
@@ -212,7 +216,7 @@ def run_streams(invocations: Invocations, settings) -> Timeline:
 
 def run_offline(invocations: Invocations, settings) -> Timeline:
     """Saturates the lanes: a new sample as soon as one of the oldest completes."""
-    pool = _Pool(invocations)
+    pool = _Pool(invocations, settings.min_queries)
     depth = OFFLINE_DEPTH * invocations.lanes
     invoke, function = invocations.invoke, invocations.function
     clock, process_time = time.perf_counter, time.process_time
