@@ -37,6 +37,7 @@ from ireebench import hookimpl
 from ireebench.backend import IN_PROCESS, PLUGIN_KINDS, require
 from ireebench.errors import flag_error
 from ireebench.names import family_of, function_of, row_name
+from ireebench.outfiles import register_input
 
 from . import metrics
 from .generation import FIXED, GREEDY, GenerationSettings, LlmInputs, LlmKind, batch_size_of
@@ -51,7 +52,7 @@ DEFAULT_STRIDE = 32  # sharktank's default --block-seq-stride
 def ireebench_addoption(parser):
     add = parser.addoption
     add("--llm_decode_steps", "llm_decode_steps", type=int, default=None, group=GROUP,
-        metavar="S", per_point=True, module_run=True,
+        metavar="S", per_point=True, module_run=True, requires=IN_PROCESS,
         help="Run each decode_bs{N} with its prefill_bs{N} as an LLM serves: a prefill, then S "
              "decode calls at advancing positions per iteration; reports TTFT, TPOT, ITL, "
              "tokens/s and the step time against the context length.")
@@ -111,6 +112,9 @@ def ireebench_configure(config):
         return
     require(config, IN_PROCESS, "llm_decode_steps", settings.decode_steps)
     require(config, PLUGIN_KINDS, "llm_decode_steps", settings.decode_steps)
+    if config.getoption("llm_config"):
+        register_input(config, f"--llm_config={config.getoption('llm_config')}",
+                       config.getoption("llm_config"))
     config.pm.register(GenerationKeeper(), name=WRAPPER_NAME)
     config.add_cleanup(functools.partial(config.pm.unregister, name=WRAPPER_NAME))
 

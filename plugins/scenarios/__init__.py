@@ -26,7 +26,8 @@ run first as for every benchmark; ``--benchmark_min_time=1x`` makes them
 one batch.
 
 Hooks: ``ireebench_addoption``; ``ireebench_configure`` (the flags checked,
-``in_process`` required, the log and state paths checked);
+``in_process`` required, the log and state files registered as the run's
+outputs, a trace as its input: none may replace another);
 ``ireebench_generate_points`` (the scenario's parameters on every point);
 ``ireebench_discovery_finish`` (the functions' kind); ``ireebench_report_row_names``
 (the search rows' width); ``ireebench_measure_repetition`` (the scenario
@@ -39,13 +40,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, require
 from ireebench.errors import UsageError, flag_error
 from ireebench.measure import BenchmarkFailure, error_run, failure_message, new_run
-from ireebench.outfiles import check_output_path, write_to
+from ireebench.outfiles import register_input, register_output, write_to
 
 from . import driver, search
 from .invocations import Invocations
@@ -77,7 +77,7 @@ def ireebench_addoption(parser):
     """The scenario flags (LoadGen's and vLLM's names where they have one)."""
     add = parser.addoption
     add("--scenario", "scenario", default=None, group=GROUP, metavar="NAME", module_run=True,
-        per_point=True,
+        per_point=True, requires=IN_PROCESS,
         help="Measure each repetition as a MLPerf LoadGen scenario: single_stream (the next "
              "query when the last completes), multi_stream (--samples_per_query samples a "
              "query), server (open-loop arrivals at --target_qps, latency from the scheduled "
@@ -142,10 +142,9 @@ def ireebench_configure(config):
     if not 0 < tolerance < 1:
         raise flag_error("search_tolerance", tolerance, "must be a fraction between 0 and 1")
     for flag in ("scenario_log", "search_state"):
-        path = config.getoption(flag)
-        if path:
-            check_output_path(flag, path)
-            _not_a_module(config, flag, path)
+        # Never over the module, an input, the store or another output.
+        register_output(config, flag, config.getoption(flag))
+    _register_trace(config)
     if config.getoption("scenario_log"):
         config.stash[LOG_LINES] = []
     config.stash[STATE] = search.SearchState(config.getoption("search_state"))
@@ -157,14 +156,11 @@ def _check_scenario(scenario: str) -> None:
         raise flag_error("scenario", scenario, f"expected one of {', '.join(SCENARIOS)}")
 
 
-def _not_a_module(config, flag: str, path: str) -> None:
-    """An output must not be one of the run's modules (it would be overwritten)."""
-    for module in config.getoption("module") or []:
-        try:
-            if os.path.samefile(module, path):
-                raise flag_error(flag, path, f"is the module --module={module}")
-        except OSError:
-            continue
+def _register_trace(config) -> None:
+    """A replayed trace is an input of the run: no output may replace it."""
+    trace = config.getoption("arrival_trace")
+    if trace:
+        register_input(config, f"--arrival_trace={trace}", trace)
 
 
 def point_params(settings: Settings, params: dict) -> dict:
@@ -189,6 +185,7 @@ def ireebench_generate_points(config, points):
             continue
         _check_scenario(scenario)
         settings = settings_of(point.config)
+        _register_trace(point.config)
         points[position] = point.derive(point_params(settings, point.params))
 
 

@@ -277,6 +277,18 @@ def test_a_sync_function_is_refused_by_the_server(ireebench, compile_mlir):
                     "functions (compile it with --iree-execution-model=async-external)")
 
 
+def test_no_output_replaces_an_input(ireebench, serving, tmp_path):
+    line = one_error_line(ireebench(f"--module={serving}", *SPIN, "--scenario=server",
+                                    "--target_qps=10", f"--scenario_log={serving}"))
+    assert line.endswith(f"--scenario_log={serving}: is the same file as --module={serving} "
+                         "(an input of this run): refusing to overwrite it; choose another path")
+    trace = tmp_path / "arrivals.txt"
+    trace.write_text("0\n0.5\n")
+    line = one_error_line(ireebench(f"--module={serving}", *SPIN, "--scenario=server",
+                                    f"--arrival_trace={trace}", f"--search_state={trace}"))
+    assert f"--search_state={trace}: is the same file as --arrival_trace={trace}" in line
+
+
 def test_single_stream_runs_a_sync_function(ireebench, compile_mlir):
     result = ireebench(f"--module={compile_mlir('serving')}", *SPIN, *FAST,
                        "--scenario=single_stream", "--min_query_count=5",
