@@ -57,22 +57,22 @@ def ireebench_addoption(parser):
              "decode calls at advancing positions per iteration; reports TTFT, TPOT, ITL, "
              "tokens/s and the step time against the context length.")
     add("--llm_prompt_length", "llm_prompt_length", type=int, default=DEFAULT_PROMPT,
-        group=GROUP, metavar="L", per_point=True, module_run=True,
+        group=GROUP, metavar="L", per_point=True, module_run=True, requires=IN_PROCESS,
         help=f"Tokens of the prompt the prefill processes (default {DEFAULT_PROMPT}).")
     add("--llm_tokens", "llm_tokens", default=GREEDY, group=GROUP, metavar="greedy|fixed",
-        per_point=True, module_run=True,
+        per_point=True, module_run=True, requires=IN_PROCESS,
         help="greedy (default): each step's token is the argmax of the logits just returned; "
              "fixed: a fixed token stream, nothing read back.")
     add("--llm_block_seq_stride", "llm_block_seq_stride", type=int, default=None,
-        group=GROUP, metavar="N", per_point=True, module_run=True,
+        group=GROUP, metavar="N", per_point=True, module_run=True, requires=IN_PROCESS,
         help="Positions per KV-cache page, as exported (sharktank's --block-seq-stride; "
              f"default: --llm_config's, else {DEFAULT_STRIDE}).")
     add("--llm_config", "llm_config", default=None, group=GROUP, metavar="FILE",
-        per_point=True, module_run=True,
+        per_point=True, module_run=True, requires=IN_PROCESS,
         help="The config.json sharktank's export_paged_llm_v1 wrote (--output-config): the "
              "KV cache's stride, pages, page size and type, so no --input is needed.")
     add("--llm_cache_pages", "llm_cache_pages", type=int, default=None, group=GROUP,
-        metavar="N", per_point=True, module_run=True,
+        metavar="N", per_point=True, module_run=True, requires=IN_PROCESS,
         help="Pages of the KV cache made from --llm_config or the declared cache type "
              "(default: the config's, else what the requests need). With a --input for the "
              "cache, its shape says.")

@@ -84,48 +84,48 @@ def ireebench_addoption(parser):
              "time) or offline (saturating throughput). Needs an async (coarse-fences) "
              "function; single_stream also runs a sync one.")
     add("--target_qps", "target_qps", type=float, default=None, group=GROUP, metavar="QPS",
-        per_point=True, module_run=True,
+        per_point=True, module_run=True, requires=IN_PROCESS,
         help="Server: the arrival rate, queries per second (Poisson arrivals).")
     add("--burstiness", "burstiness", type=float, default=None, group=GROUP, metavar="B",
-        per_point=True, module_run=True,
+        per_point=True, module_run=True, requires=IN_PROCESS,
         help="Server: gamma-distributed inter-arrival times of shape B (vLLM's "
              "--burstiness); 1 (the default) is Poisson, under 1 burstier.")
     add("--arrival_trace", "arrival_trace", default=None, group=GROUP, metavar="FILE",
-        per_point=True, module_run=True,
+        per_point=True, module_run=True, requires=IN_PROCESS,
         help="Server: replay these arrival times (seconds, one per line) instead of "
              "--target_qps.")
     add("--scenario_seed", "scenario_seed", type=int, default=0, group=GROUP, metavar="N",
-        per_point=True, module_run=True,
+        per_point=True, module_run=True, requires=IN_PROCESS,
         help="Seed of the Server's arrival schedule (the same seed, the same schedule).")
     add("--min_duration", "min_duration", default=None, group=GROUP, metavar="TIME",
-        per_point=True, module_run=True,
+        per_point=True, module_run=True, requires=IN_PROCESS,
         help="LoadGen's minimum duration of a scenario run (default 1s; LoadGen's is 10s). "
              "A run lasts until both this and --min_query_count are met.")
     add("--min_query_count", "min_query_count", type=int, default=None, group=GROUP,
-        metavar="N", per_point=True, module_run=True,
+        metavar="N", per_point=True, module_run=True, requires=IN_PROCESS,
         help="LoadGen's minimum number of queries (Offline: samples) of a run; default 100, "
              "or what early stopping needs for the verdict's percentile (662 for p99).")
     add("--samples_per_query", "samples_per_query", type=int, default=None, group=GROUP,
-        metavar="N", per_point=True, module_run=True,
+        metavar="N", per_point=True, module_run=True, requires=IN_PROCESS,
         help="MultiStream: samples (invocations) issued together per query (default 8).")
     add("--latency_bound", "latency_bound", default=None, group=GROUP, metavar="pNN:TIME",
-        per_point=True, module_run=True,
+        per_point=True, module_run=True, requires=IN_PROCESS,
         help="The run is VALID only if the NN-th percentile of the latency is within TIME, "
              "with LoadGen's early stopping at 99% confidence (e.g. p99:20ms).")
-    add("--search", "search", type=bool, group=GROUP, per_point=True, module_run=True,
+    add("--search", "search", type=bool, group=GROUP, per_point=True, module_run=True, requires=IN_PROCESS,
         help="Find the highest --target_qps (server) or --samples_per_query (multi_stream) "
              "that meets --latency_bound: doubling, then bisection (LoadGen's peak search); "
              "each tried load is a row.")
     add("--search_tolerance", "search_tolerance", type=float, default=DEFAULT_TOLERANCE,
-        group=GROUP, metavar="FRACTION", per_point=True, module_run=True,
+        group=GROUP, metavar="FRACTION", per_point=True, module_run=True, requires=IN_PROCESS,
         help="--search stops when the lowest failing rate is within this fraction of the "
              "highest passing one (default 0.02).")
     add("--search_state", "search_state", default=None, group=GROUP, metavar="FILE",
-        module_run=True,
+        module_run=True, requires=IN_PROCESS,
         help="--search: keep every tried load in FILE as soon as it is measured; a later run "
              "with the same FILE reuses them (resumes an interrupted search).")
     add("--scenario_log", "scenario_log", default=None, group=GROUP, metavar="FILE",
-        module_run=True,
+        module_run=True, requires=IN_PROCESS,
         help="Write every query's scheduled, issued and completed times (JSON lines), as "
              "LoadGen's detail log does.")
 
