@@ -5,8 +5,9 @@ Every number comes from ireebench runs (whole processes, JSON rows and
 chain of n multiply-adds; @stall, the same with every K-th call longer) and
 tests/fixtures/mlir/toy_llm.mlir. The checks (issue 31):
 
-1. **M/D/1.** @spin's ``n`` is calibrated to a ~5 ms service time (the mean
-   SingleStream latency). One lane, Poisson arrivals: an M/D/1 queue, whose
+1. **M/D/1.** @spin's ``n`` is calibrated to a ~5 ms service time (Offline's
+   time per sample on one lane: the lane busy, as a queue's server is). One
+   lane, Poisson arrivals: an M/D/1 queue, whose
    mean latency is ``s * (1 + rho / (2 (1 - rho)))`` (Pollaczek-Khinchine):
    1.5 s at rho = 0.5, 3 s at rho = 0.8. Measured within 10 %? The table
    also gives the service time seen while the lane was busy (the gap
@@ -24,7 +25,7 @@ tests/fixtures/mlir/toy_llm.mlir. The checks (issue 31):
    for the highest rate with p99 <= 10 s, against a sweep of 21 rates from
    0.5 to 1.0 of the lane's capacity (each 662 queries, the same seed).
 6. **Decode cost against context**: the toy LLM's decode step attends to its
-   whole context, so its cost grows linearly with it: 256 decode steps, 10
+   whole context, so its cost grows linearly with it: 256 decode steps, 30
    generations, the ``decode_context`` row's slope and R² (>= 0.9?).
 
     python benchmarks/serve_theory.py [--device local-task] [--quick] [--write]
@@ -52,6 +53,7 @@ BEGIN, END = "<!-- serve_theory: begin -->", "<!-- serve_theory: end -->"
 FIXTURES = ROOT / "tests" / "fixtures" / "mlir"
 SERVICE = 0.005  # the target service time, seconds
 STALL_EVERY = 200
+GENERATIONS = 30  # the toy LLM's generations: each position's median over them
 
 
 def pk(rho: float) -> float:
@@ -99,30 +101,27 @@ def busy_service(queries: list[dict]) -> float:
     return statistics.median(gaps) if gaps else float("nan")
 
 
+def busy_service_time(runner: Runner, n: int) -> float:
+    """@spin's service time when the lane is busy: Offline's time per sample on one lane
+    (what a queue's server spends per query; a closed loop also pays for waking it)."""
+    row = runner.run(*runner.spin(n), "--scenario=offline", "--min_duration=0.5s",
+                     "--min_query_count=100")[0]
+    return 1.0 / row["items_per_second"]
+
+
 def calibrate(runner: Runner) -> tuple[int, float]:
-    """@spin's n with a ~5 ms single-stream latency, and that latency."""
+    """@spin's n with a ~5 ms busy service time, and that time."""
     n = 2_000_000
     for _ in range(3):
-        row = runner.run(*runner.spin(n), "--scenario=single_stream", "--min_duration=0",
-                         "--min_query_count=50")[0]
-        mean = row["real_time"] / 1e3
-        n = max(1000, round(n * SERVICE / mean))
-    row = runner.run(*runner.spin(n), "--scenario=single_stream", "--min_duration=0",
-                     "--min_query_count=300")[0]
-    return n, row["real_time"] / 1e3
-
-
-def single_stream_latency(runner: Runner, n: int, queries: int = 200) -> float:
-    row = runner.run(*runner.spin(n), "--scenario=single_stream", "--min_duration=0",
-                     f"--min_query_count={queries}")[0]
-    return row["real_time"] / 1e3
+        n = max(1000, round(n * SERVICE / busy_service_time(runner, n)))
+    return n, busy_service_time(runner, n)
 
 
 def md1(runner: Runner, n: int) -> list[dict]:
     """Each rate's service time measured right before it (the machine drifts)."""
     results = []
     for rho, seconds in ((0.5, 20.0), (0.8, 60.0)):
-        service = single_stream_latency(runner, n)
+        service = busy_service_time(runner, n)
         log = runner.log_path()
         row = runner.run(*runner.spin(n), "--scenario=server", f"--target_qps={rho / service}",
                          runner.duration(seconds), f"--scenario_log={log}")[0]
@@ -182,7 +181,7 @@ def decode(runner: Runner) -> dict:
     steps = 64 if runner.quick else 256
     rows = runner.run("--function=decode_bs1", "--input=64x1024xf32=0",
                       f"--llm_decode_steps={steps}", "--llm_prompt_length=16",
-                      "--llm_block_seq_stride=16", "--benchmark_min_time=10x",
+                      "--llm_block_seq_stride=16", f"--benchmark_min_time={GENERATIONS}x",
                       module=runner.llm)
     context = next(row for row in rows if row["name"].endswith("/decode_context"))
     itl = next(row for row in rows if row["name"].endswith("/itl"))
@@ -197,12 +196,13 @@ def table(service, n, md1_rows, same, stall_row, search_row, decode_row, loads) 
     lines = [(f"Measured {datetime.date.today().isoformat()} on {machine()}: "
              f"`python benchmarks/serve_theory.py --write` (device local-task), load "
              f"average {loads[0]:.2f} before and {loads[1]:.2f} after. "
-             f"@spin(n = {n}) has a SingleStream latency of {service * 1e3:.2f} ms."), "",
+             f"@spin(n = {n}) takes {service * 1e3:.2f} ms a call when its lane is busy "
+             "(Offline's time per sample, s below)."), "",
              "| check | expected | measured | within? |", "| --- | --- | --- | --- |"]
     for row in md1_rows:
         lines.append(
             f"| M/D/1 mean latency, rho = {row['rho']} ({row['queries']} queries, s = "
-            f"{row['service'] * 1e3:.2f} ms just before) | "
+            f"{row['service'] * 1e3:.2f} ms measured just before) | "
             f"{row['expected']:.2f} x s | {row['ratio']:.2f} x s ({row['error']:+.0%}); with the "
             f"busy lane's service {row['busy'] * 1e3:.2f} ms (rho {row['busy_rho']:.2f}): "
             f"{row['busy_error']:+.0%} | {ok[abs(row['error']) <= 0.10]} |")
@@ -226,7 +226,7 @@ def table(service, n, md1_rows, same, stall_row, search_row, decode_row, loads) 
         f"{search_row['brute']} qps ({search_row['error']:+.1%}) | "
         f"{ok[abs(search_row['error']) <= 0.05]} |")
     lines.append(
-        f"| toy LLM decode step against context ({decode_row['steps']} steps x 10 "
+        f"| toy LLM decode step against context ({decode_row['steps']} steps x {GENERATIONS} "
         f"generations, context {decode_row['context'][0]:.0f}-{decode_row['context'][1]:.0f}) "
         f"| linear, R² >= 0.9 | slope {decode_row['slope']:.2f} us/token, intercept "
         f"{decode_row['intercept']:.3f} ms, R² {decode_row['r2']:.3f}; {decode_row['calls']} "
@@ -246,7 +246,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as scratch:
         runner = Runner(args.device, Path(scratch), args.quick)
         n, service = calibrate(runner)
-        print(f"@spin n={n}: {service * 1e3:.2f} ms", file=sys.stderr)
+        print(f"@spin n={n}: {service * 1e3:.2f} ms a busy call", file=sys.stderr)
         md1_rows = md1(runner, n)
         print(md1_rows, file=sys.stderr)
         same = same_schedule(runner, n, service)
