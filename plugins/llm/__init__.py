@@ -6,7 +6,8 @@ ids and a paged KV-cache state): with ``--llm_decode_steps=S``, each
 ``decode_bs{N}`` that has a ``prefill_bs{N}`` beside it becomes a workload
 of the ``llm`` kind, whose every batch is one generation: a prefill of an
 ``--llm_prompt_length`` prompt, then ``S`` decode calls at advancing
-positions (:mod:`.generation`). The benchmark's rows are Google Benchmark's
+positions (:mod:`.generation`, with the runtime and numpy: imported when a
+run first builds such a workload; the settings in :mod:`.settings`). The benchmark's rows are Google Benchmark's
 (one generation per iteration, its end-to-end time) with the counters
 ``ttft_ms``, ``tpot_ms``, ``output_tokens_per_second`` and
 ``decode_calls``; under them the rows ``BM_decode_bsN/ttft``, ``/tpot``,
@@ -33,15 +34,15 @@ from __future__ import annotations
 
 import functools
 
-from ireebench import hookimpl
+from ireebench import InvocationKind, hookimpl
 from ireebench.backend import IN_PROCESS, PLUGIN_KINDS, require
 from ireebench.errors import flag_error
 from ireebench.names import family_of, function_of, row_name
 from ireebench.outfiles import register_input
 
 from . import metrics
-from .generation import FIXED, GREEDY, GenerationSettings, LlmInputs, LlmKind, batch_size_of
 from .service_config import read_service_config
+from .settings import FIXED, GREEDY, GenerationSettings, batch_size_of
 
 GROUP = "LLM prefill and decode (sharktank's export_paged_llm_v1)"
 DEFAULT_PROMPT = 128
@@ -102,6 +103,32 @@ def generation_settings(config) -> GenerationSettings | None:
                               stride, pages, layout)
 
 
+def runtime_part():
+    """:mod:`.generation`, the generations' work with the runtime and numpy, imported when
+    a run first builds an ``llm`` workload (not when the plugin is loaded)."""
+    from . import generation  # the runtime, numpy: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    return generation
+
+
+class LlmKind(InvocationKind):
+    """``decode_bs{N}`` with its ``prefill_bs{N}``: one generation per batch."""
+
+    name = "llm"
+
+    def __init__(self, settings: GenerationSettings):
+        self.settings = settings
+
+    def auto_discover(self, function) -> bool:
+        return True  # its inputs are made here (the cache from the declaration)
+
+    def build_inputs(self, workload, session, specs):
+        return runtime_part().build(workload, session, specs, self.settings)
+
+    def prepare(self, workload, session):
+        return runtime_part().GenerationBatch(workload.inputs, session)
+
+
 WRAPPER_NAME = "llm.generations"
 
 
@@ -148,7 +175,7 @@ class GenerationKeeper:
         batch = repetition.batch
         if run is None or run.error_occurred or batch is None:
             return run
-        inputs: LlmInputs = workload.inputs
+        inputs = workload.inputs  # a generation.LlmInputs
         inputs.measured[repetition.index] = batch.generations  # a retry replaces its first
         run.counters.update(metrics.repetition_counters(batch.generations, inputs.batch))
         run.label = inputs.settings.describe()

@@ -29,6 +29,10 @@ position's inputs but that token are uploaded when the batch is prepared.
 The batch stamps ``time.perf_counter()`` at the start, when the first token
 is chosen (time to first token) and after each decode step; those stamps
 are the only work it adds to the timed region.
+
+This module (the runtime, numpy) is imported when a run first builds an
+``llm`` workload (:func:`ireebench.plugins.llm.runtime_part`), not when the
+plugin is loaded.
 """
 
 from __future__ import annotations
@@ -40,30 +44,15 @@ from time import perf_counter
 
 import iree.runtime as rt
 import numpy as np
-from ireebench import Batch, InvocationKind, UsageError
+from ireebench import Batch, UsageError
 from ireebench.dtypes import by_name
 from ireebench.inputs import parse_inputs
 from ireebench.signature import declared_input_types, parse_tensor_type
 
-DECODE = re.compile(r"^decode_bs(\d+)$")
-GREEDY, FIXED = "greedy", "fixed"
+from .settings import FIXED, GREEDY, GenerationSettings, batch_size_of
+
 # The prompt's tokens: a short repeating pattern of small ids (every vocabulary has them).
 PATTERN = 16
-
-
-@dataclass(frozen=True)
-class GenerationSettings:
-    prompt_length: int
-    decode_steps: int
-    tokens: str  # greedy or fixed
-    block_stride: int
-    cache_pages: int | None  # None: the config's, else as many as the requests need
-    layout: object = None  # a service_config.CacheLayout from --llm_config, or None
-
-    def describe(self) -> str:
-        how = ("greedy decoding of the returned logits" if self.tokens == GREEDY
-               else "a fixed token stream")
-        return f"{how}, prompt {self.prompt_length}, {self.decode_steps} decode steps"
 
 
 @dataclass
@@ -97,11 +86,6 @@ class LlmInputs:
         """The context each decode step attends to (its seq_len)."""
         length = self.settings.prompt_length
         return [length + step + 1 for step in range(self.settings.decode_steps)]
-
-
-def batch_size_of(function_name: str) -> int | None:
-    match = DECODE.match(function_name)
-    return int(match.group(1)) if match else None
 
 
 def _declared(function) -> list[str]:
@@ -206,7 +190,7 @@ def _cache(workload, session, specs, decode_types, settings: GenerationSettings,
     layout = settings.layout
     if layout is not None:
         pages = settings.cache_pages or layout.pages
-        element = layout.element_type
+        element = by_name(layout.element)
         return _upload(session, np.zeros((pages, layout.page_size), dtype=element.numpy),
                        element)
     declared = parse_tensor_type(decode_types[4]) if len(decode_types) == 5 else None
@@ -284,21 +268,3 @@ class GenerationBatch(Batch):
 
     def outputs(self):
         return self._results
-
-
-class LlmKind(InvocationKind):
-    """``decode_bs{N}`` with its ``prefill_bs{N}``: one generation per batch."""
-
-    name = "llm"
-
-    def __init__(self, settings: GenerationSettings):
-        self.settings = settings
-
-    def auto_discover(self, function) -> bool:
-        return True  # its inputs are made here (the cache from the declaration)
-
-    def build_inputs(self, workload, session, specs):
-        return build(workload, session, specs, self.settings)
-
-    def prepare(self, workload, session):
-        return GenerationBatch(workload.inputs, session)

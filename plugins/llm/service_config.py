@@ -6,7 +6,9 @@ cache: ``paged_kv_cache.block_seq_stride`` (positions per page),
 ``device_block_count`` (pages), ``kv_cache_dtype`` (``float16`` ...) and the
 page size in elements (``paged_kv_block_size_elements_per_device[0]``, or
 the older top-level ``paged_kv_block_size_elements``). Every mistake is one
-line naming the file and the key.
+line naming the file and the key. Read when the run is configured, so it
+keeps to the standard library (the element type named, looked up when the
+cache is made).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ireebench.dtypes import by_name
 from ireebench.errors import UsageError
 
 # sharktank's dtype names (kv_cache_dtype) -> IREE's element type spelling.
@@ -26,7 +27,7 @@ class CacheLayout:
     block_stride: int
     pages: int
     page_size: int  # elements
-    element_type: object  # ireebench.dtypes.ElementType
+    element: str  # IREE's spelling of the cache's element type (f16 ...)
 
 
 def read_service_config(path: str) -> CacheLayout:
@@ -55,7 +56,7 @@ def read_service_config(path: str) -> CacheLayout:
         page_size = positive(document.get("paged_kv_block_size_elements"),
                              "paged_kv_block_size_elements")
     dtype = cache.get("kv_cache_dtype")
-    element = by_name(DTYPES.get(dtype, "")) if isinstance(dtype, str) else None
+    element = DTYPES.get(dtype) if isinstance(dtype, str) else None
     if element is None:
         raise UsageError(f"{flag}: paged_kv_cache.kv_cache_dtype {dtype!r} is not one ireebench "
                          f"makes a cache of ({', '.join(DTYPES)})")

@@ -7,10 +7,13 @@ function), on ``--batch_concurrency`` lanes (fence timelines, samples round
 robin). See docs/serving.md. The modules of this package:
 
 * :mod:`.settings`: the flags of a point, checked (one line per mistake);
-* :mod:`.schedule`: the Server's seeded, precomputed arrivals (Poisson,
-  gamma burstiness, a replayed trace);
-* :mod:`.invocations`: the samples' argument lists and fences, prepared
-  before the clock starts;
+* :mod:`.arrivals`: how the Server's arrivals are spaced (a rate, gamma
+  burstiness, a replayed trace);
+* :mod:`.measurement`: one scenario run (imported when a run first
+  measures one: the runtime and numpy stay out of ``--help`` and the
+  subcommands), with :mod:`.schedule` (the Server's seeded, precomputed
+  arrivals) and :mod:`.invocations` (the samples' argument lists and
+  fences, prepared before the clock starts);
 * :mod:`.driver`: the four timed loops (open loop for the Server, latency
   from the scheduled time);
 * :mod:`.early_stopping`: LoadGen's binomial early-stopping rule;
@@ -44,22 +47,19 @@ import json
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, require
 from ireebench.errors import UsageError, flag_error
-from ireebench.measure import BenchmarkFailure, error_run, failure_message, new_run
+from ireebench.measure import BenchmarkFailure, error_run, new_run
 from ireebench.outfiles import register_input, register_output, write_to
 
-from . import driver, search
-from .invocations import Invocations
-from .schedule import schedule
+from . import search
 from .settings import (
     MULTI_STREAM,
-    OFFLINE,
     SCENARIOS,
     SERVER,
     SINGLE_STREAM,
     Settings,
     settings_of,
 )
-from .summary import scenario_row, summarize
+from .summary import scenario_row
 
 GROUP = "Serving scenarios (MLPerf LoadGen)"
 DEFAULT_TOLERANCE = 0.02
@@ -217,23 +217,17 @@ def ireebench_report_row_names(config, run_names):
     return [name.removesuffix("/process_time/real_time") + suffix for name in run_names]
 
 
+def measurement_part():
+    """:mod:`.measurement`, the scenario runs' work with the runtime and numpy, imported
+    when a run first measures a scenario (not when the plugin is loaded)."""
+    from . import measurement  # the runtime, numpy: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    return measurement
+
+
 def measure(workload, session, settings: Settings):
     """One scenario run: ``(summary, timeline)`` (a failure raises BenchmarkFailure)."""
-    invocations = Invocations(workload, session, settings.lanes)
-    try:
-        if settings.scenario == SERVER:
-            offsets = schedule(settings.arrivals, settings.seed, settings.min_duration,
-                               settings.min_queries)
-            timeline = driver.run_server(invocations, offsets)
-        elif settings.scenario == OFFLINE:
-            timeline = driver.run_offline(invocations, settings)
-        else:
-            timeline = driver.run_streams(invocations, settings)
-    except UsageError:
-        raise
-    except Exception as exc:
-        raise BenchmarkFailure(failure_message(exc)) from exc
-    return summarize(timeline, settings), timeline
+    return measurement_part().measure(workload, session, settings)
 
 
 def _dry(settings: Settings) -> Settings:

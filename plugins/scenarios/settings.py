@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ireebench.errors import UsageError, flag_error
 
 from . import early_stopping
-from .schedule import Arrivals, read_trace
+from .arrivals import Arrivals, read_trace
 
 SINGLE_STREAM, MULTI_STREAM, SERVER, OFFLINE = (
     "single_stream", "multi_stream", "server", "offline")
