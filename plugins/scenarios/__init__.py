@@ -30,7 +30,8 @@ one batch.
 
 Hooks: ``ireebench_addoption``; ``ireebench_configure`` (the flags checked,
 ``in_process`` required, the log and state files registered as the run's
-outputs, a trace as its input: none may replace another);
+outputs, a trace as its input: none may replace another; both files
+refused with an executor that measures elsewhere);
 ``ireebench_generate_points`` (the scenario's parameters on every point);
 ``ireebench_discovery_finish`` (the functions' kind); ``ireebench_report_row_names``
 (the search rows' width); ``ireebench_measure_repetition`` (the scenario
@@ -47,6 +48,7 @@ import json
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, require
 from ireebench.errors import UsageError, flag_error
+from ireebench.executor import select_executor
 from ireebench.measure import BenchmarkFailure, error_run, new_run
 from ireebench.outfiles import register_input, register_output, write_to
 
@@ -141,6 +143,7 @@ def ireebench_configure(config):
     tolerance = config.getoption("search_tolerance")
     if not 0 < tolerance < 1:
         raise flag_error("search_tolerance", tolerance, "must be a fraction between 0 and 1")
+    _refuse_files_elsewhere(config)
     for flag in ("scenario_log", "search_state"):
         # Never over the module, an input, the store or another output.
         register_output(config, flag, config.getoption(flag))
@@ -149,6 +152,20 @@ def ireebench_configure(config):
         config.stash[LOG_LINES] = []
     config.stash[STATE] = search.SearchState(config.getoption("search_state"))
     config.stash[SEARCH_ROWS] = {}
+
+
+def _refuse_files_elsewhere(config) -> None:
+    """The log and the search state are written by the process that measures: refused
+    when the executor measures each point in a process elsewhere (``--executor=ray``),
+    whose file would stay on the node, one point's replacing another's."""
+    executor = select_executor(config)
+    if executor.measures_here:
+        return
+    for flag in ("scenario_log", "search_state"):
+        if config.getoption(flag):
+            raise UsageError(f"--{flag}={config.getoption(flag)}: written by the process that "
+                             f"measures; --executor={executor.name} measures each point in a "
+                             "process of its own elsewhere (use --executor=local)")
 
 
 def _check_scenario(scenario: str) -> None:

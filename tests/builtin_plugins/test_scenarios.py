@@ -263,6 +263,10 @@ def test_a_sweep_of_rates_names_its_points(ireebench, serving):
     (("--scenario=server", "--search"), "--search: needs --latency_bound"),
     (("--scenario=server", "--target_qps=10", "--batch_size=4"),
      "--batch_size=4: --scenario=server issues one invocation per sample"),
+    (("--scenario=server", "--target_qps=10", "--executor=ray", "--ray_address=x:1",
+      "--scenario_log=log.jsonl"),
+     ("--scenario_log=log.jsonl: written by the process that measures; --executor=ray "
+      "measures each point in a process of its own elsewhere (use --executor=local)")),
 ])
 def test_bad_scenario_flags_are_one_line(ireebench, serving, args, message):
     line = one_error_line(ireebench(f"--module={serving}", *SPIN, *args))
