@@ -51,6 +51,12 @@ LAZY_IMPORTS = {
     "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
     "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
+    # The serving plugins' work with the IREE runtime and numpy, imported when a run first
+    # measures a scenario or builds an LLM workload. They keep out nothing yet: the core
+    # still imports both at startup (issue 27 makes that lazy; then these keep out
+    # ("iree", "numpy") as the built-in kinds' runtime part does).
+    "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": ()},
+    "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": ()},
 }
 # The extras' libraries: never reached from startup but through LAZY_IMPORTS.
 EXTRA_LIBRARIES = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
