@@ -85,6 +85,7 @@ BUILTIN_PLUGINS = {
     "sweeps": "ireebench.plugins.sweeps",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",
+    "rank": "ireebench.plugins.rank",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

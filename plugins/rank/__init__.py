@@ -1,0 +1,52 @@
+"""``ireebench rank``: rank candidate modules of one function against a baseline.
+
+What a tuner (sharktuner's libtuner, TVM's runners, Kernel Tuner) needs
+from a benchmark tool, in one command and one Python call:
+
+* many modules, many devices, one warm worker per device: the runtime,
+  the device and the inputs set up once, each candidate loaded into it
+  (:mod:`.worker`, :mod:`.measure`, :mod:`.devices`);
+* a ranking that holds: adaptive repetitions to the precision asked, the
+  baseline again every K candidates to correct drift per device, a paired,
+  interleaved re-rank of the best, Kendall's tau between the passes
+  (:mod:`.schedule`, :mod:`.ordering`);
+* failures as states (``compile_failed``, ``load_failed``,
+  ``runtime_error``, ``wrong_output``, ``timeout``, ``crashed``), a
+  timeout counted from the candidate's start on its device, a budget
+  (:mod:`.results`, :mod:`.candidates`);
+* a cache and a stream: a rerun measures nothing twice, an interrupted
+  ranking resumes (:mod:`.cache`);
+* a ranking as JSON, a console table, Google Benchmark rows per
+  measurement in the run's reports and the store (:mod:`.report`,
+  :mod:`.command`);
+* ``ireebench.rank(...)`` (the command from Python: a :class:`Ranking`)
+  and :func:`benchmark_module`, ``iree.runtime.benchmark_module`` through a
+  warm worker (:mod:`.api`).
+
+Hooks: ``ireebench_register_commands`` (``rank``). The measurement in a
+worker calls the run's hooks as a run does (``sessionstart``,
+``discovery_finish``, ``workload_start``, ``measure_cold_start``,
+``measure_repetition``, ``continue_repetitions``, ``workload_finish``,
+``report_extra_rows``), so ``--benchmark_min_rel_accuracy``,
+``--device_time`` and a plugin's counters work per candidate.
+"""
+
+from __future__ import annotations
+
+from ireebench import hookimpl
+from ireebench.cli.commands import ArgvCommand
+
+from . import command
+from .api import WarmBenchmark, benchmark_module, close_workers
+from .results import CandidateResult, Measurement, Ranking, Rerank, State
+
+
+@hookimpl
+def ireebench_register_commands(cli):
+    """Registers ``ireebench rank``."""
+    cli.add_command(ArgvCommand("rank", command.main, help=command.HELP,
+                                short_help="Rank candidate modules against a baseline."))
+
+
+__all__ = ["CandidateResult", "Measurement", "Ranking", "Rerank", "State", "WarmBenchmark",
+           "benchmark_module", "close_workers"]
