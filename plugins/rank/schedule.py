@@ -110,6 +110,11 @@ class DeviceState:
     candidates: int = 0  # candidates measured on it
     fresh: bool = True  # its worker has not measured the baseline yet
     first: Measurement | None = None  # its first baseline measurement (timeouts)
+    worker_info: dict = field(default_factory=dict)  # what its last worker said when ready
+
+    def to_dict(self) -> dict:
+        return {**self.spec.to_dict(), "worker": dict(self.worker_info),
+                "baselines": len(self.baselines), "candidates": self.candidates}
 
     @property
     def reference(self) -> BaselineMeasurement | None:
@@ -394,6 +399,7 @@ class Ranker:
         worker = device.worker
         if kind == "ready":
             worker.ready, worker.deadline = True, None
+            device.worker_info = dict(args[0])
         elif kind == "failed":
             error = decode_error(args[0])
             raise self._device_error(device, error)
@@ -706,7 +712,7 @@ class Ranker:
         ranking.kendall_tau = rerank.kendall_tau if rerank is not None else None
         ranking.metric = "device_time" if self.settings.device_time else "real_time"
         ranking.function = self.function
-        ranking.devices = [device.spec.to_dict() for device in self.devices]
+        ranking.devices = [device.to_dict() for device in self.devices]
         ranking.stopped = self.stopped
         ranking.complete = not self.stopped and not any(
             result.state is State.NOT_MEASURED for result in self.results)

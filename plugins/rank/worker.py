@@ -28,12 +28,15 @@ An error that is not the candidate's (a plugin's, a bug) is sent as
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import gc
 import json
 import os
+import select
 import signal
 import struct
 import sys
+import time
 
 import iree.runtime as rt
 from ireebench.errors import EXIT_FAILED, EXIT_OK, EXIT_PLUGIN_ERROR
@@ -51,6 +54,12 @@ from ireebench.worker import (
 
 from .devices import DeviceSpec
 from .measure import Job, WarmDevice, measure_candidate, rerank
+
+# How long an idle worker has to end after "stop" before it is killed.
+STOP_SECONDS = 2.0
+# The pipes of the workers this process holds: a worker forked later closes
+# them (or it would hold the others' pipes open).
+_HELD: set[int] = set()
 
 
 class WorkerProcess:
@@ -92,8 +101,9 @@ class WorkerProcess:
         if pid == 0:
             status = EXIT_PLUGIN_ERROR
             try:
-                os.close(requests_w)
-                os.close(replies_r)
+                for fd in (requests_w, replies_r, *_HELD):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
                 status = _serve(config, spec, function, baseline, check_outputs, requests_r,
                                 replies_w, parent)
             finally:
@@ -104,6 +114,7 @@ class WorkerProcess:
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # also here, so that no kill misses the group
         os.set_blocking(replies_r, False)
+        _HELD.update((requests_w, replies_r))
         return cls(spec, pid, requests_w, replies_r)
 
     def send(self, kind: str, *args) -> bool:
@@ -150,11 +161,19 @@ class WorkerProcess:
         return describe_death(self.reap())
 
     def close(self, stop: bool = True) -> None:
-        """Asks it to stop (or kills it), reaps it, closes the pipes."""
-        if stop and not self.ended and self.wait_status is None:
-            self.send("stop")
+        """Asks an idle worker to stop (killed if it has not within
+        :data:`STOP_SECONDS`), or kills it; reaps it, closes the pipes."""
+        if stop and not self.ended and self.wait_status is None and self.send("stop"):
+            deadline = time.monotonic() + STOP_SECONDS
+            while not self.ended and time.monotonic() < deadline:
+                select.select([self.replies], [], [], max(0.0, deadline - time.monotonic()))
+                self.receive()
+            if not self.ended:
+                self.kill()
         else:
             self.kill()
+        for fd in (self._requests, self.replies):
+            _HELD.discard(fd)
         with contextlib.suppress(OSError):
             os.close(self._requests)
         self.reap()
@@ -168,6 +187,9 @@ def _serve(config, spec: DeviceSpec, function: str, baseline: Job, check_outputs
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     die_with(parent)
+    # A candidate's crash is its state, reported by the ranking: no traceback
+    # of this process on stderr (pytest and -X faulthandler enable one).
+    faulthandler.disable()
     with contextlib.suppress(ValueError, OSError):
         signal.set_wakeup_fd(-1)
     # The ranking ends its workers itself: a Ctrl-C is for it alone.

@@ -1,0 +1,445 @@
+"""``ireebench rank``: the ranking, every failure state, the cache and resume, the Python API.
+
+Every candidate is a real module compiled from MLIR (below): one function,
+``main(tensor<65536xi32>) -> tensor<i32>``, summing the first N inputs, so
+its work is a compile-time constant; the failing ones fail for real (a
+gather 4 TiB out of bounds crashes the worker with SIGSEGV, an endless
+``scf.while`` hangs it, a ``cf.assert`` is a runtime error...). The
+ranking's timing is never asserted, only its order on candidates whose
+work differs by 8x, and the states.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+
+import ireebench
+import pytest
+from conftest import FIXTURE_PLUGINS, one_error_line
+from iree.runtime.benchmark import (
+    BenchmarkResult,
+    BenchmarkTimeoutError,
+    BenchmarkToolError,
+)
+from ireebench.plugins.rank import Ranking, State, benchmark_module, close_workers
+from ireebench.plugins.rank.api import _WORKERS
+from ireebench.plugins.rank.ordering import interpolate, kendall_tau, signed_rank_test
+
+INPUTS = 65536
+INPUT = f"--input={INPUTS}xi32=0"  # zeros: every correct candidate returns 0
+
+WORK = """
+func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  %init = tensor.empty() : tensor<i32>
+  %zero = arith.constant 0 : i32
+  %extra = arith.constant {extra} : i32
+  %s = tensor.extract_slice %x[0] [{n}] [1] : tensor<{m}xi32> to tensor<{n}xi32>
+  %fill = linalg.fill ins(%zero : i32) outs(%init : tensor<i32>) -> tensor<i32>
+  %r = linalg.reduce ins(%s : tensor<{n}xi32>) outs(%fill : tensor<i32>) dimensions = [0]
+    (%in: i32, %acc: i32) {{
+      %a = arith.addi %in, %acc : i32
+      linalg.yield %a : i32
+    }}
+  %out = linalg.generic {{indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>],
+                         iterator_types = []}}
+      ins(%r : tensor<i32>) outs(%init : tensor<i32>) {{
+  ^bb0(%v: i32, %o: i32):
+    %plus = arith.addi %v, %extra : i32
+    linalg.yield %plus : i32
+  }} -> tensor<i32>
+  return %out : tensor<i32>
+}}
+"""
+
+# The worker reads unmapped memory: SIGSEGV in the dispatch.
+CRASH = """
+func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  %src = util.unfoldable_constant dense<1> : tensor<4xi32>
+  %idx = util.unfoldable_constant dense<[0, 1099511627776, 2, 3]> : tensor<4xi64>
+  %init = tensor.empty() : tensor<4xi32>
+  %g = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                       iterator_types = ["parallel"]}}
+      ins(%idx : tensor<4xi64>) outs(%init : tensor<4xi32>) {{
+  ^bb0(%i: i64, %o: i32):
+    %ii = arith.index_cast %i : i64 to index
+    %v = tensor.extract %src[%ii] : tensor<4xi32>
+    linalg.yield %v : i32
+  }} -> tensor<4xi32>
+  %c1 = arith.constant 1 : index
+  %e = tensor.extract %g[%c1] : tensor<4xi32>
+  %r = tensor.from_elements %e : tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+# An endless loop in the VM: the call never returns to Python.
+HANG = """
+func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  %n = util.unfoldable_constant 9000000000000000000 : i64
+  %c0 = arith.constant 0 : i64
+  %c1 = arith.constant 1 : i64
+  %w = scf.while (%i = %c0) : (i64) -> i64 {{
+    %cond = arith.cmpi slt, %i, %n : i64
+    scf.condition(%cond) %i : i64
+  }} do {{
+  ^bb0(%i: i64):
+    %next = arith.addi %i, %c1 : i64
+    scf.yield %next : i64
+  }}
+  %t = arith.trunci %w : i64 to i32
+  %r = tensor.from_elements %t : tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+RUNTIME_ERROR = """
+func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  %false = util.unfoldable_constant false
+  cf.assert %false, "ireebench test: the candidate's assertion"
+  %c0 = arith.constant 0 : i32
+  %r = tensor.from_elements %c0 : tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+NO_MAIN = """
+func.func @other(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  %c0 = arith.constant 0 : i32
+  %r = tensor.from_elements %c0 : tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+OTHER_SIGNATURE = """
+func.func @main(%x: tensor<8xi32>, %y: tensor<8xi32>) -> tensor<i32> {{
+  %c0 = arith.constant 0 : i32
+  %r = tensor.from_elements %c0 : tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+DOES_NOT_COMPILE = """
+func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  %r = "no.such_op"(%x) : (tensor<{m}xi32>) -> tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+# Fixed, short measurements (no adaptive stopping), no cache: the tests' cost.
+FAST = ["--devices=local-sync", INPUT, "--benchmark_min_time=0.005s",
+        "--benchmark_repetitions=3", "--benchmark_min_rel_accuracy=", "--rank_cache=off"]
+
+
+@pytest.fixture(scope="module")
+def modules(compile_mlir, tmp_path_factory) -> dict:
+    """Every candidate, compiled once (``work_N`` sums N inputs)."""
+    found = {f"work_{n}": compile_mlir(WORK.format(m=INPUTS, n=n, extra=0))
+             for n in (1024, 8192, 65536)}
+    found["wrong"] = compile_mlir(WORK.format(m=INPUTS, n=8192, extra=1))
+    for name, source in (("crash", CRASH), ("hang", HANG), ("runtime_error", RUNTIME_ERROR),
+                         ("no_main", NO_MAIN), ("other_signature", OTHER_SIGNATURE)):
+        found[name] = compile_mlir(source.format(m=INPUTS))
+    folder = tmp_path_factory.mktemp("rank")
+    found["bad_mlir"] = folder / "does_not_compile.mlir"
+    found["bad_mlir"].write_text(DOES_NOT_COMPILE.format(m=INPUTS))
+    found["not_a_module"] = folder / "not_a_module.vmfb"
+    found["not_a_module"].write_text("not an IREE module\n")
+    return found
+
+
+def _candidates(modules, tmp_path, *names) -> list[str]:
+    """Copies named after their role (a candidate's id is its file's stem)."""
+    paths = []
+    for name in names:
+        source = modules[name]
+        target = tmp_path / f"{name}{source.suffix}"
+        if not target.exists():
+            target.write_bytes(source.read_bytes())
+        paths.append(str(target))
+    return paths
+
+
+def _ranking(path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _states(ranking: dict) -> dict:
+    return {candidate["id"]: candidate["state"] for candidate in ranking["candidates"]}
+
+
+def _order(ranking: dict) -> list[str]:
+    ranked = [c for c in ranking["candidates"] if c["rank"] is not None]
+    return [c["id"] for c in sorted(ranked, key=lambda c: c["rank"])]
+
+
+# --- the ranking -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="two pinned workers need 2 CPUs")
+def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, modules,
+                                                                    tmp_path):
+    fast, mid, slow = _candidates(modules, tmp_path, "work_1024", "work_8192", "work_65536")
+    out, rows = tmp_path / "ranking.json", tmp_path / "rows.json"
+    # Adaptive stopping (a ranking's default) with a short budget per candidate.
+    result = ireebench("rank", slow, fast, mid, f"--baseline={mid}", "--devices=local-sync",
+                       "--cpu_workers=2", INPUT, "--benchmark_max_time=0.2s",
+                       "--rank_cache=off", "--rerank_rounds=5", f"--rank_out={out}",
+                       f"--benchmark_out={rows}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _order(ranking) == ["work_1024", "work_8192", "work_65536"]
+    assert set(_states(ranking).values()) == {"ok"}
+    # Two workers, each pinned to a CPU of its own.
+    assert [device["label"] for device in ranking["devices"]] == ["local-sync#0",
+                                                                  "local-sync#1"]
+    pinned = [tuple(device["worker"]["cpus"]) for device in ranking["devices"]]
+    assert len(pinned) == 2 and all(len(cpus) == 1 for cpus in pinned)
+    assert pinned[0] != pinned[1]
+    # The re-rank (all three) is paired and ordered; Kendall's tau is recorded.
+    rerank = ranking["rerank"]
+    assert rerank["order"] == ["work_1024", "work_8192", "work_65536"]
+    assert all(len(rerank["round_seconds"][member]) == 5 for member in rerank["members"])
+    assert -1.0 <= ranking["kendall_tau"] <= 1.0
+    # Every device measured the baseline before and after its candidates.
+    for device in ranking["devices"]:
+        assert device["baselines"] >= 2 or device["candidates"] == 0
+    # Google Benchmark rows per measurement, named after the candidate.
+    names = {row["name"] for row in json.loads(rows.read_text())["benchmarks"]}
+    for candidate in ("work_1024", "work_8192", "work_65536"):
+        assert f"BM_main/candidate:{candidate}/process_time/real_time" in names
+        assert f"BM_main/candidate:{candidate}/pass:rerank/process_time/real_time_median" \
+            in names
+    # The console's table, after the rows.
+    assert "Ranking of 3 candidates (BM_main, real time)" in result.stdout
+    assert "Kendall tau, first pass vs re-rank" in result.stdout
+
+
+def test_every_failure_state_comes_from_a_real_module(ireebench, modules, tmp_path):
+    names = ["crash", "hang", "work_8192", "wrong", "runtime_error", "no_main",
+             "other_signature", "bad_mlir", "not_a_module"]
+    candidates = _candidates(modules, tmp_path, *names)
+    baseline = _candidates(modules, tmp_path, "work_1024")[0]
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", *candidates, f"--baseline={baseline}", *FAST, "--check_outputs",
+                       "--rerank_top=0", f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _states(ranking) == {
+        "crash": "crashed", "hang": "timeout", "work_8192": "ok", "wrong": "wrong_output",
+        "runtime_error": "runtime_error", "no_main": "load_failed",
+        "other_signature": "load_failed", "bad_mlir": "compile_failed",
+        "not_a_module": "load_failed"}
+    by_id = {candidate["id"]: candidate for candidate in ranking["candidates"]}
+    assert "SIGSEGV" in by_id["crash"]["message"]
+    assert "the worker was killed" in by_id["hang"]["message"]
+    # The timeout derives from the baseline on that device, and counts from its start.
+    assert by_id["hang"]["timeout"] is not None and by_id["hang"]["timeout"] > 0
+    assert "ireebench test: the candidate's assertion" in by_id["runtime_error"]["message"]
+    assert "does not match the expected" in by_id["wrong"]["message"]
+    assert "no function 'main'" in by_id["no_main"]["message"]
+    assert "other arguments" in by_id["other_signature"]["message"]
+    assert "not a valid IREE module" in by_id["not_a_module"]["message"]
+    assert "iree-compile" in by_id["bad_mlir"]["message"]
+    assert _order(ranking) == ["work_8192"]
+    # The crash and the hang each cost a worker: a new one measured the baseline again.
+    device = ranking["devices"][0]
+    assert device["baselines"] >= 3
+    assert "Traceback" not in result.stderr
+
+
+def test_without_check_outputs_a_wrong_output_is_ranked(ireebench, modules, tmp_path):
+    wrong, good = _candidates(modules, tmp_path, "wrong", "work_8192")
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", wrong, good, f"--baseline={good}", *FAST, "--rerank_top=0",
+                       f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    assert set(_states(_ranking(out)).values()) == {"ok"}
+
+
+# --- the cache and resume ------------------------------------------------------------
+
+
+def test_a_rerun_takes_every_result_from_the_cache(ireebench, modules, tmp_path):
+    candidates = _candidates(modules, tmp_path, "work_1024", "work_8192", "crash")
+    baseline = candidates[1]
+    cache, out = tmp_path / "cache.jsonl", tmp_path / "ranking.json"
+    args = ["rank", *candidates, f"--baseline={baseline}", *FAST, f"--rank_cache={cache}",
+            "--rerank_top=2", "--rerank_rounds=3", f"--rank_out={out}"]
+    first = ireebench(*args)
+    assert first.returncode == 0, first.stderr
+    before = _ranking(out)
+    assert before["measured"] > 0 and before["from_cache"] == 0
+    second = ireebench(*args)
+    assert second.returncode == 0, second.stderr
+    after = _ranking(out)
+    assert after["measured"] == 0 and after["device_seconds"] == 0
+    assert after["from_cache"] == 3
+    assert all(candidate["cached"] for candidate in after["candidates"])
+    assert _states(after) == _states(before) == {"work_1024": "ok", "work_8192": "ok",
+                                                 "crash": "crashed"}
+    assert _order(after) == _order(before)
+    assert after["rerank"]["cached"] and after["rerank"]["order"] == before["rerank"]["order"]
+    # --remeasure measures again.
+    third = ireebench(*args, "--remeasure")
+    assert third.returncode == 0, third.stderr
+    assert _ranking(out)["measured"] > 0 and _ranking(out)["from_cache"] == 0
+
+
+def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
+    names = ["work_1024", "work_8192", "wrong", "work_65536"]
+    candidates = _candidates(modules, tmp_path, *names)
+    cache, out, stream = tmp_path / "cache.jsonl", tmp_path / "ranking.json", \
+        tmp_path / "stream.fifo"
+    os.mkfifo(stream)
+    args = [sys.executable, "-m", "ireebench", "rank", *candidates,
+            f"--baseline={candidates[0]}", *FAST, f"--rank_cache={cache}", "--rerank_top=0",
+            f"--rank_out={out}"]
+    env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1",
+               PYTHONPATH=os.pathsep.join([str(FIXTURE_PLUGINS),
+                                           os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([*args, f"--rank_stream={stream}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        # The stream says when the first candidate is done: then Ctrl-C.
+        with open(stream) as lines:
+            for line in lines:
+                if json.loads(line)["event"] == "candidate":
+                    proc.send_signal(signal.SIGINT)
+                    break
+            rest = lines.read()
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, stderr
+    assert '"event": "ranking"' in rest  # the stream ends with the partial ranking
+    stopped = _ranking(out)
+    assert stopped["stopped"] == "interrupted" and not stopped["complete"]
+    done = [c["id"] for c in stopped["candidates"] if c["state"] != "not_measured"]
+    assert done and len(done) < len(names)
+    resumed = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300,
+                             check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    ranking = _ranking(out)
+    assert ranking["complete"]
+    assert {c["id"] for c in ranking["candidates"] if c["cached"]} == set(done)
+    assert ranking["from_cache"] == len(done)
+    assert _states(ranking) == {name: "ok" for name in names}
+
+
+# --- the Python API --------------------------------------------------------------------
+
+
+def test_the_python_api_returns_typed_results(modules, tmp_path):
+    good, missing = _candidates(modules, tmp_path, "work_8192", "no_main")
+    ranking = ireebench.rank([good, missing], good, *FAST, rerank_top=0)
+    assert isinstance(ranking, Ranking) and ranking.exit_code == 0
+    assert ranking.by_id("work_8192").state is State.OK
+    assert ranking.by_id("no_main").state is State.LOAD_FAILED
+    assert ranking.winner.id == "work_8192" and ranking.winner.rank == 1
+    assert ranking.winner.seconds > 0 and math.isfinite(ranking.winner.ratio)
+    # Its rows are the run's (a RunResult): the candidate's, by name.
+    assert ranking.by_name("BM_main/candidate:work_8192/process_time/real_time_median")
+    # The same command through ireebench.run returns the same type.
+    again = ireebench.run(["rank", good, f"--baseline={good}", *FAST, "--rerank_top=0"])
+    assert isinstance(again, Ranking) and again.winner.id == "work_8192"
+
+
+def test_benchmark_module_is_the_wrappers_drop_in(modules):
+    import iree.runtime as rt
+
+    flags = {"device": "local-sync", "benchmark_repetitions": 2,
+             "benchmark_min_time": "0.005s"}
+    inputs = [f"{INPUTS}xi32=0"]
+    try:
+        theirs = rt.benchmark_module(str(modules["work_1024"]), entry_function="main",
+                                     inputs=inputs, **flags)
+        ours = benchmark_module(str(modules["work_1024"]), entry_function="main",
+                                inputs=inputs, **flags)
+        assert all(isinstance(result, BenchmarkResult) for result in ours)
+        assert [r.benchmark_name for r in ours] == [r.benchmark_name for r in theirs]
+        for result in ours:
+            value, unit = result.time.split(" ")  # as libtuner reads it
+            assert float(value) >= 0 and unit in ("ms", "%")
+            assert result.report["name"] == result.benchmark_name
+        assert int(ours[0].iterations) > 0
+        # One warm worker: a VmModule of another candidate is measured by the same process.
+        (warm,) = _WORKERS.values()
+        pid = warm.worker.pid
+        module = rt.VmModule.copy_buffer(rt.VmInstance(), modules["work_8192"].read_bytes())
+        other = benchmark_module(module, inputs=inputs, **flags)
+        assert other[0].benchmark_name == "BM_main/process_time/real_time"
+        assert list(_WORKERS.values())[0].worker.pid == pid
+        # A hang is the wrapper's timeout, a crash its tool error; the next call goes on.
+        with pytest.raises(BenchmarkTimeoutError):
+            benchmark_module(str(modules["hang"]), inputs=inputs, timeout=0.5, **flags)
+        with pytest.raises(BenchmarkToolError, match="SIGSEGV"):
+            benchmark_module(str(modules["crash"]), inputs=inputs, **flags)
+        assert benchmark_module(str(modules["work_1024"]), inputs=inputs, **flags)
+        with pytest.raises(ValueError, match="unknown function"):
+            benchmark_module(module, entry_function="nope", inputs=inputs, **flags)
+    finally:
+        close_workers()
+
+
+# --- bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ([], "--baseline=BASE.vmfb is required"),
+    (["--baseline={base}", "--devices=nope://0"], "unknown driver 'nope'"),
+    (["--baseline={base}", "--module={base}"], "--module is not a ranking's option"),
+    (["--baseline={base}", "--cpu_workers=64"], "lower --cpu_workers"),
+    (["--baseline={base}", "--function=nope"], "exports no such function"),
+    (["--baseline={base}", "--rank_out={base}"], "an input of the ranking"),
+])
+def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
+    (base,) = _candidates(modules, tmp_path, "work_1024")
+    candidate = str(tmp_path / "c.vmfb")
+    (tmp_path / "c.vmfb").write_bytes(modules["work_8192"].read_bytes())
+    result = ireebench("rank", candidate, *(arg.format(base=base) for arg in args), INPUT,
+                       "--rank_cache=off")
+    assert expected in one_error_line(result)
+
+
+def test_a_glob_that_matches_nothing_is_one_line(ireebench, modules, tmp_path):
+    (base,) = _candidates(modules, tmp_path, "work_1024")
+    result = ireebench("rank", str(tmp_path / "none-*.vmfb"), f"--baseline={base}", INPUT)
+    assert "no file matches" in one_error_line(result)
+
+
+# --- the arithmetic, against scipy -----------------------------------------------------
+
+
+def test_kendall_tau_is_scipys():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    first = list("abcdefgh")
+    for second in (list("abcdefgh"), list("hgfedcba"), list("bacdfegh"), list("cabdhgef")):
+        expected = scipy_stats.kendalltau([first.index(x) for x in first],
+                                          [second.index(x) for x in first]).statistic
+        assert kendall_tau(first, second) == pytest.approx(expected)
+    assert kendall_tau(["a"], ["a"]) is None
+
+
+@pytest.mark.parametrize("differences", [
+    [0.1, 0.2, -0.05, 0.3, 0.15, 0.25, 0.05, -0.02],  # exact
+    [0.1, 0.1, -0.1, 0.2, 0.3, 0.3, 0.1, 0.2, -0.2, 0.4],  # ties: the normal approximation
+    [float(i % 7 - 2) + 0.01 * i for i in range(60)],  # many: the normal approximation
+])
+def test_signed_rank_test_is_scipys(differences):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    method = "exact" if len(set(map(abs, differences))) == len(differences) \
+        and len(differences) <= 50 else "approx"
+    expected = scipy_stats.wilcoxon(differences, method=method, correction=False).pvalue
+    assert signed_rank_test(differences) == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_baseline_is_interpolated_between_its_measurements():
+    points = [(1, 10.0), (5, 20.0)]
+    assert interpolate(points, 3) == 15.0
+    assert interpolate(points, 0) == 10.0 and interpolate(points, 9) == 20.0
+    assert interpolate([], 1) is None
