@@ -60,13 +60,16 @@ def rank(candidates, baseline, *flags: str, stdout=None, stderr=None, plugins=()
     ``candidates`` are paths (``.vmfb``, ``.mlir``, globs, manifests),
     ``flags`` further command-line flags, and each keyword an option
     (``devices="local-sync"``, ``cpu_workers=2``, ``benchmark_min_time="0.02s"``;
-    ``True``/``False`` as ``true``/``false``, a list or tuple repeats the flag).
+    ``True``/``False`` as ``true``/``false``, a list or tuple repeats the flag,
+    ``None`` leaves the option out).
     Returns the rank plugin's ``Ranking`` (a :class:`RunResult`: its ``runs``
     are every measurement's rows; ``candidates`` the typed results, best
     first, each with its ``state``). Errors as :func:`run`.
     """
     argv = ["rank", *map(os.fspath, candidates), f"--baseline={os.fspath(baseline)}", *flags]
     for name, value in options.items():
+        if value is None:
+            continue  # an option left at its default
         for item in value if isinstance(value, (list, tuple)) else [value]:
             if isinstance(item, bool):
                 item = "true" if item else "false"

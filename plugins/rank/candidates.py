@@ -152,5 +152,5 @@ def resolve(config, candidate: Candidate) -> Candidate:
                 reason = "cannot read it"
         except OSError as exc:
             reason = f"cannot read: {exc.strerror or one_line(exc)}"
-        candidate.message = f"{candidate.module}: {reason}"
+        candidate.message = reason
     return candidate

@@ -109,7 +109,9 @@ def lines(ranking: Ranking) -> list[str]:
     """The title, the table and what the re-rank found."""
     metric = "device time" if ranking.metric == "device_time" else "real time"
     devices = len(ranking.devices)
-    out = [f"Ranking of {len(ranking.candidates)} candidates (BM_{ranking.function}, {metric}) "
+    count = len(ranking.candidates)
+    out = [f"Ranking of {count} candidate{'s' if count != 1 else ''} (BM_{ranking.function}, "
+           f"{metric}) "
            f"against {ranking.baseline}, {devices} device{'s' if devices != 1 else ''}"
            + ("" if ranking.complete else f" (incomplete: {ranking.stopped or 'not measured'})"),
            table(ranking)]

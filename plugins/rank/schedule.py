@@ -149,6 +149,7 @@ class Ranker:
         self._jobs: dict[str, Job] = {}
         # candidate id -> its place in its device's order of measurements (drift)
         self.sequence_of: dict[str, int] = {}
+        self._context = None  # (context, run names) until it is reported
 
     # --- the whole ranking ------------------------------------------------
 
@@ -166,6 +167,7 @@ class Ranker:
             self._first_pass()
             self._ratios()
             self._rerank()
+            self._ensure_context()  # a ranking without rows (all failed early) has one too
         except (KeyboardInterrupt, Terminated):
             self.stopped = self.stopped or "interrupted"
             raise
@@ -213,7 +215,9 @@ class Ranker:
                                  "baseline_sha256": baseline.sha256,
                                  "function": self.function,
                                  "devices": [d.spec.to_dict() for d in self.devices]}
-        self.hub.report_context(context, run_names)
+        # Reported before the first rows: a device or input the workers refuse
+        # is then one line without a context block before it.
+        self._context = (context, run_names)
         modules = {candidate.id: candidate for candidate in self.candidates}
         measuring: dict[str, CandidateResult] = {}  # sha256 -> the one measured
         for result in self.results:
@@ -420,12 +424,12 @@ class Ranker:
             raise decode_error(args[0])
 
     def _device_error(self, device: DeviceState, error: BaseException) -> BaseException:
-        if isinstance(error, (PluginError, KeyboardInterrupt, Terminated)):
-            return error
-        text = str(error).removeprefix(f"--device={device.spec.uri}: ")
-        text = text.removeprefix(f"--module={self.baseline.module}: ")
-        return UsageError(f"--devices={device.spec.uri}: worker {device.spec.label} cannot "
-                          f"start: {text}")
+        """A worker that could not start: its device named as --devices names it."""
+        prefix = f"--device={device.spec.uri}: "
+        if not isinstance(error, UsageError) or not str(error).startswith(prefix):
+            return error  # it names its flag (an input the baseline refuses ...)
+        return UsageError(f"--devices={device.spec.uri}: worker {device.spec.label}: "
+                          f"{str(error).removeprefix(prefix)}", status=error.status)
 
     def _held(self, device: DeviceState) -> float:
         worker = device.worker
@@ -719,6 +723,7 @@ class Ranker:
         ranking.wall_seconds = self._elapsed()
         summary = report.summary(ranking)
         self.stream.write("ranking", summary)
+
         if self.hub is not None and self.hub.context is not None:
             self.hub.context.findings["rank"] = summary
         if self.settings.rank_out:
@@ -726,9 +731,16 @@ class Ranker:
 
     # --- rows -----------------------------------------------------------------
 
+    def _ensure_context(self) -> None:
+        if self._context is not None and self.hub is not None:
+            context, run_names = self._context
+            self._context = None
+            self.hub.report_context(context, run_names)
+
     def _report_rows(self, rows: list) -> None:
         if not rows or self.hub is None:
             return
+        self._ensure_context()
         for row in rows:
             row.family_index, row.per_family_instance_index = self.family, 0
         self.family += 1
