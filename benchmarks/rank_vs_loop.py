@@ -48,6 +48,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import iree.runtime as ireert
 from compare_native import ROOT, compile_source, machine, write_section
 from ireebench.plugins.rank.ordering import kendall_tau
 
@@ -128,8 +129,6 @@ def _init_worker(contexts) -> None:
 
 def _benchmark_one(pack):
     """libtuner's run_iree_benchmark_module_command: one native process, one sample."""
-    import iree.runtime as ireert
-
     candidate_id, path, timeout = pack
     vm_module = ireert.VmModule.copy_buffer(ireert.VmInstance(), Path(path).read_bytes())
     try:
@@ -192,8 +191,7 @@ def libtuner_loop(candidates: dict[str, Path], baseline: Path) -> tuple[list[str
 
 def ireebench_rank(paths: list[Path], baseline: Path, out: Path, *flags: str) -> tuple[dict, float]:
     command = [sys.executable, "-m", "ireebench", "rank", *map(str, paths),
-               f"--baseline={baseline}", "--devices=local-sync", "--cpu_workers=2",
-               "--cpu_sets=0:1", f"--input={INPUT}", f"--rank_out={out}", *flags]
+               f"--baseline={baseline}", "--devices=local-sync", "--cpu_sets=0:1", f"--input={INPUT}", f"--rank_out={out}", *flags]
     start = time.monotonic()
     proc = subprocess.run(command, capture_output=True, text=True, check=False,
                           env={**os.environ, "IREEBENCH_ENVIRONMENT_WARNINGS": "false"})
@@ -271,30 +269,30 @@ def main() -> int:
     taus = [r["kendall_tau"] for r in rankings]
     lines = [
         f"Run on {when}: {machine()}.",
-        f"Load average (1 min) before each run and at the end: {', '.join(loads)}. "
+        (f"Load average (1 min) before each run and at the end: {', '.join(loads)}. "
         f"{COUNT} candidates (N = 2^20 x 1.03^i of 2^21 i32 inputs summed, 4-8 MiB per call), "
-        "baseline N = 2^20 x 1.03^11.5; two `local-sync` workers pinned to CPU 0 and CPU 1.",
+        "baseline N = 2^20 x 1.03^11.5; two `local-sync` workers pinned to CPU 0 and CPU 1."),
         "",
         "| | libtuner-style loop | ireebench rank | target |",
         "| --- | --- | --- | --- |",
-        f"| wall per round (s) | {', '.join(f'{w:.1f}' for w in loop_walls)} | "
+        (f"| wall per round (s) | {', '.join(f'{w:.1f}' for w in loop_walls)} | "
         f"{', '.join(f'{w:.1f}' for w in rank_walls)} | ireebench <= 0.5 x loop: "
-        f"{ratio:.2f} x |",
-        f"| Kendall tau, round 1 vs round 2 | {loop_rounds} | {rank_rounds} | >= 0.9 and "
-        "0.1 above the loop's |",
-        f"| Kendall tau vs the true order (each round) | {loop_truth} | {rank_truth} | "
-        ">= 0.9 |",
-        f"| measurements per candidate | 1 repetition, 1 process | adaptive (+-2 %), "
-        f"re-rank of the top 5 (tau first pass vs re-rank {', '.join(map(str, taus))}) | |",
+        f"{ratio:.2f} x |"),
+        (f"| Kendall tau, round 1 vs round 2 | {loop_rounds} | {rank_rounds} | >= 0.9 and "
+        "0.1 above the loop's |"),
+        (f"| Kendall tau vs the true order (each round) | {loop_truth} | {rank_truth} | "
+        ">= 0.9 |"),
+        (f"| measurements per candidate | 1 repetition, 1 process | adaptive (+-2 %), "
+        f"re-rank of the top 5 (tau first pass vs re-rank {', '.join(map(str, taus))}) | |"),
         "",
-        f"A never-ending candidate among 6 was stopped {stopped_after:.2f} s after it started, "
+        (f"A never-ending candidate among 6 was stopped {stopped_after:.2f} s after it started, "
         f"against its timeout of {timeout:.2f} s (target <= 1.2 x timeout + 0.5 s = "
         f"{1.2 * timeout + 0.5:.2f} s); the crashing one ended `{by_id['crash']['state']}`; "
         f"{len([c for c in faults['candidates'] if c['rank']])} of the other "
-        f"{len(faults['candidates']) - 2} were ranked ({faults_wall:.1f} s).",
-        f"The second round again with its cache: {cached['measured']} measurements, "
+        f"{len(faults['candidates']) - 2} were ranked ({faults_wall:.1f} s)."),
+        (f"The second round again with its cache: {cached['measured']} measurements, "
         f"{cached['device_seconds']:.2f} s on the devices, {cached_wall:.1f} s wall, "
-        f"{cached['from_cache']} candidates from the cache.",
+        f"{cached['from_cache']} candidates from the cache."),
     ]
     section = "\n".join(lines)
     print(section)

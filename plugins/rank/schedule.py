@@ -60,7 +60,7 @@ import iree.runtime as rt
 from ireebench import names
 from ireebench.backend import machine_context
 from ireebench.discovery import module_functions
-from ireebench.errors import PluginError, Terminated, UsageError
+from ireebench.errors import Terminated, UsageError
 from ireebench.stats import median
 from ireebench.worker import decode_error
 

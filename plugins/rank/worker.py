@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import gc
+import glob
 import json
 import os
 import select
@@ -39,7 +40,7 @@ import sys
 import time
 
 import iree.runtime as rt
-from ireebench.errors import EXIT_FAILED, EXIT_OK, EXIT_PLUGIN_ERROR
+from ireebench.errors import EXIT_FAILED, EXIT_OK, EXIT_PLUGIN_ERROR, UsageError
 from ireebench.streams import CliStream
 from ireebench.worker import (
     Channel,
@@ -60,6 +61,28 @@ STOP_SECONDS = 2.0
 # The pipes of the workers this process holds: a worker forked later closes
 # them (or it would hold the others' pipes open).
 _HELD: set[int] = set()
+
+
+def _iree_threads() -> list[str]:
+    """The names of this process's IREE task-system threads (``iree-worker-0`` ...)."""
+    names = []
+    for path in glob.glob("/proc/self/task/*/comm"):
+        with contextlib.suppress(OSError), open(path) as handle:
+            name = handle.read().strip()
+            if name.startswith("iree-"):
+                names.append(name)
+    return names
+
+
+def check_forkable(spec: DeviceSpec) -> None:
+    """A worker forked from a process whose ``local-task`` driver already runs
+    (its task system's threads do not survive a fork) would wait forever for
+    them: refused in one line instead."""
+    if spec.driver == "local-task" and _iree_threads():
+        raise UsageError(f"--devices={spec.uri}: this process already runs IREE's local-task "
+                         "task system (a device was created here), which a forked worker "
+                         "cannot use: rank from a fresh process (the ireebench command) or "
+                         "on local-sync")
 
 
 class WorkerProcess:
@@ -84,6 +107,7 @@ class WorkerProcess:
     def start(cls, config, spec: DeviceSpec, function: str, baseline: Job,
               check_outputs: bool) -> WorkerProcess:
         """Forks a worker for ``spec`` (it opens the device; wait for ``ready``)."""
+        check_forkable(spec)
         requests_r, requests_w = os.pipe()
         replies_r, replies_w = os.pipe()
         for stream in (config.stdout, config.stderr, sys.stdout, sys.stderr):

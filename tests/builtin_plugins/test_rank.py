@@ -373,7 +373,7 @@ def test_benchmark_module_is_the_wrappers_drop_in(modules):
         module = rt.VmModule.copy_buffer(rt.VmInstance(), modules["work_8192"].read_bytes())
         other = benchmark_module(module, inputs=inputs, **flags)
         assert other[0].benchmark_name == "BM_main/process_time/real_time"
-        assert list(_WORKERS.values())[0].worker.pid == pid
+        assert next(iter(_WORKERS.values())).worker.pid == pid
         # A hang is the wrapper's timeout, a crash its tool error; the next call goes on.
         with pytest.raises(BenchmarkTimeoutError):
             benchmark_module(str(modules["hang"]), inputs=inputs, timeout=0.5, **flags)
@@ -443,3 +443,19 @@ def test_the_baseline_is_interpolated_between_its_measurements():
     assert interpolate(points, 3) == 15.0
     assert interpolate(points, 0) == 10.0 and interpolate(points, 9) == 20.0
     assert interpolate([], 1) is None
+
+
+def test_a_process_running_local_task_is_refused_a_forked_local_task_worker(modules, tmp_path):
+    # Its task system's threads do not survive a fork: the worker would wait forever.
+    (good,) = _candidates(modules, tmp_path, "work_1024")
+    script = f"""
+import ireebench
+ireebench.run(["--module={good}", "--device=local-task", "{INPUT}", "--benchmark_min_time=1x"])
+try:
+    ireebench.rank(["{good}"], "{good}", "{INPUT}", devices="local-task", rank_cache="off")
+except ireebench.UsageError as exc:
+    print(exc)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert "cannot use: rank from a fresh process" in proc.stdout, proc.stderr
