@@ -61,58 +61,14 @@ INPUT = f"{M}xi32=0"
 DEVICES = ["local-sync", "local-sync"]  # one "device" per CPU, as libtuner's --devices
 CPUS = [0, 1]
 TIMEOUT_MUL = 1.2  # libtuner's DEFAULT_TIMEOUT_MUL
+MLIR = ROOT / "tests" / "fixtures" / "mlir"
 
-SUM = """
-func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
-  %init = tensor.empty() : tensor<i32>
-  %zero = arith.constant 0 : i32
-  %s = tensor.extract_slice %x[0] [{n}] [1] : tensor<{m}xi32> to tensor<{n}xi32>
-  %fill = linalg.fill ins(%zero : i32) outs(%init : tensor<i32>) -> tensor<i32>
-  %r = linalg.reduce ins(%s : tensor<{n}xi32>) outs(%fill : tensor<i32>) dimensions = [0]
-    (%in: i32, %acc: i32) {{
-      %a = arith.addi %in, %acc : i32
-      linalg.yield %a : i32
-    }}
-  return %r : tensor<i32>
-}}
-"""
-HANG = """
-func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
-  %n = util.unfoldable_constant 9000000000000000000 : i64
-  %c0 = arith.constant 0 : i64
-  %c1 = arith.constant 1 : i64
-  %w = scf.while (%i = %c0) : (i64) -> i64 {{
-    %cond = arith.cmpi slt, %i, %n : i64
-    scf.condition(%cond) %i : i64
-  }} do {{
-  ^bb0(%i: i64):
-    %next = arith.addi %i, %c1 : i64
-    scf.yield %next : i64
-  }}
-  %t = arith.trunci %w : i64 to i32
-  %r = tensor.from_elements %t : tensor<i32>
-  return %r : tensor<i32>
-}}
-"""
-CRASH = """
-func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
-  %src = util.unfoldable_constant dense<1> : tensor<4xi32>
-  %idx = util.unfoldable_constant dense<[0, 1099511627776, 2, 3]> : tensor<4xi64>
-  %init = tensor.empty() : tensor<4xi32>
-  %g = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
-                       iterator_types = ["parallel"]}}
-      ins(%idx : tensor<4xi64>) outs(%init : tensor<4xi32>) {{
-  ^bb0(%i: i64, %o: i32):
-    %ii = arith.index_cast %i : i64 to index
-    %v = tensor.extract %src[%ii] : tensor<4xi32>
-    linalg.yield %v : i32
-  }} -> tensor<4xi32>
-  %c1 = arith.constant 1 : index
-  %e = tensor.extract %g[%c1] : tensor<4xi32>
-  %r = tensor.from_elements %e : tensor<i32>
-  return %r : tensor<i32>
-}}
-"""
+
+def source(name: str, work: int = 0) -> str:
+    """A ranking candidate of the tests' fixtures (tests/fixtures/mlir/rank_NAME.mlir)."""
+    text = (MLIR / f"rank_{name}.mlir").read_text()
+    return text.replace("INPUTS", str(M)).replace("WORK", str(work)).replace("EXTRA", "0")
+
 
 
 # --- the libtuner-style loop (sharktuner/libtuner.py's benchmark(), faithfully) ----------
@@ -220,12 +176,11 @@ def main() -> int:
     random.Random(29).shuffle(ids)  # ids[i] is the candidate of work works[i]
     truth = list(ids)  # the true order, fastest first
     print(f"compiling {COUNT + 3} modules ...", file=sys.stderr)
-    candidates = {cid: compile_source(SUM.format(m=M, n=n), scratch / f"{cid}.vmfb")
+    candidates = {cid: compile_source(source("sum", n), scratch / f"{cid}.vmfb")
                   for cid, n in zip(ids, works)}
-    baseline = compile_source(SUM.format(m=M, n=round(N0 * STEP ** 11.5)),
-                              scratch / "baseline.vmfb")
-    hang = compile_source(HANG.format(m=M), scratch / "hang.vmfb")
-    crash = compile_source(CRASH.format(m=M), scratch / "crash.vmfb")
+    baseline = compile_source(source("sum", round(N0 * STEP ** 11.5)), scratch / "baseline.vmfb")
+    hang = compile_source(source("hang"), scratch / "hang.vmfb")
+    crash = compile_source(source("crash"), scratch / "crash.vmfb")
     paths = [candidates[cid] for cid in sorted(candidates)]
     loads, loop_orders, loop_walls, rank_orders, rank_walls, rankings = [], [], [], [], [], []
     cache = scratch / "cache.jsonl"

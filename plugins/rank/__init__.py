@@ -37,7 +37,7 @@ from ireebench import hookimpl
 from ireebench.cli.commands import ArgvCommand
 
 from . import command
-from .api import WarmBenchmark, benchmark_module, close_workers
+from .api import WarmBenchmark, benchmark_module, close_workers, warm_workers
 from .results import CandidateResult, Measurement, Ranking, Rerank, State
 
 
@@ -49,4 +49,4 @@ def ireebench_register_commands(cli):
 
 
 __all__ = ["CandidateResult", "Measurement", "Ranking", "Rerank", "State", "WarmBenchmark",
-           "benchmark_module", "close_workers"]
+           "benchmark_module", "close_workers", "warm_workers"]

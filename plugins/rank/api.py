@@ -154,6 +154,11 @@ class WarmBenchmark:
             self.worker = None
 
 
+def warm_workers() -> list[WarmBenchmark]:
+    """The warm workers :func:`benchmark_module` keeps (one per device)."""
+    return list(_WORKERS.values())
+
+
 def close_workers() -> None:
     """Ends every warm worker :func:`benchmark_module` started."""
     while _WORKERS:

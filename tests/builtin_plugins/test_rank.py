@@ -1,7 +1,8 @@
 """``ireebench rank``: the ranking, every failure state, the cache and resume, the Python API.
 
-Every candidate is a real module compiled from MLIR (below): one function,
-``main(tensor<65536xi32>) -> tensor<i32>``, summing the first N inputs, so
+Every candidate is a real module compiled from MLIR (tests/fixtures/mlir/rank_*.mlir
+and below): one function,
+``main(tensor<1048576xi32>) -> tensor<i32>``, summing the first N inputs, so
 its work is a compile-time constant; the failing ones fail for real (a
 gather 4 TiB out of bounds crashes the worker with SIGSEGV, an endless
 ``scf.while`` hangs it, a ``cf.assert`` is a runtime error...). The
@@ -20,82 +21,35 @@ import sys
 
 import ireebench
 import pytest
-from conftest import FIXTURE_PLUGINS, one_error_line
+from conftest import FIXTURE_PLUGINS, MLIR_DIR, one_error_line
 from iree.runtime.benchmark import (
     BenchmarkResult,
     BenchmarkTimeoutError,
     BenchmarkToolError,
 )
-from ireebench.plugins.rank import Ranking, State, benchmark_module, close_workers
-from ireebench.plugins.rank.api import _WORKERS
+from ireebench.plugins.rank import (
+    Ranking,
+    State,
+    benchmark_module,
+    close_workers,
+    warm_workers,
+)
 from ireebench.plugins.rank.ordering import interpolate, kendall_tau, signed_rank_test
 
-INPUTS = 65536
+INPUTS = 1 << 20
 INPUT = f"--input={INPUTS}xi32=0"  # zeros: every correct candidate returns 0
 
-WORK = """
-func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
-  %init = tensor.empty() : tensor<i32>
-  %zero = arith.constant 0 : i32
-  %extra = arith.constant {extra} : i32
-  %s = tensor.extract_slice %x[0] [{n}] [1] : tensor<{m}xi32> to tensor<{n}xi32>
-  %fill = linalg.fill ins(%zero : i32) outs(%init : tensor<i32>) -> tensor<i32>
-  %r = linalg.reduce ins(%s : tensor<{n}xi32>) outs(%fill : tensor<i32>) dimensions = [0]
-    (%in: i32, %acc: i32) {{
-      %a = arith.addi %in, %acc : i32
-      linalg.yield %a : i32
-    }}
-  %out = linalg.generic {{indexing_maps = [affine_map<() -> ()>, affine_map<() -> ()>],
-                         iterator_types = []}}
-      ins(%r : tensor<i32>) outs(%init : tensor<i32>) {{
-  ^bb0(%v: i32, %o: i32):
-    %plus = arith.addi %v, %extra : i32
-    linalg.yield %plus : i32
-  }} -> tensor<i32>
-  return %out : tensor<i32>
-}}
-"""
 
-# The worker reads unmapped memory: SIGSEGV in the dispatch.
-CRASH = """
-func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
-  %src = util.unfoldable_constant dense<1> : tensor<4xi32>
-  %idx = util.unfoldable_constant dense<[0, 1099511627776, 2, 3]> : tensor<4xi64>
-  %init = tensor.empty() : tensor<4xi32>
-  %g = linalg.generic {{indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
-                       iterator_types = ["parallel"]}}
-      ins(%idx : tensor<4xi64>) outs(%init : tensor<4xi32>) {{
-  ^bb0(%i: i64, %o: i32):
-    %ii = arith.index_cast %i : i64 to index
-    %v = tensor.extract %src[%ii] : tensor<4xi32>
-    linalg.yield %v : i32
-  }} -> tensor<4xi32>
-  %c1 = arith.constant 1 : index
-  %e = tensor.extract %g[%c1] : tensor<4xi32>
-  %r = tensor.from_elements %e : tensor<i32>
-  return %r : tensor<i32>
-}}
-"""
+# Candidates of clearly different work: 8x steps.
+WORK = {"fast": 1 << 14, "mid": 1 << 17, "slow": 1 << 20}
 
-# An endless loop in the VM: the call never returns to Python.
-HANG = """
-func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
-  %n = util.unfoldable_constant 9000000000000000000 : i64
-  %c0 = arith.constant 0 : i64
-  %c1 = arith.constant 1 : i64
-  %w = scf.while (%i = %c0) : (i64) -> i64 {{
-    %cond = arith.cmpi slt, %i, %n : i64
-    scf.condition(%cond) %i : i64
-  }} do {{
-  ^bb0(%i: i64):
-    %next = arith.addi %i, %c1 : i64
-    scf.yield %next : i64
-  }}
-  %t = arith.trunci %w : i64 to i32
-  %r = tensor.from_elements %t : tensor<i32>
-  return %r : tensor<i32>
-}}
-"""
+
+def fixture(name: str, work: int = 0, extra: int = 0) -> str:
+    """tests/fixtures/mlir/rank_NAME.mlir, shared with benchmarks/rank_vs_loop.py."""
+    text = (MLIR_DIR / f"rank_{name}.mlir").read_text()
+    return (text.replace("INPUTS", str(INPUTS)).replace("WORK", str(work))
+            .replace("EXTRA", str(extra)))
+
 
 RUNTIME_ERROR = """
 func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
@@ -137,12 +91,13 @@ FAST = ["--devices=local-sync", INPUT, "--benchmark_min_time=0.005s",
 
 @pytest.fixture(scope="module")
 def modules(compile_mlir, tmp_path_factory) -> dict:
-    """Every candidate, compiled once (``work_N`` sums N inputs)."""
-    found = {f"work_{n}": compile_mlir(WORK.format(m=INPUTS, n=n, extra=0))
-             for n in (1024, 8192, 65536)}
-    found["wrong"] = compile_mlir(WORK.format(m=INPUTS, n=8192, extra=1))
-    for name, source in (("crash", CRASH), ("hang", HANG), ("runtime_error", RUNTIME_ERROR),
-                         ("no_main", NO_MAIN), ("other_signature", OTHER_SIGNATURE)):
+    """Every candidate, compiled once (fast, mid, slow: the sum of WORK[name] inputs)."""
+    # The VM's few microseconds per call are small beside these (about 4, 30, 230 us).
+    found = {name: compile_mlir(fixture("sum", work)) for name, work in WORK.items()}
+    found["wrong"] = compile_mlir(fixture("sum", WORK["mid"], extra=1))
+    found["crash"], found["hang"] = compile_mlir(fixture("crash")), compile_mlir(fixture("hang"))
+    for name, source in (("runtime_error", RUNTIME_ERROR), ("no_main", NO_MAIN),
+                         ("other_signature", OTHER_SIGNATURE)):
         found[name] = compile_mlir(source.format(m=INPUTS))
     folder = tmp_path_factory.mktemp("rank")
     found["bad_mlir"] = folder / "does_not_compile.mlir"
@@ -172,6 +127,13 @@ def _states(ranking: dict) -> dict:
     return {candidate["id"]: candidate["state"] for candidate in ranking["candidates"]}
 
 
+def _why(ranking: dict) -> str:
+    """What a failed order assertion shows: each candidate's numbers."""
+    return json.dumps([{key: c[key] for key in ("id", "state", "seconds", "first_pass_ratio",
+                                                "ratio", "device", "samples")}
+                       for c in ranking["candidates"]], indent=1)
+
+
 def _order(ranking: dict) -> list[str]:
     ranked = [c for c in ranking["candidates"] if c["rank"] is not None]
     return [c["id"] for c in sorted(ranked, key=lambda c: c["rank"])]
@@ -183,7 +145,7 @@ def _order(ranking: dict) -> list[str]:
 @pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="two pinned workers need 2 CPUs")
 def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, modules,
                                                                     tmp_path):
-    fast, mid, slow = _candidates(modules, tmp_path, "work_1024", "work_8192", "work_65536")
+    fast, mid, slow = _candidates(modules, tmp_path, "fast", "mid", "slow")
     out, rows = tmp_path / "ranking.json", tmp_path / "rows.json"
     # Adaptive stopping (a ranking's default) with a short budget per candidate.
     result = ireebench("rank", slow, fast, mid, f"--baseline={mid}", "--devices=local-sync",
@@ -192,7 +154,7 @@ def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, m
                        f"--benchmark_out={rows}")
     assert result.returncode == 0, result.stderr
     ranking = _ranking(out)
-    assert _order(ranking) == ["work_1024", "work_8192", "work_65536"]
+    assert _order(ranking) == ["fast", "mid", "slow"], _why(ranking)
     assert set(_states(ranking).values()) == {"ok"}
     # Two workers, each pinned to a CPU of its own.
     assert [device["label"] for device in ranking["devices"]] == ["local-sync#0",
@@ -202,7 +164,7 @@ def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, m
     assert pinned[0] != pinned[1]
     # The re-rank (all three) is paired and ordered; Kendall's tau is recorded.
     rerank = ranking["rerank"]
-    assert rerank["order"] == ["work_1024", "work_8192", "work_65536"]
+    assert rerank["order"] == ["fast", "mid", "slow"], rerank
     assert all(len(rerank["round_seconds"][member]) == 5 for member in rerank["members"])
     assert -1.0 <= ranking["kendall_tau"] <= 1.0
     # Every device measured the baseline before and after its candidates.
@@ -210,7 +172,7 @@ def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, m
         assert device["baselines"] >= 2 or device["candidates"] == 0
     # Google Benchmark rows per measurement, named after the candidate.
     names = {row["name"] for row in json.loads(rows.read_text())["benchmarks"]}
-    for candidate in ("work_1024", "work_8192", "work_65536"):
+    for candidate in ("fast", "mid", "slow"):
         assert f"BM_main/candidate:{candidate}/process_time/real_time" in names
         assert f"BM_main/candidate:{candidate}/pass:rerank/process_time/real_time_median" \
             in names
@@ -220,17 +182,17 @@ def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, m
 
 
 def test_every_failure_state_comes_from_a_real_module(ireebench, modules, tmp_path):
-    names = ["crash", "hang", "work_8192", "wrong", "runtime_error", "no_main",
+    names = ["crash", "hang", "mid", "wrong", "runtime_error", "no_main",
              "other_signature", "bad_mlir", "not_a_module"]
     candidates = _candidates(modules, tmp_path, *names)
-    baseline = _candidates(modules, tmp_path, "work_1024")[0]
+    baseline = _candidates(modules, tmp_path, "fast")[0]
     out = tmp_path / "ranking.json"
     result = ireebench("rank", *candidates, f"--baseline={baseline}", *FAST, "--check_outputs",
                        "--rerank_top=0", f"--rank_out={out}")
     assert result.returncode == 0, result.stderr
     ranking = _ranking(out)
     assert _states(ranking) == {
-        "crash": "crashed", "hang": "timeout", "work_8192": "ok", "wrong": "wrong_output",
+        "crash": "crashed", "hang": "timeout", "mid": "ok", "wrong": "wrong_output",
         "runtime_error": "runtime_error", "no_main": "load_failed",
         "other_signature": "load_failed", "bad_mlir": "compile_failed",
         "not_a_module": "load_failed"}
@@ -245,7 +207,7 @@ def test_every_failure_state_comes_from_a_real_module(ireebench, modules, tmp_pa
     assert "other arguments" in by_id["other_signature"]["message"]
     assert "not a valid IREE module" in by_id["not_a_module"]["message"]
     assert "doesn't match function result type" in by_id["bad_mlir"]["message"]
-    assert _order(ranking) == ["work_8192"]
+    assert _order(ranking) == ["mid"]
     # The crash and the hang each cost a worker: a new one measured the baseline again.
     device = ranking["devices"][0]
     assert device["baselines"] >= 3
@@ -253,7 +215,7 @@ def test_every_failure_state_comes_from_a_real_module(ireebench, modules, tmp_pa
 
 
 def test_without_check_outputs_a_wrong_output_is_ranked(ireebench, modules, tmp_path):
-    wrong, good = _candidates(modules, tmp_path, "wrong", "work_8192")
+    wrong, good = _candidates(modules, tmp_path, "wrong", "mid")
     out = tmp_path / "ranking.json"
     result = ireebench("rank", wrong, good, f"--baseline={good}", *FAST, "--rerank_top=0",
                        f"--rank_out={out}")
@@ -265,7 +227,7 @@ def test_without_check_outputs_a_wrong_output_is_ranked(ireebench, modules, tmp_
 
 
 def test_a_rerun_takes_every_result_from_the_cache(ireebench, modules, tmp_path):
-    candidates = _candidates(modules, tmp_path, "work_1024", "work_8192", "crash")
+    candidates = _candidates(modules, tmp_path, "fast", "mid", "crash")
     baseline = candidates[1]
     cache, out = tmp_path / "cache.jsonl", tmp_path / "ranking.json"
     args = ["rank", *candidates, f"--baseline={baseline}", *FAST, f"--rank_cache={cache}",
@@ -280,7 +242,7 @@ def test_a_rerun_takes_every_result_from_the_cache(ireebench, modules, tmp_path)
     assert after["measured"] == 0 and after["device_seconds"] == 0
     assert after["from_cache"] == 3
     assert all(candidate["cached"] for candidate in after["candidates"])
-    assert _states(after) == _states(before) == {"work_1024": "ok", "work_8192": "ok",
+    assert _states(after) == _states(before) == {"fast": "ok", "mid": "ok",
                                                  "crash": "crashed"}
     assert _order(after) == _order(before)
     assert after["rerank"]["cached"] and after["rerank"]["order"] == before["rerank"]["order"]
@@ -291,7 +253,7 @@ def test_a_rerun_takes_every_result_from_the_cache(ireebench, modules, tmp_path)
 
 
 def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
-    names = ["work_1024", "work_8192", "wrong", "work_65536"]
+    names = ["fast", "mid", "wrong", "slow"]
     candidates = _candidates(modules, tmp_path, *names)
     cache, out, stream = tmp_path / "cache.jsonl", tmp_path / "ranking.json", \
         tmp_path / "stream.fifo"
@@ -335,18 +297,18 @@ def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
 
 
 def test_the_python_api_returns_typed_results(modules, tmp_path):
-    good, missing = _candidates(modules, tmp_path, "work_8192", "no_main")
+    good, missing = _candidates(modules, tmp_path, "mid", "no_main")
     ranking = ireebench.rank([good, missing], good, *FAST, rerank_top=0)
     assert isinstance(ranking, Ranking) and ranking.exit_code == 0
-    assert ranking.by_id("work_8192").state is State.OK
+    assert ranking.by_id("mid").state is State.OK
     assert ranking.by_id("no_main").state is State.LOAD_FAILED
-    assert ranking.winner.id == "work_8192" and ranking.winner.rank == 1
+    assert ranking.winner.id == "mid" and ranking.winner.rank == 1
     assert ranking.winner.seconds > 0 and math.isfinite(ranking.winner.ratio)
     # Its rows are the run's (a RunResult): the candidate's, by name.
-    assert ranking.by_name("BM_main/candidate:work_8192/process_time/real_time_median")
+    assert ranking.by_name("BM_main/candidate:mid/process_time/real_time_median")
     # The same command through ireebench.run returns the same type.
     again = ireebench.run(["rank", good, f"--baseline={good}", *FAST, "--rerank_top=0"])
-    assert isinstance(again, Ranking) and again.winner.id == "work_8192"
+    assert isinstance(again, Ranking) and again.winner.id == "mid"
 
 
 def test_benchmark_module_is_the_wrappers_drop_in(modules):
@@ -356,9 +318,9 @@ def test_benchmark_module_is_the_wrappers_drop_in(modules):
              "benchmark_min_time": "0.005s"}
     inputs = [f"{INPUTS}xi32=0"]
     try:
-        theirs = rt.benchmark_module(str(modules["work_1024"]), entry_function="main",
+        theirs = rt.benchmark_module(str(modules["fast"]), entry_function="main",
                                      inputs=inputs, **flags)
-        ours = benchmark_module(str(modules["work_1024"]), entry_function="main",
+        ours = benchmark_module(str(modules["fast"]), entry_function="main",
                                 inputs=inputs, **flags)
         assert all(isinstance(result, BenchmarkResult) for result in ours)
         assert [r.benchmark_name for r in ours] == [r.benchmark_name for r in theirs]
@@ -368,18 +330,18 @@ def test_benchmark_module_is_the_wrappers_drop_in(modules):
             assert result.report["name"] == result.benchmark_name
         assert int(ours[0].iterations) > 0
         # One warm worker: a VmModule of another candidate is measured by the same process.
-        (warm,) = _WORKERS.values()
+        (warm,) = warm_workers()
         pid = warm.worker.pid
-        module = rt.VmModule.copy_buffer(rt.VmInstance(), modules["work_8192"].read_bytes())
+        module = rt.VmModule.copy_buffer(rt.VmInstance(), modules["mid"].read_bytes())
         other = benchmark_module(module, inputs=inputs, **flags)
         assert other[0].benchmark_name == "BM_main/process_time/real_time"
-        assert next(iter(_WORKERS.values())).worker.pid == pid
+        assert [w.worker.pid for w in warm_workers()] == [pid]
         # A hang is the wrapper's timeout, a crash its tool error; the next call goes on.
         with pytest.raises(BenchmarkTimeoutError):
             benchmark_module(str(modules["hang"]), inputs=inputs, timeout=0.5, **flags)
         with pytest.raises(BenchmarkToolError, match="SIGSEGV"):
             benchmark_module(str(modules["crash"]), inputs=inputs, **flags)
-        assert benchmark_module(str(modules["work_1024"]), inputs=inputs, **flags)
+        assert benchmark_module(str(modules["fast"]), inputs=inputs, **flags)
         with pytest.raises(ValueError, match="unknown function"):
             benchmark_module(module, entry_function="nope", inputs=inputs, **flags)
     finally:
@@ -398,16 +360,16 @@ def test_benchmark_module_is_the_wrappers_drop_in(modules):
     (["--baseline={base}", "--rank_out={base}"], "an input of the ranking"),
 ])
 def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
-    (base,) = _candidates(modules, tmp_path, "work_1024")
+    (base,) = _candidates(modules, tmp_path, "fast")
     candidate = str(tmp_path / "c.vmfb")
-    (tmp_path / "c.vmfb").write_bytes(modules["work_8192"].read_bytes())
+    (tmp_path / "c.vmfb").write_bytes(modules["mid"].read_bytes())
     result = ireebench("rank", candidate, *(arg.format(base=base) for arg in args), INPUT,
                        "--rank_cache=off")
     assert expected in one_error_line(result)
 
 
 def test_a_glob_that_matches_nothing_is_one_line(ireebench, modules, tmp_path):
-    (base,) = _candidates(modules, tmp_path, "work_1024")
+    (base,) = _candidates(modules, tmp_path, "fast")
     result = ireebench("rank", str(tmp_path / "none-*.vmfb"), f"--baseline={base}", INPUT)
     assert "no file matches" in one_error_line(result)
 
@@ -447,7 +409,7 @@ def test_the_baseline_is_interpolated_between_its_measurements():
 
 def test_a_process_running_local_task_is_refused_a_forked_local_task_worker(modules, tmp_path):
     # Its task system's threads do not survive a fork: the worker would wait forever.
-    (good,) = _candidates(modules, tmp_path, "work_1024")
+    (good,) = _candidates(modules, tmp_path, "fast")
     script = f"""
 import ireebench
 ireebench.run(["--module={good}", "--device=local-task", "{INPUT}", "--benchmark_min_time=1x"])
