@@ -15,9 +15,11 @@ from __future__ import annotations
 import json
 import math
 import os
+import select
 import signal
 import subprocess
 import sys
+import time
 
 import ireebench
 import pytest
@@ -229,8 +231,11 @@ def test_without_check_outputs_a_wrong_output_is_ranked(ireebench, modules, tmp_
 def test_a_rerun_takes_every_result_from_the_cache(ireebench, modules, tmp_path):
     candidates = _candidates(modules, tmp_path, "fast", "mid", "crash")
     baseline = candidates[1]
+    # The candidates in a manifest (ID PATH lines, paths relative to it).
+    manifest = tmp_path / "candidates.txt"
+    manifest.write_text("# id path\nfast fast.vmfb\nmid mid.vmfb\ncrash crash.vmfb\n")
     cache, out = tmp_path / "cache.jsonl", tmp_path / "ranking.json"
-    args = ["rank", *candidates, f"--baseline={baseline}", *FAST, f"--rank_cache={cache}",
+    args = ["rank", manifest, f"--baseline={baseline}", *FAST, f"--rank_cache={cache}",
             "--rerank_top=2", "--rerank_rounds=3", f"--rank_out={out}"]
     first = ireebench(*args)
     assert first.returncode == 0, first.stderr
@@ -252,6 +257,30 @@ def test_a_rerun_takes_every_result_from_the_cache(ireebench, modules, tmp_path)
     assert _ranking(out)["measured"] > 0 and _ranking(out)["from_cache"] == 0
 
 
+class StreamReader:
+    """The JSON lines of a ``--rank_stream`` FIFO, opened read-write so that neither
+    end waits for the other to open; each read waits for a line (or the process's
+    end, or ``limit`` seconds: a test fails rather than hangs)."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+        self.buffer = b""
+
+    def next_event(self, proc, limit: float = 120) -> dict | None:
+        deadline = time.monotonic() + limit
+        while b"\n" not in self.buffer:
+            readable = select.select([self.fd], [], [], 1.0)[0]
+            if readable:
+                self.buffer += os.read(self.fd, 1 << 16)
+            elif proc.poll() is not None or time.monotonic() > deadline:
+                return None
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
 def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
     names = ["fast", "mid", "wrong", "slow"]
     candidates = _candidates(modules, tmp_path, *names)
@@ -264,21 +293,28 @@ def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
     env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1",
                PYTHONPATH=os.pathsep.join([str(FIXTURE_PLUGINS),
                                            os.environ.get("PYTHONPATH", "")]))
+    reader = StreamReader(stream)
     proc = subprocess.Popen([*args, f"--rank_stream={stream}"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
     try:
         # The stream says when the first candidate is done: then Ctrl-C.
-        with open(stream) as lines:
-            for line in lines:
-                if json.loads(line)["event"] == "candidate":
-                    proc.send_signal(signal.SIGINT)
-                    break
-            rest = lines.read()
+        event = reader.next_event(proc)
+        while event is not None and event["event"] != "candidate":
+            event = reader.next_event(proc)
+        assert event is not None, proc.stderr.read() if proc.poll() is not None else ""
+        proc.send_signal(signal.SIGINT)
+        events = []
+        while (event := reader.next_event(proc)) is not None:
+            events.append(event)
+            if event["event"] == "ranking":
+                break
         _, stderr = proc.communicate(timeout=120)
     finally:
         proc.kill()
+        proc.wait()
+        reader.close()
     assert proc.returncode == 130, stderr
-    assert '"event": "ranking"' in rest  # the stream ends with the partial ranking
+    assert events[-1]["event"] == "ranking"  # the stream ends with the partial ranking
     stopped = _ranking(out)
     assert stopped["stopped"] == "interrupted" and not stopped["complete"]
     done = [c["id"] for c in stopped["candidates"] if c["state"] != "not_measured"]
@@ -293,12 +329,40 @@ def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
     assert _states(ranking) == {name: "ok" for name in names}
 
 
+def test_a_spent_budget_keeps_what_it_has_and_says_so(ireebench, modules, tmp_path):
+    candidates = _candidates(modules, tmp_path, "fast", "mid")
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", *candidates, f"--baseline={candidates[0]}", *FAST,
+                       "--rank_budget=0.000001", f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert ranking["stopped"] == "budget" and not ranking["complete"]
+    assert set(_states(ranking).values()) == {"not_measured"}
+    assert "--rank_budget=1e-06s spent: 2 candidate(s) not measured" in result.stderr
+
+
+def test_benchmark_save_keeps_every_candidates_rows(ireebench, modules, tmp_path):
+    pytest.importorskip("sqlalchemy")
+    candidates = _candidates(modules, tmp_path, "fast", "mid")
+    store = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    result = ireebench("rank", *candidates, f"--baseline={candidates[0]}", *FAST,
+                       "--rerank_top=0", "--benchmark_save", f"--benchmark_storage={store}")
+    assert result.returncode == 0, result.stderr
+    history = ireebench("history", f"--benchmark_storage={store}")
+    assert history.returncode == 0, history.stderr
+    for candidate in ("fast", "mid"):
+        assert f"BM_main/candidate:{candidate}/process_time/real_time" in history.stdout
+
+
 # --- the Python API --------------------------------------------------------------------
 
 
 def test_the_python_api_returns_typed_results(modules, tmp_path):
     good, missing = _candidates(modules, tmp_path, "mid", "no_main")
-    ranking = ireebench.rank([good, missing], good, *FAST, rerank_top=0)
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"candidates": [{"id": "mid", "path": "mid.vmfb"},
+                                                   {"id": "no_main", "path": missing}]}))
+    ranking = ireebench.rank([manifest], good, *FAST, rerank_top=0)
     assert isinstance(ranking, Ranking) and ranking.exit_code == 0
     assert ranking.by_id("mid").state is State.OK
     assert ranking.by_id("no_main").state is State.LOAD_FAILED
