@@ -61,6 +61,7 @@ from ireebench import names
 from ireebench.backend import machine_context
 from ireebench.discovery import module_functions
 from ireebench.errors import Terminated, UsageError
+from ireebench.results import Run
 from ireebench.stats import median
 from ireebench.worker import decode_error
 
@@ -71,6 +72,7 @@ from .devices import DeviceSpec, fingerprint, worker_devices
 from .measure import Job, RerankResult
 from .ordering import interpolate, kendall_tau, signed_rank_test
 from .results import (
+    FAILED_STATES,
     BaselineMeasurement,
     CandidateResult,
     Measurement,
@@ -500,7 +502,23 @@ class Ranker:
         return value / base
 
     def _tell(self, result: CandidateResult) -> None:
+        """A candidate's result is known: to the stream, and a failure without rows
+        of its own to the reports as its error row (as a failed benchmark is)."""
         self.stream.write("candidate", result.to_dict())
+        measured = result.measurement is not None and result.measurement.rows
+        if not measured and (result.state in FAILED_STATES
+                             or result.state is State.NOT_MEASURED):
+            self._report_rows([self._error_row(result)])
+
+    def _error_row(self, result: CandidateResult) -> Run:
+        params = self._params(result.id)
+        return Run(name=names.family_name(self.function, params),
+                   run_name=names.run_name(self.function, params), function=self.function,
+                   params=params, error_occurred=True,
+                   error_message=f"{result.state}: {result.message}".rstrip(": "),
+                   time_unit=self.config.getoption("time_unit") or "ms",
+                   repetitions=self.config.getoption("benchmark_repetitions"),
+                   batch_size=self.config.getoption("batch_size"))
 
     def _died(self, device: DeviceState) -> None:
         worker = device.worker
@@ -708,6 +726,9 @@ class Ranker:
         for position, result in enumerate(order, 1):
             result.rank = position
         unranked = [result for result in self.results if result.rank is None]
+        for result in unranked:
+            if result.state is State.NOT_MEASURED and not result.same_as:
+                self._tell(result)  # its error row: the reports hold every candidate
         ranking.candidates = order + unranked
         ranking.baseline = self.settings.baseline
         ranking.baseline_sha256 = self.baseline.sha256 if self.baseline else ""

@@ -188,9 +188,9 @@ def test_every_failure_state_comes_from_a_real_module(ireebench, modules, tmp_pa
              "other_signature", "bad_mlir", "not_a_module"]
     candidates = _candidates(modules, tmp_path, *names)
     baseline = _candidates(modules, tmp_path, "fast")[0]
-    out = tmp_path / "ranking.json"
+    out, rows = tmp_path / "ranking.json", tmp_path / "rows.json"
     result = ireebench("rank", *candidates, f"--baseline={baseline}", *FAST, "--check_outputs",
-                       "--rerank_top=0", f"--rank_out={out}")
+                       "--rerank_top=0", f"--rank_out={out}", f"--benchmark_out={rows}")
     assert result.returncode == 0, result.stderr
     ranking = _ranking(out)
     assert _states(ranking) == {
@@ -210,6 +210,14 @@ def test_every_failure_state_comes_from_a_real_module(ireebench, modules, tmp_pa
     assert "not a valid IREE module" in by_id["not_a_module"]["message"]
     assert "doesn't match function result type" in by_id["bad_mlir"]["message"]
     assert _order(ranking) == ["mid"]
+    # A candidate without rows of its own is an error row in the reports, as a
+    # failed benchmark is.
+    errors = {row["name"]: row["error_message"] for row in
+              json.loads(rows.read_text())["benchmarks"] if row.get("error_occurred")}
+    for name, state in (("crash", "crashed"), ("hang", "timeout"), ("no_main", "load_failed"),
+                        ("bad_mlir", "compile_failed")):
+        assert errors[f"BM_main/candidate:{name}/process_time/real_time"].startswith(state)
+    assert "ireebench test" in errors["BM_main/candidate:runtime_error/process_time/real_time"]
     # The crash and the hang each cost a worker: a new one measured the baseline again.
     device = ranking["devices"][0]
     assert device["baselines"] >= 3
