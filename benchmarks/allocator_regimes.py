@@ -22,8 +22,12 @@ Each run is ``--device=local-sync --benchmark_repetitions=10
 --benchmark_min_time=0.2s``. Per run: the repetitions' range (with the
 groups the multimodality check finds, ``2 of 10 at ...``), max/min, cv and
 the CPU share (CPU time / real time: under 1 where other processes took the
-CPU); per round, the ratio of each pair. ``--write`` puts the tables into
-docs/usage.md (between the ``allocator_regimes`` markers).
+CPU); per round, the ratio of each pair; and the acceptance bound of
+``--malloc_trim``'s default (every run's max/min <= 1.2, in the runs where
+the process had at least 90 % of the CPU), which is a timing bound and so
+lives here, not in the tests (tests/builtin_plugins/test_allocator.py counts
+the page faults of the regime instead). ``--write`` puts the tables into
+docs/performance.md (between the ``allocator_regimes`` markers).
 
     python benchmarks/allocator_regimes.py [--rounds 3] [--write]
 
@@ -45,9 +49,13 @@ from pathlib import Path
 from compare_native import CPU_FLAGS, ROOT, compile_source, machine, run_process, write_section
 from ireebench.plugins.modality import repetition_groups
 
-USAGE_MD = ROOT / "docs" / "usage.md"
+PERFORMANCE_MD = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- allocator_regimes: begin -->", "<!-- allocator_regimes: end -->"
 NO_TRIM = {"MALLOC_TRIM_THRESHOLD_": "1000000000", "MALLOC_TOP_PAD_": "16777216"}
+# The default's acceptance bound: max/min of one run's repetitions, in runs
+# where the process had the CPU (CPU share of every repetition at least ON_CPU).
+ACCEPTED_SPREAD = 1.2
+ON_CPU = 0.9
 
 
 @dataclass
@@ -91,7 +99,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--min_time", default="0.2s")
     parser.add_argument("--repetitions", type=int, default=10)
-    parser.add_argument("--write", action="store_true", help=f"write {USAGE_MD}")
+    parser.add_argument("--write", action="store_true", help=f"write {PERFORMANCE_MD}")
     args = parser.parse_args()
 
     from iree.runtime.benchmark import benchmark_exe
@@ -152,6 +160,19 @@ def main() -> int:
         ratio_rows.append(f"| {label} | " + " | ".join(f"{r:.2f}" for r in ratios)
                           + f" | {statistics.median(ratios):.2f} | "
                           f"{statistics.median(cpu):.2f} |")
+    default = runs[3]
+    verdicts = []
+    for index, run in enumerate(default.runs):
+        real = [r for r, _ in run]
+        share = min(c / r for r, c in run)
+        spread = max(real) / min(real)
+        verdict = ("not judged: the process had under " f"{ON_CPU:.0%} of the CPU"
+                   if share < ON_CPU else
+                   "met" if spread <= ACCEPTED_SPREAD else "MISSED")
+        verdicts.append(f"run {index + 1}: max/min {spread:.2f} at CPU share {share:.2f}: "
+                        f"{verdict}")
+    acceptance = (f"Acceptance of the default (max/min <= {ACCEPTED_SPREAD} in every run "
+                  f"that had the CPU): " + "; ".join(verdicts) + ".")
     section = "\n".join([
         (f"Measured on {started:%Y-%m-%d %H:%M %Z}: {machine()}; load average "
         f"{load_before[0]:.2f} before, {load_after[0]:.2f} after. "
@@ -169,10 +190,10 @@ def main() -> int:
         "process (startup and calibration included) per measured iteration; and the CPU "
         "share:"), "", *regime, "",
         "Ratio of the median repetitions (real time), pair by pair (same regime):", "",
-        *ratio_rows])
+        *ratio_rows, "", acceptance])
     print(section)
     if args.write:
-        write_section(BEGIN, END, section, USAGE_MD)
+        write_section(BEGIN, END, section, PERFORMANCE_MD)
     return 0
 
 

@@ -3,7 +3,7 @@
 // each) are materialized every call too, so each iteration allocates and
 // frees about 3 MiB of transient buffers. With glibc's heap trimming on, every
 // iteration faults them back in (about 800 page faults): the workload of the
-// allocator regimes in docs/usage.md and of tests/builtin_plugins/test_allocator.py.
+// allocator regimes in docs/performance.md and of tests/builtin_plugins/test_allocator.py.
 func.func @mlp() -> tensor<32x384xf32> {
   %x = util.unfoldable_constant dense<0.5> : tensor<32x384xf32>
   %w1 = util.unfoldable_constant dense<0.01> : tensor<384x1024xf32>

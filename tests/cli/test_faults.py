@@ -196,10 +196,8 @@ def test_interrupt_keeps_finished_runs(faults_module, tmp_path, signum, exit_cod
     args = [f"--module={faults_module}", "--device=local-sync", "--benchmark_min_time=40x",
             "--benchmark_filter=BM_(ok|also_ok|slow)", f"--benchmark_out={out}",
             f"--benchmark_out_format={out_format}"]
-    started = time.monotonic()
     returncode, stdout, stderr = run_and_interrupt(args, signum, "BM_also_ok")
     assert returncode == exit_code, stderr
-    assert time.monotonic() - started < 60
     assert "Traceback" not in stderr
     rows = read_json_report(out) if out_format == "json" else read_csv_report(out)
     # BM_slow, interrupted, is an error row if it had started (it usually

@@ -97,13 +97,11 @@ def test_sessionfinish_hears_the_exit_status(compile_mlir, ireebench, tmp_path):
 
 
 def test_dry_run_skips_warmup(compile_mlir, ireebench):
-    import time
-
-    start = time.monotonic()
+    """The stateful module counts its calls: the one output shows the one call
+    of the dry run (a warm-up of 30 s would have called it many times)."""
     result = ireebench(f"--module={compile_mlir('stateful')}", "--device=local-sync",
                        "--benchmark_dry_run", "--benchmark_min_warmup_time=30",
                        "--enable_output_processing")
-    assert time.monotonic() - start < 25  # a 30 s warm-up did not run
     assert result.returncode == 0, result.stderr
     assert "result[0]: i32=1" in result.stdout
 
