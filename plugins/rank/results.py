@@ -187,7 +187,7 @@ class Ranking(RunResult):
     function: str = ""
     devices: list[dict] = field(default_factory=list)
     complete: bool = True
-    stopped: str = ""  # "", "budget" or "interrupted"
+    stopped: str = ""  # "", "budget", "interrupted" or "error"
     wall_seconds: float = 0.0
     device_seconds: float = 0.0  # summed time the workers held their devices
     measured: int = 0  # measurements made in this run

@@ -173,6 +173,9 @@ class Ranker:
         except (KeyboardInterrupt, Terminated):
             self.stopped = self.stopped or "interrupted"
             raise
+        except BaseException:
+            self.stopped = self.stopped or "error"  # the ranking's one line says which
+            raise
         finally:
             self._stop_workers()
             self._finish()
