@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import select
 import signal
 import subprocess
@@ -426,24 +427,36 @@ def test_benchmark_module_is_the_wrappers_drop_in(modules):
 @pytest.mark.parametrize(("args", "expected"), [
     ([], "--baseline=BASE.vmfb is required"),
     (["--baseline={base}", "--devices=nope://0"], "unknown driver 'nope'"),
-    (["--baseline={base}", "--module={base}"], "--module is not a ranking's option"),
-    (["--baseline={base}", "--cpu_workers=64"], "lower --cpu_workers"),
-    (["--baseline={base}", "--function=nope"], "exports no such function"),
-    (["--baseline={base}", "--rank_out={base}"], "an input of the ranking"),
 ])
 def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
-    (base,) = _candidates(modules, tmp_path, "fast")
-    candidate = str(tmp_path / "c.vmfb")
-    (tmp_path / "c.vmfb").write_bytes(modules["mid"].read_bytes())
+    base, candidate = _candidates(modules, tmp_path, "fast", "mid")
     result = ireebench("rank", candidate, *(arg.format(base=base) for arg in args), INPUT,
                        "--rank_cache=off")
     assert expected in one_error_line(result)
 
 
-def test_a_glob_that_matches_nothing_is_one_line(ireebench, modules, tmp_path):
-    (base,) = _candidates(modules, tmp_path, "fast")
-    result = ireebench("rank", str(tmp_path / "none-*.vmfb"), f"--baseline={base}", INPUT)
-    assert "no file matches" in one_error_line(result)
+@pytest.mark.parametrize(("arguments", "options", "expected"), [
+    (["{mid}"], {"module": "{base}"}, "--module is not a ranking's option"),
+    (["{mid}"], {"cpu_workers": 64}, "lower --cpu_workers"),
+    (["{mid}"], {"function": "nope"}, "exports no such function"),
+    (["{mid}"], {"rank_out": "{base}"}, "an input of the ranking"),
+    (["{mid}"], {"rerank_rounds": 1}, "--rerank_rounds=1: must be at least 2"),
+    (["{mid}"], {"cpu_sets": "0:0"}, "the sets overlap"),
+    (["{folder}/none-*.vmfb"], {}, "no file matches"),
+    (["{folder}/fast.vmfb", "{folder}/sub/fast.vmfb"], {}, "have the same id 'fast'"),
+    (["{folder}/bad.json"], {}, "manifest {folder}/bad.json: invalid JSON"),
+])
+def test_bad_input_from_python_is_a_usage_error(modules, tmp_path, arguments, options,
+                                                expected):
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "fast.vmfb").write_bytes(modules["fast"].read_bytes())
+    (tmp_path / "bad.json").write_text("[{")
+    fill = {"base": base, "mid": mid, "folder": tmp_path}
+    with pytest.raises(ireebench.UsageError, match=re.escape(expected.format(**fill))):
+        ireebench.rank([argument.format(**fill) for argument in arguments], base, INPUT,
+                       rank_cache="off", **{key: str(value).format(**fill)
+                                            for key, value in options.items()})
 
 
 # --- the arithmetic, against scipy -----------------------------------------------------
