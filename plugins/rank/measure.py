@@ -49,6 +49,7 @@ from ireebench.plugins.output_processing.compare import (
     parse_tolerances,
 )
 from ireebench.plugins.output_processing.values import snapshot
+from ireebench.plugins.statistics import DEFAULT_CONFIDENCE, relative_precision
 from ireebench.session import Session
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, median
 from ireebench.worker import decode, encode
@@ -275,12 +276,14 @@ def measure_candidate(warm: WarmDevice, job: Job) -> Measurement:
         for rows in call_hook(pm, "ireebench_report_extra_rows", config=point,
                               workload=workload, runs=runs):
             extra.extend(rows or [])
-        return _summary(runs, extra, mismatch, start, loaded)
+        confidence = float(point.getoption("confidence") or DEFAULT_CONFIDENCE)
+        return _summary(runs, extra, mismatch, start, loaded, confidence)
     finally:
         release(session, workload)
 
 
-def _summary(runs, extra, mismatch: str, start: float, loaded: float) -> Measurement:
+def _summary(runs, extra, mismatch: str, start: float, loaded: float,
+             confidence: float) -> Measurement:
     repetitions = _repetitions(runs)
     elapsed = time.perf_counter() - start
     measurement = Measurement(State.OK, rows=list(runs) + list(extra), elapsed=elapsed,
@@ -291,14 +294,14 @@ def _summary(runs, extra, mismatch: str, start: float, loaded: float) -> Measure
         return measurement
     measurement.samples = [run.real_seconds for run in repetitions]
     measurement.seconds = median(measurement.samples) if measurement.samples else None
+    measurement.cpu_samples = [run.cpu_seconds for run in repetitions]
+    measurement.cpu_seconds = median(measurement.cpu_samples) if repetitions else None
     device = [run.device_seconds for run in repetitions]
     if device and all(value is not None for value in device):
         measurement.device_samples = device
         measurement.device_seconds = median(device)
-    precision = [run for run in runs if run.run_type == "aggregate"
-                 and run.aggregate_name == "precision"]
-    if precision:
-        measurement.precision = precision[0].real_accumulated_time
+    measurement.precision = relative_precision(measurement.samples, confidence)
+    measurement.cpu_precision = relative_precision(measurement.cpu_samples, confidence)
     if mismatch:
         measurement.state, measurement.message = State.WRONG_OUTPUT, mismatch
     return measurement
@@ -309,22 +312,24 @@ def _summary(runs, extra, mismatch: str, start: float, loaded: float) -> Measure
 
 @dataclass
 class RerankResult:
-    """Per member: its rows, its seconds per iteration per round (None where it
-    did not run), and why it left (when it failed)."""
+    """Per member: its rows, its real and CPU seconds per iteration per round
+    (None where it did not run), and why it left (when it failed)."""
 
     rows: dict[str, list] = field(default_factory=dict)
     seconds: dict[str, list] = field(default_factory=dict)
+    cpu_seconds: dict[str, list] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     elapsed: float = 0.0
 
     def to_data(self) -> dict:
         return {"rows": {key: encode(rows) for key, rows in self.rows.items()},
-                "seconds": self.seconds, "failed": self.failed, "elapsed": self.elapsed}
+                "seconds": self.seconds, "cpu_seconds": self.cpu_seconds,
+                "failed": self.failed, "elapsed": self.elapsed}
 
     @classmethod
     def from_data(cls, data: dict) -> RerankResult:
         return cls({key: decode(rows) for key, rows in data["rows"].items()},
-                   data["seconds"], data["failed"], data["elapsed"])
+                   data["seconds"], data["cpu_seconds"], data["failed"], data["elapsed"])
 
 
 def rerank(warm: WarmDevice, jobs: list[Job], rounds: int, seed: int) -> RerankResult:
@@ -349,6 +354,7 @@ def rerank(warm: WarmDevice, jobs: list[Job], rounds: int, seed: int) -> RerankR
                 continue
             result.rows[job.id] = []
             result.seconds[job.id] = [None] * rounds
+            result.cpu_seconds[job.id] = [None] * rounds
             members[-1] = (job, session, workload, iterations)
         running = [member for member in members if len(member) == 4]
         shuffle = random.Random(seed).shuffle
@@ -363,6 +369,7 @@ def rerank(warm: WarmDevice, jobs: list[Job], rounds: int, seed: int) -> RerankR
                     continue
                 result.rows[job.id].append(row)
                 result.seconds[job.id][index] = row.real_seconds
+                result.cpu_seconds[job.id][index] = row.cpu_seconds
         statistics = STATISTICS + list(warm.config.stash.get(EXTRA_STATISTICS, []))
         for job_id, rows in result.rows.items():
             result.rows[job_id] = rows + compute_aggregates(rows, statistics)

@@ -24,7 +24,7 @@ from collections import Counter
 from ireebench.outfiles import OutputFile
 from tabulate import tabulate
 
-from .results import Ranking, State
+from .results import METRICS, Ranking, State
 
 NOTE_WIDTH = 72
 
@@ -80,12 +80,12 @@ def _note(candidate) -> str:
 
 def table(ranking: Ranking) -> str:
     """The ranking as the console shows it."""
-    device_time = ranking.metric == "device_time"
     rows = []
     for candidate in ranking.candidates:
         measurement = candidate.measurement
-        shown = measurement.metric(device_time) if measurement is not None else None
-        precision = measurement.precision if measurement is not None else None
+        shown = measurement.metric(ranking.metric) if measurement is not None else None
+        precision = measurement.precision_of(ranking.metric) if measurement is not None \
+            else None
         rerank = "" if candidate.rerank_position is None else \
             f"{candidate.rerank_position} ({_ratio(candidate.ratio)})"
         rows.append([
@@ -107,7 +107,7 @@ def table(ranking: Ranking) -> str:
 
 def lines(ranking: Ranking) -> list[str]:
     """The title, the table and what the re-rank found."""
-    metric = "device time" if ranking.metric == "device_time" else "real time"
+    metric = METRICS.get(ranking.metric, ranking.metric)
     devices = len(ranking.devices)
     count = len(ranking.candidates)
     out = [f"Ranking of {count} candidate{'s' if count != 1 else ''} (BM_{ranking.function}, "

@@ -40,6 +40,17 @@ class State(str, enum.Enum):
 
 
 FAILED_STATES = frozenset(State) - {State.OK, State.NOT_MEASURED}
+# What a ranking can rank by (--rank_by), and how the table names it.
+METRICS = {"real_time": "real time", "cpu_time": "CPU time", "device_time": "device time"}
+
+
+def metric_of(measured, name: str) -> float | None:
+    """``measured``'s median time per iteration of the metric ``name``."""
+    if name == "device_time":
+        return measured.device_seconds
+    if name == "cpu_time":
+        return measured.cpu_seconds
+    return measured.seconds
 
 
 @dataclass
@@ -53,20 +64,27 @@ class Measurement:
     state: State
     message: str = ""
     seconds: float | None = None  # the median real time per iteration
+    cpu_seconds: float | None = None  # the median CPU time of the worker process
     device_seconds: float | None = None  # the median device time (--device_time)
-    samples: list[float] = field(default_factory=list)  # per repetition
+    samples: list[float] = field(default_factory=list)  # real times, per repetition
+    cpu_samples: list[float] = field(default_factory=list)
     device_samples: list[float] = field(default_factory=list)
-    precision: float | None = None  # the median's interval half-width over the median
+    # The median's interval half-width over the median (--confidence): the
+    # real time's, and the CPU time's.
+    precision: float | None = None
+    cpu_precision: float | None = None
     elapsed: float = 0.0
     load_seconds: float = 0.0  # loading the module, making its context
     first_call_seconds: float = 0.0  # the untimed first call (outputs checked there)
     rows: list[Run] = field(default_factory=list)  # its Google Benchmark rows
 
-    def metric(self, device_time: bool) -> float | None:
-        """The ranked time: the device's where it was measured, else the wall clock's."""
-        if device_time and self.device_seconds is not None:
-            return self.device_seconds
-        return self.seconds
+    def metric(self, name: str) -> float | None:
+        """The ranked time (``real_time``, ``cpu_time`` or ``device_time``)."""
+        return metric_of(self, name)
+
+    def precision_of(self, name: str) -> float | None:
+        """The precision of the metric ``name`` (the device time's: not known)."""
+        return {"real_time": self.precision, "cpu_time": self.cpu_precision}.get(name)
 
     def to_data(self) -> dict:
         """Plain data (the rows as the worker channel encodes them)."""
@@ -162,6 +180,7 @@ class BaselineMeasurement:
     device_seconds: float | None
     sequence: int  # when, in the device's order of measurements
     elapsed: float = 0.0
+    cpu_seconds: float | None = None
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
@@ -183,7 +202,7 @@ class Ranking(RunResult):
     baselines: list[BaselineMeasurement] = field(default_factory=list)
     rerank: Rerank | None = None
     kendall_tau: float | None = None  # first pass vs re-rank (the rerank's)
-    metric: str = "real_time"  # or device_time
+    metric: str = "real_time"  # or cpu_time, device_time (--rank_by)
     function: str = ""
     devices: list[dict] = field(default_factory=list)
     complete: bool = True

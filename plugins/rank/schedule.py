@@ -27,8 +27,9 @@
 4. Each candidate's ratio is its time over the baseline's on the same
    device, interpolated between the baseline measurements before and after
    it there (:func:`.ordering.interpolate`): drift on a device, and the
-   difference between devices, cancel. The ranked time is the device time
-   with ``--device_time``, else the wall clock's.
+   difference between devices, cancel. The ranked time is ``--rank_by``'s:
+   the device time with ``--device_time``, else the wall clock's (or the
+   worker's CPU time).
 5. The best ``--rerank_top`` and the baseline are re-ranked on the first
    device: ``--rerank_rounds`` rounds, one repetition of each per round in
    a fresh random order (:func:`.measure.rerank`); their order is by the
@@ -79,6 +80,7 @@ from .results import (
     Ranking,
     Rerank,
     State,
+    metric_of,
 )
 from .settings import TIMEOUT_SLACK, RankSettings
 from .worker import WorkerProcess
@@ -467,7 +469,7 @@ class Ranker:
         device.fresh = False
         entry = BaselineMeasurement(device.spec.label, measurement.seconds,
                                     measurement.device_seconds, task.sequence,
-                                    measurement.elapsed)
+                                    measurement.elapsed, measurement.cpu_seconds)
         device.baselines.append(entry)
         self.stream.write("baseline", entry.to_dict())
 
@@ -495,10 +497,10 @@ class Ranker:
         (the baselines known so far: the final one corrects it in :meth:`_ratios`)."""
         if result.state is not State.OK or result.measurement is None:
             return None
-        value = result.measurement.metric(self.settings.device_time)
-        points = [(entry.sequence, entry.device_seconds if self.settings.device_time
-                   and entry.device_seconds is not None else entry.seconds)
-                  for entry in device.baselines]
+        metric = self.settings.metric
+        value = result.measurement.metric(metric)
+        points = [(entry.sequence, metric_of(entry, metric)) for entry in device.baselines]
+        points = [(position, seconds) for position, seconds in points if seconds]
         base = interpolate(points, self.sequence_of.get(result.id, 0))
         if value is None or not base:
             return None
@@ -671,14 +673,15 @@ class Ranker:
         rerank.failed = dict(result.failed)
         for rows in result.rows.values():
             self._report_rows(rows)
-        base = result.seconds.get(BASELINE_ID)
+        by_round = result.cpu_seconds if self.settings.metric == "cpu_time" else result.seconds
+        base = by_round.get(BASELINE_ID)
         if base is None or BASELINE_ID in result.failed:
             rerank.message = f"the baseline failed in the re-rank: " \
                              f"{result.failed.get(BASELINE_ID, 'not measured')}"
             return
         ratios: dict[str, list[float]] = {}
         for member in rerank.members:
-            seconds = result.seconds.get(member)
+            seconds = by_round.get(member)
             if seconds is None or member in result.failed:
                 continue
             rerank.round_seconds[member] = seconds
@@ -738,7 +741,7 @@ class Ranker:
         ranking.baselines = [entry for device in self.devices for entry in device.baselines]
         ranking.rerank = rerank
         ranking.kendall_tau = rerank.kendall_tau if rerank is not None else None
-        ranking.metric = "device_time" if self.settings.device_time else "real_time"
+        ranking.metric = self.settings.metric
         ranking.function = self.function
         ranking.devices = [device.to_dict() for device in self.devices]
         ranking.stopped = self.stopped

@@ -23,6 +23,7 @@ from ireebench.errors import UsageError
 
 from .cache import default_path
 from .devices import parse_device_list
+from .results import METRICS
 
 GROUP = "Ranking (ireebench rank)"
 DEFAULT_BASELINE_EVERY = 8
@@ -73,6 +74,11 @@ def add_options(parser) -> None:
              "each member per round, in a fresh random order.")
     add("--rank_seed", "rank_seed", type=int, default=None, group=GROUP, metavar="N",
         help="Seed of the re-rank's orders (default: random, recorded in the ranking).")
+    add("--rank_by", "rank_by", default="", group=GROUP, metavar="real_time|cpu_time|device_time",
+        help="The time the ranking compares: real_time (the wall clock, the default), "
+             "device_time (the default with --device_time, which it needs) or cpu_time (the "
+             "worker's CPU time: on a shared machine, what a local-sync candidate computed "
+             "whatever else ran).")
     add("--check_outputs", "check_outputs", type=bool, group=GROUP,
         help="Compare each candidate's outputs with the baseline's (--expected_*_threshold, "
              "--expected_rtol, --equality_mode): a mismatch is wrong_output.")
@@ -122,6 +128,7 @@ class RankSettings:
     adaptive: bool  # --benchmark_min_rel_accuracy
     max_time: float | None  # its --benchmark_max_time
     device_time: bool
+    metric: str  # --rank_by
 
 
 def _seconds(flag: str, text: str) -> float | None:
@@ -188,4 +195,17 @@ def settings(config) -> RankSettings:
         max_time=_seconds("benchmark_max_time", config.getoption("benchmark_max_time") or
                           "10s") if accuracy else None,
         device_time=bool(config.getoption("device_time")),
+        metric=_metric(config),
     )
+
+
+def _metric(config) -> str:
+    """``--rank_by``, or device time with --device_time, else real time."""
+    device_time = bool(config.getoption("device_time"))
+    chosen = config.getoption("rank_by") or ("device_time" if device_time else "real_time")
+    if chosen not in METRICS:
+        raise UsageError(f"--rank_by={chosen}: one of {', '.join(METRICS)}")
+    if chosen == "device_time" and not device_time:
+        raise UsageError("--rank_by=device_time: needs --device_time (the device's busy time "
+                         "is measured by a profiling pass)")
+    return chosen

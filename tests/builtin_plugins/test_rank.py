@@ -380,8 +380,10 @@ def test_the_python_api_returns_typed_results(modules, tmp_path):
     # Its rows are the run's (a RunResult): the candidate's, by name.
     assert ranking.by_name("BM_main/candidate:mid/process_time/real_time_median")
     # The same command through ireebench.run returns the same type.
-    again = ireebench.run(["rank", good, f"--baseline={good}", *FAST, "--rerank_top=0"])
+    again = ireebench.run(["rank", good, f"--baseline={good}", *FAST, "--rerank_top=0",
+                           "--rank_by=cpu_time"])
     assert isinstance(again, Ranking) and again.winner.id == "mid"
+    assert again.metric == "cpu_time" and again.winner.measurement.cpu_seconds > 0
 
 
 def test_benchmark_module_is_the_wrappers_drop_in(modules):
@@ -442,6 +444,7 @@ def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
     (["{mid}"], {"rank_out": "{base}"}, "an input of the ranking"),
     (["{mid}"], {"rerank_rounds": 1}, "--rerank_rounds=1: must be at least 2"),
     (["{mid}"], {"cpu_sets": "0:0"}, "the sets overlap"),
+    (["{mid}"], {"rank_by": "device_time"}, "--rank_by=device_time: needs --device_time"),
     (["{folder}/none-*.vmfb"], {}, "no file matches"),
     (["{folder}/fast.vmfb", "{folder}/sub/fast.vmfb"], {}, "have the same id 'fast'"),
     (["{folder}/bad.json"], {}, "manifest {folder}/bad.json: invalid JSON"),
