@@ -7,7 +7,7 @@ The rank command takes every option of a run (``--function``,
 reads them into :class:`RankSettings`, one line for a bad value.
 
 Defaults for a ranking that holds, where the command line says nothing
-(:data:`RUN_DEFAULTS`): short repetitions (``--benchmark_min_time=0.02s``)
+(:data:`RUN_DEFAULTS`): short repetitions (``--benchmark_min_time=0.01s``)
 measured until the median is within 2 % (``--benchmark_min_rel_accuracy=0.02``,
 the ``statistics`` plugin's adaptive stopping), at most 1 s a candidate
 (``--benchmark_max_time=1s``), and only the aggregates on the console.
@@ -37,7 +37,7 @@ CACHE_OFF = ("off", "none")
 
 # Run options whose default a ranking changes (when the command line leaves them).
 RUN_DEFAULTS = {
-    "benchmark_min_time": "0.02s",
+    "benchmark_min_time": "0.01s",
     "benchmark_min_rel_accuracy": "0.02",
     "benchmark_display_aggregates_only": True,
 }
