@@ -8,13 +8,25 @@ Python API::
         print(run.benchmark_name, run.real_time, run.time_unit)
 
 Everything a plugin author needs is importable from here: ``hookimpl``,
-``hookspec`` (to declare hooks of your own in ``ireebench_addhooks``), the
-errors, ``StashKey``, and the types hooks receive and return (``Config``,
-``Invocation``, ``FunctionInfo``, ``Workload``, ``InvocationKind``,
-``Batch``, ``Backend``, ``Run``, ``Counter``, ``Reporter``,
-``ProfilingSink``, ``Statistic``), and ``prepare_inputs`` for a kind that
-makes its own inputs. Backend authors find their helpers in
-:mod:`ireebench.backend`.
+``hookspec`` (to declare hooks of your own in ``ireebench_addhooks``) and
+``call_hook`` (to call them), the errors, ``StashKey``, the types hooks
+receive and return (``Config``, ``CommandConfig``, ``Invocation``,
+``FunctionInfo``, ``Workload``, ``InvocationKind``, ``Batch``,
+``Backend``, ``Run``, ``Counter``, ``Reporter``, ``ProfilingSink``,
+``Statistic``), ``prepare_inputs``/``parse_inputs`` and the signature
+helpers (``declared_input_types``, ``parse_tensor_type``,
+``element_type``) for a kind that makes its own inputs, and
+``module_functions`` for a plugin that looks at a module's signatures,
+``stamp_rows`` for a backend with the ``sweeps`` capability (a point's
+context entries on each of its rows), ``point_of_row`` for the point a row
+of a multi-point run was measured in.
+Backend authors find their helpers in :mod:`ireebench.backend`, plugin
+tests theirs in :mod:`ireebench.testing`.
+
+This module's ``__all__`` is public, with the modules listed in
+``ireebench._public.PUBLIC_MODULES``: a name there changes only after a
+minor version of :class:`IreebenchDeprecationWarning` (docs/plugins.md,
+"Stability"); every other module is internal.
 """
 
 from __future__ import annotations
@@ -22,17 +34,24 @@ from __future__ import annotations
 import io
 import os
 
+from ._public import IreebenchDeprecationWarning
 from .backend import Backend
 from .cli import execute
+from .cli.commands import CommandConfig
 from .cli.invocation import Invocation
 from .config import Config
+from .discovery import module_functions
+from .dtypes import by_name as element_type
 from .errors import PluginError, UsageError
+from .hookcall import call_hook
 from .hookspecs import hookimpl, hookspec
-from .inputs import prepare_inputs
+from .inputs import parse_inputs, prepare_inputs
 from .kinds import Batch, InvocationKind
+from .points import point_of_row, stamp_rows
 from .profiling import ProfilingSink
 from .reporting import Reporter
 from .results import Counter, Run, RunResult
+from .signature import declared_input_types, parse_tensor_type
 from .stash import StashKey
 from .stats import Statistic
 from .version import __version__
@@ -78,8 +97,10 @@ def rank(candidates, baseline, *flags: str, stdout=None, stderr=None, plugins=()
 
 
 __all__ = [
-    "Backend", "Batch", "Config", "Counter", "FunctionInfo", "Invocation", "InvocationKind",
-    "PluginError", "ProfilingSink", "Reporter", "Run", "RunResult", "StashKey", "Statistic",
-    "UsageError", "Workload", "__version__", "hookimpl", "hookspec", "prepare_inputs", "rank",
-    "run",
+    "Backend", "Batch", "CommandConfig", "Config", "Counter", "FunctionInfo", "Invocation",
+    "InvocationKind", "IreebenchDeprecationWarning", "PluginError", "ProfilingSink", "Reporter",
+    "Run", "RunResult", "StashKey", "Statistic", "UsageError", "Workload", "__version__",
+    "call_hook", "declared_input_types", "element_type", "hookimpl", "hookspec",
+    "module_functions", "parse_inputs", "parse_tensor_type", "point_of_row", "prepare_inputs",
+    "rank", "run", "stamp_rows",
 ]

@@ -41,28 +41,57 @@ The capabilities (strings, so a plugin can declare one of its own):
     it hands the runtime flags, and the options plugins mark as the native
     tool's own (``native_flag=True``: ``--print_statistics``, output
     processing's), to the native tool that measures, which acts on them
-    itself (device profiling, allocator statistics, outputs).
+    itself (device profiling, allocator statistics, outputs), and passes on
+    what the tool prints besides its report.
+``native_environment``
+    the native tool runs with this process's environment, so the glibc
+    allocator settings ``--malloc_trim`` makes there (``MALLOC_*``) hold.
+``measured_workloads``
+    it calls ``ireebench_measurements_finish`` with the workloads it
+    measured, so follow-up passes rerun them (``--device_replay_output``).
+
+Each option says which capability it needs (``parser.addoption(...,
+requires=CAPABILITY)``); :func:`check_capabilities` refuses an option given
+to a backend without it, in one line, before any plugin configures, and so
+it does the runtime flags (``--task_topology_max_group_count``) for a
+backend that neither measures in process nor hands them on. Every backend
+honours the core's module, function, input and measurement flags (the
+native tool's own: :func:`forwarded_argv` gives them to a tool that
+measures elsewhere), and the report's flags are the core's, in this
+process (:data:`LOCAL_OUTPUT_OPTIONS`).
 
 Helpers for a backend's author, each also used by the built-in backends:
 :func:`machine_context` (the report context of this machine),
 :func:`runs_from_benchmark_json` / :func:`context_from_benchmark_json`
-(a Google Benchmark JSON report turned into rows), :func:`forwarded_argv`
-(the command line without ireebench's and plugins' own flags, for a tool
-that measures elsewhere), :func:`aggregates` (Google Benchmark's
-aggregates and the selected statistics of a benchmark's repetitions).
-The report hub sizes the console's name column itself
-(``hub.report_context(context, run_names)``).
+(a Google Benchmark JSON report turned into rows) and
+:func:`split_benchmark_json` (the report a tool printed, and what followed
+it), :func:`forwarded_argv` (the command line for a tool that measures
+elsewhere: without ireebench's and plugins' own flags, nor the report's),
+:func:`module_files` (the run's modules as files, an ``.mlir`` compiled),
+:func:`tool_path` (a native tool of the installed runtime,
+:data:`BENCHMARK_TOOL`), :func:`native_error_line` (why a native tool
+failed, in one line), :func:`aggregates` (Google Benchmark's aggregates and
+the selected statistics of a benchmark's repetitions). The report hub
+sizes the console's name column itself (``hub.report_context(context,
+run_names)``).
 """
 
 from __future__ import annotations
 
 from . import names
+from .argscan import scan_options
 from .context import Context, gather
 from .discovery import classify_module_functions
 from .errors import UsageError, flag_error
 from .hookcall import collect_named
+from .modules import module_files
 from .native.backend import aggregates
-from .native.gbench_json import context_from_benchmark_json, runs_by_benchmark
+from .native.gbench_json import (
+    context_from_benchmark_json,
+    runs_by_benchmark,
+    split_benchmark_json,
+)
+from .native.tools import BENCHMARK_TOOL, native_error_line, tool_path
 from .results import Run
 
 IN_PROCESS = "in_process"
@@ -72,6 +101,8 @@ PLUGIN_KINDS = "plugin_kinds"
 PROFILING_PASSES = "profiling_passes"
 NATIVE_FLAGS = "native_flags"
 SWEEPS = "sweeps"
+MEASURED_WORKLOADS = "measured_workloads"
+NATIVE_ENVIRONMENT = "native_environment"
 
 # What each built-in capability means, in the words of a refusal.
 CAPABILITY_MEANING = {
@@ -83,7 +114,18 @@ CAPABILITY_MEANING = {
     SWEEPS: "measures many configurations in one run",
     NATIVE_FLAGS: "hands the runtime flags and the native tool's own flags to the native "
                   "tool that measures",
+    MEASURED_WORKLOADS: "hands the workloads it measured to ireebench_measurements_finish",
+    NATIVE_ENVIRONMENT: "runs the native tool with this process's environment",
 }
+
+# Google Benchmark's flags that shape the report, which ireebench writes in
+# this process whatever the backend (its reporters, --benchmark_out): never
+# handed to a tool that measures elsewhere, where --benchmark_out would name
+# a file on the wrong side (and --benchmark_format change what is parsed).
+LOCAL_OUTPUT_OPTIONS = frozenset({
+    "benchmark_format", "benchmark_out", "benchmark_out_format", "benchmark_counters_tabular",
+    "benchmark_color", "benchmark_report_aggregates_only", "benchmark_display_aggregates_only",
+})
 
 
 class Backend:
@@ -100,8 +142,10 @@ class Backend:
         once, then ``hub.report(runs)`` per benchmark), return an exit code
         (0, or 1 when a benchmark failed). With ``--benchmark_list_tests``
         ``hub`` is ``None``: print the benchmark names to ``config.stdout``.
-    :param capabilities: what it can do (the constants of this module).
-    :param description: one line for ``--help`` and ``ireebench plugins``.
+    :param capabilities: what it can do: a set of the capability strings of
+        this module (or a plugin's own); nothing by default.
+    :param description: one line saying how it measures, shown by
+        ``ireebench plugins`` (``"the native tool over ssh"``).
     """
 
     name = ""
@@ -159,10 +203,55 @@ def refusal(config, capability: str) -> str:
             f"--backend={config.backend.name} does not have it")
 
 
-def require(config, capability: str, flag: str, value) -> None:
-    """Refuses ``--flag=value`` in one line when the run's backend lacks ``capability``."""
-    if not config.backend.has(capability):
-        raise flag_error(flag, value, refusal(config, capability))
+def require(config, capability, flag: str, value) -> None:
+    """Refuses ``--flag=value`` in one line when the run's backend lacks ``capability``.
+
+    ``capability``: a capability, or a tuple of them of which any will do
+    (the refusal names the first). ``flag`` as written, ``--rusage`` or
+    ``rusage``; ``value`` as the user gave it (``true`` for a boolean).
+    """
+    wanted = (capability,) if isinstance(capability, str) else tuple(capability)
+    if not any(config.backend.has(each) for each in wanted):
+        raise flag_error(flag.lstrip("-"), value, refusal(config, wanted[0]))
+
+
+def check_capabilities(config) -> None:
+    """Refuses, in one line, each option the run's backend cannot honour.
+
+    An option given (not at its default) whose spec ``requires`` a
+    capability the backend lacks (:func:`require`). Called once the backend
+    is chosen, before ``ireebench_configure``.
+    """
+    for spec in config.option_specs.values():
+        if not spec.requires:
+            continue
+        value = config.options.get(spec.name)
+        if value is None or value is False or value == spec.default or (
+                isinstance(value, (str, list, tuple)) and not value):
+            continue
+        require(config, spec.requires, spec.name, _as_given(value))
+
+
+def check_runtime_flags_honoured(config) -> None:
+    """Refuses the runtime flags (``--task_topology_max_group_count=2``) when the
+    backend neither measures in process nor hands them to the native tool.
+
+    Called after ``ireebench_configure``, so a plugin that owns runtime
+    flags (device profiling) refuses them first, naming what it needs.
+    """
+    if config.runtime_flags and not (config.backend.has(IN_PROCESS)
+                                     or config.backend.has(NATIVE_FLAGS)):
+        flag, _, value = config.runtime_flags[0].partition("=")
+        require(config, (NATIVE_FLAGS, IN_PROCESS), flag, value or "true")
+
+
+def _as_given(value) -> str:
+    """An option's parsed value as the command line spelled it (the first of several)."""
+    if isinstance(value, (list, tuple)):
+        value = value[0]
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 # --- helpers for a backend's author ------------------------------------------
@@ -182,35 +271,34 @@ def runs_from_benchmark_json(report: dict, batch_size: int = 1) -> list[list[Run
 
 
 def forwarded_argv(config, keep=()) -> list[str]:
-    """The run's command line without ireebench's own flags and plugins' flags.
+    """The run's command line for a native tool that measures elsewhere.
 
-    What is left is what the native tool understands: the module, function,
-    input and device flags, Google Benchmark's flags, the runtime flags, and
-    the options a plugin marked as the native tool's own
-    (``native_flag=True``: output processing's, ``--print_statistics``).
-    Left out: the ``ireebench`` group (``--backend``, ``--plugin``, ``-p``,
-    ``--reporter``, ``--isolation`` ...) and every other plugin option,
-    except the option names in ``keep``. Flag files are already expanded;
-    a flag's value in the next argument goes with it.
+    What is left is what the native tool understands and should act on
+    there: the module, function, input and device flags, Google Benchmark's
+    measurement flags, the runtime flags, and the options a plugin marked
+    as the native tool's own (``native_flag=True``: output processing's,
+    ``--print_statistics``). Left out: the ``ireebench`` group
+    (``--backend``, ``--plugin``, ``-p``, ``--reporter``, ``--isolation``
+    ...), every other plugin option, and the report's flags, which
+    ireebench honours here (:data:`LOCAL_OUTPUT_OPTIONS`:
+    ``--benchmark_out``, ``--benchmark_format`` ...; add
+    ``--benchmark_format=json`` to read the tool's report) — except the
+    option names in ``keep``. Flag files are already expanded; a flag's
+    value in the next argument goes with it, as click reads it (a boolean's
+    optional value is not the next flag: ``--strict_flags
+    --benchmark_min_time=3x`` keeps the second). ``--module`` is as the user
+    gave it: a backend whose tool cannot read it there (an ``.mlir`` file,
+    stdin) gives :func:`module_files` instead.
     """
-    by_flag = {}
-    for spec in config.option_specs.values():
-        for flag in spec.flags:
-            by_flag[flag] = spec
-    result, skip_value = [], False
-    for arg in config.argv:
-        if skip_value:
-            skip_value = False
+    argv = list(config.argv)
+    dropped: set[int] = set()
+    for found in scan_options(argv, dict(config.option_specs)):  # as click reads them
+        spec = found.spec
+        if spec.name in keep:
             continue
-        flag, has_value = arg.partition("=")[0], "=" in arg
-        if flag.startswith("-p") and not flag.startswith("--") and len(flag) > 2:
-            flag, has_value = "-p", True  # -pNAME, as the plugin pre-scan reads it
-        spec = by_flag.get(flag)
-        if spec is None or spec.native or spec.name in keep:
-            result.append(arg)
-            continue
-        skip_value = spec.takes_value and not has_value
-    return result
+        if not spec.native or spec.name in LOCAL_OUTPUT_OPTIONS:
+            dropped |= found.indices
+    return [arg for index, arg in enumerate(argv) if index not in dropped]
 
 
 def check_kinds(config, backend: Backend) -> None:
@@ -232,7 +320,11 @@ def check_kinds(config, backend: Backend) -> None:
 
 
 __all__ = [
-    "ADAPTIVE_REPETITIONS", "IN_PROCESS", "NATIVE_FLAGS", "PLUGIN_KINDS", "PROFILING_PASSES",
-    "REPETITION_SAMPLES", "Backend", "aggregates", "check_kinds", "context_from_benchmark_json",
-    "forwarded_argv", "machine_context", "require", "runs_from_benchmark_json",
+    "ADAPTIVE_REPETITIONS", "BENCHMARK_TOOL", "CAPABILITY_MEANING", "IN_PROCESS",
+    "LOCAL_OUTPUT_OPTIONS", "MEASURED_WORKLOADS", "NATIVE_ENVIRONMENT", "NATIVE_FLAGS",
+    "PLUGIN_KINDS",
+    "PROFILING_PASSES", "REPETITION_SAMPLES", "SWEEPS", "Backend", "aggregates",
+    "check_capabilities", "check_kinds", "check_runtime_flags_honoured", "context_from_benchmark_json", "forwarded_argv",
+    "machine_context", "module_files", "native_error_line", "refusal", "require",
+    "runs_from_benchmark_json", "split_benchmark_json", "tool_path",
 ]

@@ -115,6 +115,20 @@ class OptionSpec:
     # Its value holds {AXIS} placeholders the option's plugin evaluates per
     # benchmark (--counter flops=2*{bs}*512): a sweep leaves them as they are.
     axis_expression: bool = False
+    # An output of the whole run (--benchmark_out, --benchmark_save,
+    # --benchmark_report): a point measured in a process of its own
+    # (--point_index) runs with its default, so only the run itself acts on it.
+    run_output: bool = False
+    # It only says how the module is made (--module, --compile_flag): points
+    # whose modules have the same bytes are one measurement whatever it says.
+    module_source: bool = False
+    # The backend capabilities of which one is needed to honour the option
+    # (any of them; empty: every backend does): given to a backend with none,
+    # it is refused in one line (ireebench.backend.check_capabilities).
+    requires: tuple[str, ...] = ()
+    # Its value may be left out (a boolean flag: --benchmark_save): then an
+    # argument after it that starts with "-" is not its value (click's rule).
+    optional_value: bool = False
 
 
 class Config:

@@ -13,6 +13,8 @@ of many points knows them all before it measures the first.
 
 from __future__ import annotations
 
+import os
+
 import iree.runtime as rt
 
 from . import names
@@ -119,17 +121,29 @@ def selected_functions(config, functions: list[FunctionInfo], module_path: str,
     return found
 
 
-def planned_run_names(config) -> list[str]:
+def planned_run_names(config, functions: list[FunctionInfo] | None = None) -> list[str]:
     """The names this configuration will report, found without a device.
 
     The benchmarked module is resolved (an ``x.mlir`` compiled) and loaded
-    without a device, its functions classified and selected as
+    without a device (or its ``functions`` given, read by the caller with
+    :func:`module_functions`), its functions classified and selected as
     :func:`discover_workloads` will; raises the same one-line errors.
     """
     specs = list(config.getoption("module") or [])
-    functions = module_functions(config)
+    functions = module_functions(config) if functions is None else functions
     return [point_run_name(config, function)
             for function, _, _ in selected_functions(config, functions, specs[-1])]
+
+
+def unloaded_run_name(config) -> str:
+    """The name a configuration whose module cannot be had (not compiled, missing,
+    not a module) reports its error under: its ``--function``, else the module
+    file's stem (its functions are unknown), with its parameters and prefix."""
+    function = config.getoption("function")
+    if not function:
+        specs = list(config.getoption("module") or []) or ["module"]
+        function = os.path.splitext(os.path.basename(specs[-1]))[0] or "module"
+    return names.run_name(function, config.params, config.name_prefix)
 
 
 def build_workload(config, session, function, kind, selected) -> Workload:

@@ -49,6 +49,24 @@ UNKNOWN = "UNKNOWN"
 UNIMPLEMENTED = "UNIMPLEMENTED"
 RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
 _STATUS_IN_TEXT = re.compile(r"\b(" + "|".join(STATUS_CODES[1:]) + r");")
+# C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and
+# isolates (the "Trojan Source" characters).
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                          "\u2066-\u2069]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
+
+
+def _escape(match: re.Match) -> str:
+    char = match.group()
+    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100
+                                else f"\\u{ord(char):04x}")
+
+
+def printable(text) -> str:
+    """``text`` with control and bidi characters escaped (``\\n``, ``\\x1b``,
+    ``\\u202e``): one line that can neither colour, move the cursor, set a
+    terminal's title (OSC) nor reorder itself, whatever a file or a flag held."""
+    return _UNPRINTABLE.sub(_escape, str(text))
 
 
 class UsageError(Exception):
@@ -60,8 +78,9 @@ class UsageError(Exception):
     """
 
     def __init__(self, message: str, exit_code: int = EXIT_FAILED, status: str | None = None):
-        # A flag value may contain line breaks; escaped, the message stays one line.
-        super().__init__(str(message).replace("\r", "\\r").replace("\n", "\\n"))
+        # A flag value may contain line breaks or terminal escapes (ESC, OSC):
+        # escaped, the message stays one plain line.
+        super().__init__(printable(message))
         self.exit_code = exit_code
         if status is not None and status not in STATUS_CODES:
             raise ValueError(f"not an IREE status code: {status!r}")

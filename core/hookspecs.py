@@ -42,6 +42,10 @@ import pluggy
 hookspec = pluggy.HookspecMarker("ireebench")
 hookimpl = pluggy.HookimplMarker("ireebench")
 
+# Public (ireebench._public): the markers, the spec decorators a plugin that
+# declares hooks may use, and every hook below by its name and arguments.
+__all__ = ["hookimpl", "hookspec", "named_objects", "per_plugin"]
+
 PER_PLUGIN_ATTR = "ireebench_per_plugin"
 NAMED_OBJECTS_ATTR = "ireebench_named_objects"
 
@@ -94,8 +98,8 @@ def ireebench_addhooks(pluginmanager):
     ``ireebench_<yourplugin>_<event>`` so that implementations are
     recognised by their name (and a misspelled one is refused). Call the
     hook where your plugin needs it: ``config.pm.hook.NAME(config=config,
-    ...)``, or :func:`ireebench.hookcall.call_hook` to have a failure blamed
-    on the implementing plugin. ``ireebench plugins`` lists who declared
+    ...)``, or :func:`ireebench.call_hook` to have a failure blamed on the
+    implementing plugin. ``ireebench plugins`` lists who declared
     each hook.
 
     :param pluginmanager: the run's :class:`ireebench.pluginmanager.PluginManager`.
@@ -122,8 +126,8 @@ def ireebench_register_commands(cli):
     built-ins register ``replay`` (``replay_backend``), ``compare``
     (``compare``) and ``plugins`` (``introspection``).
 
-    :param cli: an :class:`ireebench.cli.commands.CommandGroup` (a
-        :class:`click.Group`).
+    :param cli: the group of subcommands (a :class:`click.Group` whose
+        ``command()`` also takes ``reads_reports=True``).
     """
 
 
@@ -139,7 +143,10 @@ def ireebench_addoption(parser):
 
     :param parser: an :class:`ireebench.cli.options.OptionParser`; call
         ``parser.addoption("--my_flag", help=..., group="My plugin", ...)``.
-        Keyword arguments are those of :class:`click.Option`. The value is
+        Keyword arguments are those of :class:`click.Option`, and ireebench's
+        marks (``native_flag``, ``per_point``, ``requires=CAPABILITY``: an
+        option only a backend with that capability honours, refused in one
+        line on another; see :mod:`ireebench.backend`). The value is
         available later as ``config.getoption("my_flag")``.
     """
 
@@ -381,6 +388,32 @@ def ireebench_report_context(config, context):
     :param context: the :class:`ireebench.context.Context`.
     """
 
+
+@hookspec
+@per_plugin
+def ireebench_point_context(config):
+    """Return the context entries that every row of one point carries.
+
+    In a run of several points (a sweep or a suite, see
+    :mod:`ireebench.points`) the context describes the run as a whole,
+    while each point may measure another module on other devices. Called
+    by the backend for each point (``config`` is the point's) before its
+    rows are reported — repetitions, aggregates, extra rows and error rows
+    alike; never in a run of one configuration, whose context says it for
+    every row. The entries land on each row's :attr:`ireebench.Run.provenance`
+    and the JSON reporter writes them into the row after ``params``, with
+    the meaning of the context keys of the same names; readers take a row's
+    value over the context's (:func:`ireebench.comparison.machine.row_context`).
+    The built-in ``provenance`` plugin returns the point's ``iree_devices``,
+    ``iree_module`` and ``iree_module_sha256``. Called one plugin at a time,
+    so a key that is a member of every row (``name``, ``real_time`` ...) is
+    refused naming the plugin.
+
+    :param config: the point's :class:`Config`.
+    :return: a dict of string keys to text, lists or objects (a number
+        would read back as a counter), or ``None``.
+    """
+
 # -------------------------------------------------------------------------
 # Measurement: for each workload, in order.
 # -------------------------------------------------------------------------
@@ -577,9 +610,9 @@ def ireebench_load_reports(config, reference, like):
     """Load the saved reports a reference names, when it is not a file path.
 
     Called once per reference by every command that reads Google Benchmark
-    JSON reports (``ireebench compare``, and other plugins' commands
-    through :func:`ireebench.comparison.inputs.load_reports`), never by a
-    benchmark run. The first non-``None`` result wins; ``None`` everywhere
+    JSON reports (``ireebench compare``, and plugins' subcommands through
+    ``config.load_reports(reference)`` or
+    :func:`ireebench.comparison.load_reports`), never by a benchmark run. The first non-``None`` result wins; ``None`` everywhere
     means the reference is a file path, read as ireebench or the native
     tool wrote it. A results store answers the references it owns
     (the built-in ``store``: ``stored:latest``, ``stored:RUN_ID``,
@@ -599,4 +632,25 @@ def ireebench_load_reports(config, reference, like):
         reference names a history, runs newest first: it is compared as a
         history (a baseline learned from the runs' spread) however many runs
         it holds.
+    """
+
+
+@hookspec
+@per_plugin
+def ireebench_load_reports_addoption(parser):
+    """Register the options your ``ireebench_load_reports`` reads.
+
+    Called once per plugin while ireebench builds its subcommands, for the
+    subcommands registered with ``reads_reports=True``
+    (``@cli.command(reads_reports=True)``; see
+    ``ireebench_register_commands``): each gets these options, so that
+    ``config.load_reports("stored:latest")`` in its callback reads the store
+    its command line names. The built-in ``store`` adds
+    ``--benchmark_storage``, ``--where``, ``--window`` and ``--any_machine``
+    (``ireebench compare`` gets them from ``ireebench_compare_addoption``).
+    Read them in ``ireebench_load_reports`` as ``config.getoption(NAME)``.
+    An option the subcommand has already is an error naming both.
+
+    :param parser: an option parser: ``parser.addoption("--name", "name",
+        help=..., group=...)`` as in ``ireebench_addoption``.
     """

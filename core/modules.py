@@ -25,11 +25,13 @@ removed with the scratch directory when the run ends.
 
 In a sweep or suite every point resolves its own ``--module`` values (an
 ``x.mlir`` compiled for its device and compile flags), and each distinct
-module is taken once per run, however many points use it.
+module is taken once per run, however many points use it; modules with the
+same bytes (the same sha256) under different paths share one image.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import mmap
@@ -38,6 +40,7 @@ import stat
 import struct
 import sys
 import tempfile
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -53,6 +56,10 @@ from .vmfb import repaired_names
 MODULE_IMAGES = StashKey["dict[tuple[str, str | None], ModuleImage]"]()
 # --module value -> the image last taken for it (what the report context names).
 LAST_IMAGES = StashKey["dict[str, ModuleImage]"]()
+# A configuration (the run's, a point's) -> the images it took last: a point of a
+# sweep knows its own module even where another point took the same --module
+# value for another device (an x.mlir compiled per device).
+CONFIG_IMAGES = StashKey["weakref.WeakKeyDictionary"]()
 
 # The native tools' loader flags (runtime/src/iree/tooling/context_util.c and
 # parameter_util.c), with their choices; the first is the default.
@@ -412,21 +419,42 @@ def module_images(config, as_files: bool = False) -> list[ModuleImage]:
         key = (spec, None if resolved is None else str(resolved))
         if key not in images:
             before = config.stash.get(TAKEN_BEFORE, {}).get(key)
-            image = images[key] = _take(config, len(images), spec, resolved, mode, before)
+            image = _take(config, len(images), spec, resolved, mode, before)
+            images[key] = _same_bytes(images, image)
             if _observer is not None:
                 if spec == "-" and STDIN_MODULE not in config.stash:
                     _write(config, image)  # a point's stdin: a resumed worker reads this copy
                 _observer(list(key), image.path, image.sha256)
         last[spec] = images[key]
         taken.append(images[key])
+    config.stash.setdefault(CONFIG_IMAGES, weakref.WeakKeyDictionary())[config] = list(taken)
     return taken
+
+
+def _same_bytes(images: dict, image: ModuleImage) -> ModuleImage:
+    """``image``, sharing the memory (or file) of a module taken before with the
+    same bytes (two paths, or two compile flags that made the same module): a
+    suite naming one module many times holds it once."""
+    if image.spec == "-":  # standard input's memory is the run's (STDIN_MODULE)
+        return image
+    for other in images.values():
+        if other.sha256 == image.sha256 and (other.data is None) == (image.data is None):
+            if image.data is not None:
+                image.data.close()
+            return dataclasses.replace(image, data=other.data, path=other.path or image.path)
+    return image
 
 
 def last_images(config) -> list[ModuleImage | None]:
     """The images already taken for this configuration's --module values (None
-    for one not taken yet); nothing is resolved or read."""
+    for one not taken yet): those this configuration took (a sweep's point, its
+    own), else the last taken for each value; nothing is resolved or read."""
+    own = config.stash.get(CONFIG_IMAGES, {}).get(config)
+    specs = list(config.getoption("module") or [])
+    if own is not None and len(own) == len(specs):
+        return list(own)
     last = config.stash.get(LAST_IMAGES, {})
-    return [last.get(spec) for spec in config.getoption("module") or []]
+    return [last.get(spec) for spec in specs]
 
 
 def module_files(config) -> list[str]:

@@ -25,7 +25,19 @@ module:
   writes itself (a replay capture, a profiling bundle).
 * :func:`observe_temporaries` names every temporary file created next to a
   target to a forked worker's supervisor, which removes those a killed or
-  crashed worker left (:mod:`ireebench.worker`).
+  crashed worker left (:mod:`ireebench.worker`);
+* :class:`RunFiles` is the one place that knows every file a run reads and
+  writes, so that no output ever replaces an input, the store or another
+  output: the core registers ``--benchmark_out`` and each point's modules,
+  parameter archives and ``@file`` inputs; each plugin registers the paths
+  it owns (:func:`register_output`, :func:`register_input`: output
+  processing, profiling and capture outputs, ``--benchmark_report``, the
+  results store and its ``-wal``/``-shm`` files); a command that is no run
+  (``ireebench merge``, ``store export``) has a :class:`RunFiles` of its
+  own. Two paths are the same file when they resolve (links followed) to
+  the same device and inode, or, not there yet, to the same path; special
+  files and the process's own descriptors are written through and never
+  collide.
 """
 
 from __future__ import annotations
@@ -39,6 +51,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import UsageError
+from .stash import StashKey
 
 # The longest file name most filesystems take (NAME_MAX).
 _NAME_MAX = 255
@@ -360,3 +373,114 @@ def written_by_tool(target, flag: str = "output"):
     finally:
         if os.path.exists(temporary):
             os.unlink(temporary)
+
+
+# --- the files of a run: no output is an input, the store or another output --
+
+
+def file_identity(path) -> tuple | None:
+    """What makes two paths the same file: ``(device, inode)`` of what ``path``
+    leads to (links resolved), or its resolved path when nothing is there yet;
+    None for what is written through and never replaced (a device, a FIFO, one
+    of the process's descriptors, a link loop: :func:`check_output_path` says)."""
+    try:
+        target = resolve_output(str(path))
+    except OSError:
+        return None
+    if target.kind != "regular":
+        return None
+    try:
+        info = os.stat(target.path)
+    except OSError:
+        return ("path", str(target.path))
+    return ("inode", info.st_dev, info.st_ino)
+
+
+@dataclass(frozen=True)
+class _RunFile:
+    name: str  # how messages name it: "--module=m.vmfb", "the results store (...)"
+    output: bool
+    identity: tuple
+
+
+class RunFiles:
+    """The files one run (or command) reads and writes, each registered once by
+    whoever owns it; an output that is the same file as an input or as another
+    output is one :class:`UsageError` line, when the second of the two is
+    registered (before anything is measured or written)."""
+
+    def __init__(self):
+        self._files: list[_RunFile] = []
+
+    def add_input(self, name: str, path) -> None:
+        """``path`` is read (a module, an input file, the store): never written."""
+        self._add(name, path, output=False)
+
+    def add_output(self, name: str, path) -> None:
+        """``path`` is written (``name``: ``--flag=path``)."""
+        self._add(name, path, output=True)
+
+    def _add(self, name: str, path, output: bool) -> None:
+        if not path:
+            return
+        identity = file_identity(path)
+        if identity is None:
+            return
+        for other in self._files:
+            if other.identity != identity or not (output or other.output):
+                continue
+            if other.name == name and other.output == output:
+                return  # the same registration again (each point of a sweep)
+            if output and other.output:
+                raise UsageError(f"{name}: is the same file as {other.name} (another output "
+                                 "of this run); choose another path")
+            written, read = (name, other.name) if output else (other.name, name)
+            raise UsageError(f"{written}: is the same file as {read} (an input of this run): "
+                             "refusing to overwrite it; choose another path")
+        self._files.append(_RunFile(name, output, identity))
+
+
+RUN_FILES = StashKey[RunFiles]()
+
+
+def run_files(config) -> RunFiles:
+    """The :class:`RunFiles` of a run (its points share it)."""
+    return config.stash.setdefault(RUN_FILES, RunFiles())
+
+
+def register_output(config, flag: str, path: str) -> None:
+    """Checks an output flag's path (:func:`check_output_path`) and registers it as
+    one of the run's outputs: the same file as one of its inputs or another of its
+    outputs is refused in one line."""
+    if not path:
+        return
+    check_output_path(flag, path)
+    run_files(config).add_output(f"--{flag}={path}", path)
+
+
+def register_input(config, name: str, path) -> None:
+    """Registers a file the run reads (``name`` says what it is in messages)."""
+    run_files(config).add_input(name, path)
+
+
+def register_inputs(config, references) -> None:
+    """Registers the inputs of a command that reads reports (``compare``, ``report``,
+    ``merge``): each reference that is a file there (a reference a plugin resolves,
+    such as ``stored:...``, is registered by that plugin as it reads it)."""
+    for reference in references:
+        if os.path.exists(reference):
+            register_input(config, reference, reference)
+
+
+def value_file(text: str) -> str | None:
+    """The file an ``--input`` or ``--expected_output`` value reads, in
+    :mod:`ireebench.inputs`' grammar (``@f.npy``, ``+f.npy``, ``*f.npy``,
+    ``4xf32=@f.bin``, ``4xf32=+f.bin``, ``&4xf32=@f.bin``); None for a value."""
+    text = str(text)
+    if text[:1] in ("@", "+", "*"):
+        return text[1:] or None
+    _, equals, contents = text.removeprefix("&").partition("=")
+    contents = contents.strip()
+    if equals and contents[:1] in ("@", "+"):
+        return contents[1:] or None
+    return None

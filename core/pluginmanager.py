@@ -18,7 +18,10 @@ where nothing breaks):
 
 * a hook implementation of an unknown hook (a misspelled
   ``ireebench_benchmark_results``), marked or merely ``ireebench_``-named,
-  as pytest's ``check_pending`` does;
+  as pytest's ``check_pending`` does, also when marked ``optionalhook``
+  (checked against every declared hook once all plugins are registered;
+  an optional implementation that misspells nothing but whose declarer is
+  not loaded is a warning);
 * a wrapper on a hook that is called one plugin at a time (a spec marked
   :func:`ireebench.hookspecs.per_plugin`), where it could not wrap anything;
 * ``-p no:`` on an essential plugin; ``-p no:X`` together with
@@ -195,7 +198,16 @@ class PluginManager(pluggy.PluginManager):
 
     def check_pending(self, blocked=()) -> None:
         """Every hook implementation must match a declared hook (pytest's check_pending),
-        and no per-plugin hook may be a wrapper."""
+        and no per-plugin hook may be a wrapper.
+
+        Checked once every plugin is registered, against every declared hook
+        (the core's and the plugins'). An implementation of a hook nobody
+        declares is refused, naming the declared hook it misspells; marked
+        ``optionalhook=True`` (a hook of a plugin that may be absent) it is
+        refused only when it misspells one, left alone when a blocked
+        built-in declares it, and otherwise a warning that no loaded plugin
+        declares it (it is never called).
+        """
         known = sorted(self.hook_owners)
         for hook_name, caller in vars(self.hook).items():
             if hook_name.startswith("_"):
@@ -204,18 +216,47 @@ class PluginManager(pluggy.PluginManager):
                 _refuse_wrappers(caller)
                 continue
             for impl in caller.get_hookimpls():
-                if impl.optionalhook:
-                    continue
-                declarer = blocked_declarer(hook_name, blocked)
-                if declarer is not None:
-                    raise UsageError(
-                        f"plugin {impl.plugin_name!r}: {hook_name} is a hook of the plugin "
-                        f"{declarer!r}, blocked with -p no:{declarer} (mark the implementation "
-                        "@hookimpl(optionalhook=True) to allow that)")
-                close = difflib.get_close_matches(hook_name, known, n=1)
-                hint = f" (did you mean {close[0]}?)" if close else ""
-                raise UsageError(f"plugin {impl.plugin_name!r}: {hook_name} is not an ireebench "
-                                 f"hook{hint}")
+                self._check_undeclared(impl, hook_name, known, blocked)
+
+    def _check_undeclared(self, impl, hook_name: str, known: list[str], blocked) -> None:
+        """One implementation of ``hook_name``, which no loaded plugin declares."""
+        where = f"plugin {impl.plugin_name!r}: {hook_name}"
+        declarer = blocked_declarer(hook_name, blocked)
+        if declarer is not None:
+            if impl.optionalhook:
+                return
+            raise UsageError(
+                f"{where} is a hook of the plugin {declarer!r}, blocked with "
+                f"-p no:{declarer} (mark the implementation @hookimpl(optionalhook=True) "
+                "to allow that)")
+        close = misspelled_hook(hook_name, known)
+        if close is not None:
+            raise UsageError(f"{where} is not an ireebench hook (did you mean {close}?)")
+        if impl.optionalhook:
+            self.warnings.append(
+                f"{where} is declared by no loaded plugin, so it is never called (is the "
+                "plugin that declares it installed?)")
+            return
+        raise UsageError(
+            f"{where} is not an ireebench hook, and no loaded plugin declares it (for a hook "
+            "of a plugin that may be absent, mark the implementation "
+            "@hookimpl(optionalhook=True))")
+
+
+# How alike (difflib's ratio, after the ireebench_ prefix) a name must be to a
+# declared hook to be taken for its misspelling: 0.8 finds a letter dropped,
+# doubled or swapped (benchmark_results, sesionfinish: 0.96), not a different
+# word (report_section against report_context: 0.71, compare_addoption against
+# addoption: 0.69), so a hook of an absent plugin is not called a typo.
+MISSPELLING_CUTOFF = 0.8
+
+
+def misspelled_hook(hook_name: str, declared) -> str | None:
+    """The declared hook ``hook_name`` is most likely a misspelling of, if any."""
+    by_suffix = {name.removeprefix(HOOK_PREFIX): name for name in declared}
+    close = difflib.get_close_matches(hook_name.removeprefix(HOOK_PREFIX), sorted(by_suffix), n=1,
+                                      cutoff=MISSPELLING_CUTOFF)
+    return by_suffix[close[0]] if close else None
 
 
 def _owner(name: str) -> str:

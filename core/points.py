@@ -30,6 +30,12 @@ per process (local-task reads ``--task_topology_*`` when its driver is first
 created), so when the points' runtime flags differ, each point runs in a
 process of its own: the same command line with ``--point_index=INDEX``
 (:func:`point_command`).
+
+What each row says of its point: the context describes the run as a whole
+(every device, every module), and each row of a run of several points
+carries the context entries of its own point (``ireebench_point_context``:
+its devices, module and the module's sha256), which a backend puts on the
+point's rows with :func:`stamp_rows` before it reports them.
 """
 
 from __future__ import annotations
@@ -38,12 +44,19 @@ from dataclasses import dataclass, field
 
 from . import names
 from .backend import SWEEPS
-from .errors import UsageError
+from .errors import PluginError, UsageError
+from .hookcall import implementations
 from .native.flags import USER_PASS_FLAGS
+from .native.gbench_json import RUN_KEYS
 from .stash import StashKey
 
 # The points of the run, in order (absent: the run is its own single point).
 POINTS = StashKey["list[Point]"]()
+
+# The most points one run measures (a sweep's product, a suite's entries
+# together): each is parsed, planned and measured, so a product of 10**10 is
+# refused in one line before a single point is made, not after gigabytes.
+MAX_POINTS = 10_000
 
 # Options of one workload: points that differ only in these share a session.
 WORKLOAD_OPTIONS = frozenset({
@@ -52,9 +65,12 @@ WORKLOAD_OPTIONS = frozenset({
 })
 
 # The flags that make a point's own process report to its parent: JSON on
-# stdout, no file, every row (the parent applies the aggregates-only flags).
+# stdout, every row (the parent applies the aggregates-only flags). The
+# outputs of the whole run (options marked ``run_output``: --benchmark_out,
+# --benchmark_save, --benchmark_report) are the parent's alone
+# (:func:`point_process_options`).
 CHILD_REPORT_FLAGS = (
-    "--benchmark_format=json", "--reporter=json", "--benchmark_out=",
+    "--benchmark_format=json", "--reporter=json",
     "--benchmark_report_aggregates_only=false", "--benchmark_display_aggregates_only=false",
     "--benchmark_list_tests=false", "--benchmark_enable_random_interleaving=false",
 )
@@ -139,12 +155,21 @@ def _frozen(value):
     return tuple(value) if isinstance(value, (list, tuple)) else value
 
 
-def session_key(config) -> tuple:
+def session_key(config, modules_sha256: tuple[str, ...] = ()) -> tuple:
     """What a point's session depends on: every option but the workload's, and
-    the runtime flags. Points with equal keys share one session."""
+    the runtime flags. Points with equal keys share one session.
+
+    ``modules_sha256`` (the point's modules, once taken): the modules' bytes
+    stand for them, and the options marked ``module_source`` are left out,
+    so points whose modules are identical (two paths, two compile flags
+    making the same bytes) share one session: the module is loaded once.
+    """
+    skipped = set(WORKLOAD_OPTIONS)
+    if modules_sha256:
+        skipped |= {spec.name for spec in config.option_specs.values() if spec.module_source}
     options = tuple((name, _frozen(value)) for name, value in sorted(config.options.items())
-                    if name not in WORKLOAD_OPTIONS)
-    return options, tuple(config.runtime_flags)
+                    if name not in skipped)
+    return options, tuple(config.runtime_flags), modules_sha256
 
 
 def per_point_options(config) -> set[str]:
@@ -200,6 +225,21 @@ def check_points(config, points: list[Point]) -> None:
                              f"it cannot be used with a sweep or suite ({len(points)} points)")
 
 
+def interleaves(config) -> bool:
+    """Are the benchmarks' repetitions interleaved, round by round?
+
+    ``--benchmark_enable_random_interleaving`` when it is given, true or
+    false (its environment variable too); unset, a run of several points (a
+    sweep, a suite) interleaves, unlike Google Benchmark: its points are
+    compared with each other, and drift over the run must fall on all of
+    them alike. A plain run does not, as Google Benchmark does not.
+    """
+    value = config.run.options.get("benchmark_enable_random_interleaving")
+    if value is not None:
+        return bool(value)
+    return len(points_of(config)) > 1
+
+
 def runtime_flags_vary(points: list[Point]) -> bool:
     """Do the points' runtime flags differ (so each needs a process of its own)?"""
     return len({tuple(point.config.runtime_flags) for point in points}) > 1
@@ -207,14 +247,100 @@ def runtime_flags_vary(points: list[Point]) -> bool:
 
 @dataclass
 class PointPlan:
-    """What one point will report, known before any session opens."""
+    """What one point will report, known before any session opens.
+
+    :ivar error: why its module cannot be had (it failed to compile, is
+        missing, is not a module): the point is an error row per name, and
+        the run's other points are measured.
+    :ivar modules_sha256: the sha256 of each of its modules (once taken).
+    """
 
     point: Point
     index: int  # its index among the run's points (--point_index)
     run_names: list[str] = field(default_factory=list)  # BM_f/bs:4/process_time/real_time ...
+    error: str = ""
+    modules_sha256: tuple[str, ...] = ()
+
+
+# Reported name -> the point that reports it (every planned point, failed ones
+# too): what a plugin asks to know a row's point (its params, module, device).
+ROW_POINTS = StashKey["dict[str, Point]"]()
+
+
+def point_of_row(config, run_name: str) -> Point | None:
+    """The point of a sweep or suite whose benchmark ``run_name`` is (``Run.run_name``);
+    None outside a run of several points, or for a name no point planned."""
+    return config.run.stash.get(ROW_POINTS, {}).get(run_name)
+
+
+def measurement_key(plan: PointPlan) -> tuple:
+    """What a point's measurement depends on: its modules' bytes (not their paths,
+    nor the options marked ``module_source`` that made them: ``--compile_flag``),
+    every other option and the runtime flags. Points with equal keys measure
+    the same thing: it is measured once and reported for each."""
+    config = plan.point.config
+    made_by = {spec.name for spec in config.option_specs.values() if spec.module_source}
+    options = tuple((name, _frozen(value)) for name, value in sorted(config.options.items())
+                    if name not in made_by)
+    return plan.modules_sha256, options, tuple(config.runtime_flags)
+
+
+def point_process_options(options: dict, option_specs: dict) -> dict:
+    """A point's parsed options, as the process that measures it alone runs them.
+
+    In a process started with ``--point_index`` (:func:`point_command`) every
+    option marked ``run_output`` has its default: the run that started it
+    writes ``--benchmark_out``, saves to the store and draws the report once
+    for all its points, so a two-point run is stored once, not three times.
+    Any other run's options are returned as they are.
+    """
+    if options.get("point_index") is None:
+        return options
+    return {name: (option_specs[name].default if name in option_specs
+                   and option_specs[name].run_output else value)
+            for name, value in options.items()}
 
 
 def point_command(config, index: int) -> list[str]:
     """The ireebench command line that measures only point ``index`` of this run,
     reporting JSON on stdout (see :data:`CHILD_REPORT_FLAGS`)."""
     return [*config.run.command_line, *CHILD_REPORT_FLAGS, f"--point_index={index}"]
+
+
+def point_context(config) -> dict:
+    """The context entries of one point's rows (``ireebench_point_context``, one
+    plugin at a time, later plugins' values over earlier ones'); a key that is
+    a member of every row or not a string, or a value that is not text, a list
+    or an object, is the plugin's bug."""
+    merged: dict = {}
+    for plugin_name, call in implementations(config.pm, "ireebench_point_context",
+                                             registration_order=True):
+        entries = call(config=config)
+        if not entries:
+            continue
+        if not isinstance(entries, dict):
+            raise PluginError("ireebench_point_context", plugin_name, TypeError(
+                f"returned {type(entries).__name__}; expected a dict of context entries"))
+        for key, value in entries.items():
+            if not isinstance(key, str) or key in RUN_KEYS:
+                raise PluginError("ireebench_point_context", plugin_name, ValueError(
+                    f"returned the key {key!r}, which is a member of every row "
+                    "(or not a name); give it another name"))
+            if not isinstance(value, (str, list, dict)):
+                raise PluginError("ireebench_point_context", plugin_name, TypeError(
+                    f"returned {key!r}: {type(value).__name__}; a row's context entry is "
+                    "text, a list or an object (a number would read as a counter)"))
+        merged.update(entries)
+    return merged
+
+
+def stamp_rows(config, rows) -> None:
+    """Gives each of ``rows`` (a point's, ``config`` its config) the point's context
+    entries (:func:`point_context`), in a run of several points (:func:`is_sweep`);
+    an entry a row already has (set where it was measured) stays."""
+    if not rows or not is_sweep(config):
+        return
+    entries = point_context(config)
+    if entries:
+        for row in rows:
+            row.provenance = {**entries, **row.provenance}

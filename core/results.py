@@ -107,6 +107,13 @@ class Run:
     # The configuration point measured (axis name -> value, {"bs": 4}); empty
     # outside a sweep.
     params: dict = field(default_factory=dict)
+    # In a run of several points (a sweep, a suite): the context entries of the
+    # point this row was measured in (``iree_devices``, ``iree_module``,
+    # ``iree_module_sha256``: ``ireebench_point_context``), which the JSON
+    # reporter writes into the row after ``params`` and readers take over the
+    # report context's (ireebench.comparison.machine.row_context); empty
+    # outside one, where the context says it for every row.
+    provenance: dict = field(default_factory=dict)
     # Seconds the device was busy (the union of its queue operations' and
     # dispatches' execution intervals, from a profiling pass) over
     # ``iterations``, like real_accumulated_time; None when not measured
@@ -188,6 +195,7 @@ class Run:
             "family_name": self.name,
             "function": self.function,
             "params": dict(self.params),
+            "provenance": dict(self.provenance),
             "run_name": self.run_name,
             "run_type": self.run_type,
             "family_index": self.family_index,

@@ -10,6 +10,7 @@ would, with SIGBUS); ``preload`` reads each archive whole into memory first.
 
 from __future__ import annotations
 
+import difflib
 import gc
 import os
 import stat
@@ -45,6 +46,33 @@ def device_uris(config) -> list[str]:
 def driver_of(uri: str) -> str:
     """``cuda://0`` -> ``cuda``, ``local-task`` -> ``local-task``."""
     return uri.split("://", 1)[0].split(":", 1)[0]
+
+
+def check_drivers(config) -> None:
+    """Refuses a ``--device`` whose driver is not registered, in one line.
+
+    Asks the runtime's driver registry only (``query_available_drivers``):
+    no device is created, so a run of many points checks every point's
+    devices before it measures the first. A comma-separated list is one
+    device per flag (``--device=a --device=b``), or a sweep's axis
+    (``--sweep device=a,b``): the line says both.
+    """
+    available = rt.query_available_drivers()
+    for uri in device_uris(config):
+        driver = driver_of(uri)
+        if driver in available:
+            continue
+        hint = ""
+        parts = [part.strip() for part in uri.split(",")]
+        if len(parts) > 1 and all(driver_of(part) in available for part in parts if part):
+            hint = (f"; one device per flag: {' '.join(f'--device={p}' for p in parts)}, or "
+                    f"to measure on each in turn: --sweep device={uri}")
+        else:
+            close = difflib.get_close_matches(driver, available, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise UsageError(f"--device={uri}: unknown driver {driver!r} "
+                         f"(available: {', '.join(available)}){hint}",
+                         status=NOT_FOUND)  # the native tool: "no driver 'x' registered"
 
 
 def check_parameter_file(spec: str, path: str) -> None:
@@ -118,6 +146,7 @@ class Session:
         # modules first; a module changed during the run cannot touch them.
         images = module_images(config)
         parameter_mode = loader_mode(config, "parameter_mode", PARAMETER_MODES)
+        check_drivers(config)
         self.instance = rt.VmInstance()
         self.device_uris = device_uris(config)
         for uri in self.device_uris:
@@ -145,13 +174,6 @@ class Session:
         return self
 
     def _create_device(self, uri: str):
-        driver = driver_of(uri)
-        if driver not in rt.query_available_drivers():
-            raise UsageError(
-                f"--device={uri}: unknown driver {driver!r} "
-                f"(available: {', '.join(rt.query_available_drivers())})",
-                status=NOT_FOUND,  # the native tool: "no driver 'x' registered"
-            )
         try:
             return rt.get_device(uri, cache=False)
         except Exception as exc:  # noqa: BLE001

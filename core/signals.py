@@ -9,7 +9,10 @@
   interrupted (its unfinished file is discarded, the previous one kept).
 * :func:`observe_signals` lets a forked worker (:mod:`ireebench.worker`)
   tell its supervisor that a signal reached Python code, also while it is
-  held back here.
+  held back here, and :func:`observe_deferring` that signals are being held
+  back (so it is not taken for stuck in native code);
+* :func:`held_signal`: the signal held back now, for a long protected step
+  that says it will stop once done.
 """
 
 from __future__ import annotations
@@ -28,6 +31,19 @@ _DEFERRED_SIGNALS = tuple(
 
 # Called with the signal number whenever signals_deferred's handler runs.
 _observer = None
+# The signals held by the signals_deferred blocks now running (innermost last).
+_held: list[list] = []
+# Called with True when the outermost signals_deferred block starts, False when it ends.
+_deferring = None
+
+
+def held_signal() -> int | None:
+    """The signal a :func:`signals_deferred` block holds back now, if any (a long
+    protected step, such as a save waiting for a lock, says it will stop after it)."""
+    for pending in reversed(_held):
+        if pending:
+            return pending[0][0]
+    return None
 
 
 def observe_signals(callback) -> None:
@@ -40,6 +56,20 @@ def observe_signals(callback) -> None:
     """
     global _observer
     _observer = callback
+
+
+def observe_deferring(callback) -> None:
+    """Calls ``callback(True)`` when signals start being held back (the outermost
+    :func:`signals_deferred` block begins) and ``callback(False)`` when that block
+    ends (None: nothing is called).
+
+    A forked worker tells its supervisor, which then gives a signal it
+    forwards longer to be acknowledged: the worker will act on it when the
+    protected step (a record, a file committed, a save) is done, and must not
+    be killed in its middle.
+    """
+    global _deferring
+    _deferring = callback
 
 
 def _raise_terminated(signum, frame):
@@ -104,9 +134,15 @@ def signals_deferred():
         restore()
         yield
         return
+    if not _held and _deferring is not None:
+        _deferring(True)
+    _held.append(pending)
     try:
         yield
     finally:
+        del _held[next(i for i, held in enumerate(_held) if held is pending)]
+        if not _held and _deferring is not None:
+            _deferring(False)
         restore()
         if len(pending) == 1:
             signum, frame = pending[0]

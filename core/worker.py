@@ -27,11 +27,18 @@ becomes a failed report).
   that the worker's hub writes (the context once reported, "benchmark X is
   starting", each benchmark's rows, the reports finalized, every temporary
   file created next to an output, "reports closed with status S", the
-  end). JSON rather than pickle: ireebench never unpickles
-  (docs/reliability.md), and rows and context are dataclasses of plain
-  data (:func:`encode`). A second pipe carries one byte per signal that the
-  worker's Python code handled ("a signal arrived"): written from a signal
-  handler, a single byte cannot interleave with a message.
+  end), and where it is: the plugin code it enters and leaves (a hook, a
+  reporter method; :func:`ireebench.hookcall.observe_calls`) and whether it
+  holds signals back (:func:`ireebench.signals.observe_deferring`). A
+  benchmark's rows are sent before any plugin code sees them, so a worker
+  that dies in a streaming hook or a reporter loses nothing measured. JSON
+  rather than pickle: ireebench never unpickles (docs/reliability.md), and
+  rows and context are dataclasses of plain data (:func:`encode`). A second
+  pipe carries one byte per signal that the worker's Python code handled
+  ("a signal arrived"): written from a signal handler, a single byte cannot
+  interleave with a message. A third gets faulthandler's dump of a crashing
+  worker's Python frames, from which the supervisor names the plugin whose
+  code crashed it.
 * **A worker that ends** (any status): the supervisor passes its status on
   and re-raises its error, so the command line prints the same one line as
   in process and the Python API gets the same exception; its stdout and
@@ -51,7 +58,10 @@ becomes a failed report).
   not acknowledge within :data:`GRACE_SECONDS` (0.4 s: Python code answers
   in microseconds, and the run must end within about a second) is stuck in
   native code: it is killed (SIGKILL, its whole group), and the reports
-  are finished from the rows received, the running benchmark an error row.
+  are finished from the rows received, the running benchmark an error row;
+  one that holds signals back (a record, a commit, a save) gets
+  :data:`DEFERRED_GRACE_SECONDS`, a second signal 0.4 s. A worker killed
+  after it closed its reports ends the run with the signal, never 0.
   The cost of a group of its own is job control, done here: Ctrl-Z stops
   the worker, then the supervisor, and ``fg`` (SIGCONT) resumes both; the
   worker ignores SIGTTOU/SIGTTIN (a background group writing to a terminal
@@ -66,7 +76,11 @@ becomes a failed report).
   whole), reports the error row and measures the benchmarks not reported
   yet. Each resume consumes one benchmark, so resumes are bounded by the
   workloads; a worker that dies before starting a benchmark ends the run
-  (one line, exit 1). The reports of a worker that cannot go on (killed
+  (one line, exit 1). Where it died in a plugin's code outside the
+  measurement (:data:`MEASUREMENT_HOOKS`), it is that plugin's error (exit
+  3, naming the hook and the plugin), as if the plugin had raised; in
+  another hook while a benchmark runs, that benchmark's error row names
+  the hook. The reports of a worker that cannot go on (killed
   after a signal, dead before any benchmark) are finished by a *finalizer*
   worker: a resumed worker that measures nothing.
 """
@@ -76,11 +90,13 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import dataclasses
+import faulthandler
 import gc
 import io
 import json
 import numbers
 import os
+import re
 import select
 import signal
 import struct
@@ -102,10 +118,11 @@ from .errors import (
     UsageError,
     exit_status,
 )
+from .hookcall import observe_calls, plugin_of_files
 from .modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
 from .outfiles import is_special_file, observe_temporaries
 from .results import Counter, MemoryResult, Run, RunResult
-from .signals import observe_signals
+from .signals import observe_deferring, observe_signals
 from .stash import StashKey
 from .streams import CliStream
 
@@ -113,6 +130,16 @@ from .streams import CliStream
 # is taken to be stuck in native code and killed. Python code handles a
 # signal within microseconds; a longer wait only delays Ctrl-C.
 GRACE_SECONDS = 0.4
+# How long while it holds signals back (a record written, a file committed, a
+# save): it acts on the signal when that step is done, which must not be cut
+# short by a kill. A second signal shortens it to GRACE_SECONDS (the user insists).
+DEFERRED_GRACE_SECONDS = 10.0
+# The hooks that measure: a process that dies in them is the function's crash.
+MEASUREMENT_HOOKS = frozenset({"ireebench_measure_repetition", "ireebench_measure_cold_start"})
+# faulthandler's dump of a crashed worker (its Python frames: at most 100, a
+# few KiB, less than a pipe holds), read bounded.
+_CRASH_DUMP_BYTES = 1 << 16
+_FRAME = re.compile(r'^\s*File "(.*)", line \d+ in (\S+)', re.MULTILINE)
 
 # In a worker: the channel to the supervisor (the hub writes it), and what
 # a resumed worker replays (ireebench.reporting.hub).
@@ -398,6 +425,9 @@ class _Worker:
     wait_status: int = 0
     killed: bool = False  # by the supervisor, after an unacknowledged signal
     ended: int | None = None  # its wait status, when reaped before the loop saw it
+    call: tuple | None = None  # (where, plugin) of the plugin code it is in
+    deferring: bool = False  # it holds signals back now
+    crash_dump: str = ""  # its Python frames, had it crashed (faulthandler)
 
 
 def describe_death(wait_status: int) -> str:
@@ -446,6 +476,45 @@ def _die_with(supervisor: int) -> None:
         return
     if os.getppid() != supervisor:  # it died before prctl
         os._exit(EXIT_FAILED)
+
+
+def _plugin_code(where: str | None) -> bool:
+    """Whether a worker was in a plugin's code (a hook, a reporter), not in the
+    backend's own (``backend 'runtime'``: measuring, between benchmarks) nor in
+    the run's teardown (``cleanup ...``: the runtime released)."""
+    return where is not None and not where.startswith(("backend ", "cleanup "))
+
+
+def _in(where: str | None, plugin: str | None) -> str:
+    """``in ireebench_workload_start of plugin 'x'`` ("" when nothing is known)."""
+    if where is None:
+        return ""
+    return f"in {where}" + (f" of plugin {plugin!r}" if plugin else "")
+
+
+class WorkerDied(Exception):
+    """The process running plugin code died (the ``PluginError``'s original)."""
+
+
+def _crash_error(where: str, plugin: str | None, how: str, kept: str) -> PluginError:
+    return PluginError(where, plugin, WorkerDied(f"the process {how}{kept}"))
+
+
+def _read_available(fd: int) -> str:
+    """What a pipe holds now, up to :data:`_CRASH_DUMP_BYTES` (never waits)."""
+    os.set_blocking(fd, False)
+    chunks, size = [], 0
+    with contextlib.suppress(OSError):
+        while size < _CRASH_DUMP_BYTES and (chunk := os.read(fd, _CRASH_DUMP_BYTES - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def _crash_frames(dump: str) -> list[tuple[str, str]]:
+    """``(file, function)`` of a crashed worker's frames, outermost first (from its
+    faulthandler dump, innermost first; none if it did not crash)."""
+    return list(reversed(_FRAME.findall(dump)))
 
 
 def _note(signum, frame) -> None:
@@ -524,10 +593,8 @@ class Supervisor:
                 mode, reason = "finalize", decode_error(outcome[1])
                 continue
             if outcome is not None:
-                if worker.done is None and os.WIFSIGNALED(worker.wait_status):
-                    self.config.stderr.write(
-                        f"ireebench: warning: the worker process "
-                        f"{describe_death(worker.wait_status)} after closing its reports\n")
+                if worker.done is None:
+                    self._after_closing(worker)
                 return self._result(*outcome)
             if mode == "finalize":
                 # The finalizer died too: nothing more can be written.
@@ -540,9 +607,40 @@ class Supervisor:
         return (mode == "resume" and self.context is not None and not worker.finalized
                 and error is not None and error["kind"] in ("interrupt", "terminated"))
 
+    def _after_closing(self, worker: _Worker) -> None:
+        """A worker that closed its reports, then died before its run ended: killed
+        after a signal (the run ends with the signal, never exit 0), crashed in a
+        plugin's code (the plugin's error: what it had to do, a save, a page, is not
+        done), or crashed in its teardown (its status stands, with a warning)."""
+        how = describe_death(worker.wait_status)
+        where, plugin = self._blame(worker)
+        if worker.killed:
+            name = signal.Signals(self.signals[0]).name
+            self.config.stderr.write(
+                f"ireebench: warning: the worker process did not answer {name} "
+                f"{_in(where, plugin) or 'while it ended the run'} and was killed after "
+                "closing its reports: what that step had not finished is lost\n")
+            raise interrupt(self.signals[0])
+        if not os.WIFSIGNALED(worker.wait_status):
+            return
+        if _plugin_code(where):
+            raise _crash_error(where, plugin, how, " after closing the reports")
+        self.config.stderr.write(f"ireebench: warning: the worker process {how} after "
+                                 "closing its reports\n")
+
+    def _blame(self, worker: _Worker) -> tuple[str | None, str | None]:
+        """``(where, plugin)``: the plugin code a dead worker was in (what it told the
+        supervisor last), the plugin made precise by its crash dump's frames."""
+        where, plugin = worker.call or (None, None)
+        frames = _crash_frames(worker.crash_dump)
+        if frames:
+            plugin = plugin_of_files(self.config.pm, [path for path, _ in frames]) or plugin
+        return where, plugin
+
     def _after_death(self, worker: _Worker):
         """What follows a worker that died without closing its reports."""
         how = describe_death(worker.wait_status)
+        where, plugin = self._blame(worker)
         if worker.killed:  # stuck in native code after a signal
             name = signal.Signals(self.signals[0]).name
             if worker.running is not None:
@@ -554,11 +652,23 @@ class Supervisor:
             return "finalize", interrupt(self.signals[0])
         if worker.running is not None:
             self.crashed = True
-            self.pending.append(_lost(worker.running,
-                                      f"the process {how} while running {worker.running.name}"))
+            inside = f" ({_in(where, plugin)})" if _plugin_code(where) and \
+                where not in MEASUREMENT_HOOKS else ""
+            self.pending.append(_lost(worker.running, f"the process {how} while running "
+                                                      f"{worker.running.name}{inside}"))
             if self.signals:
                 return "finalize", interrupt(self.signals[0])
             return "resume", None
+        if _plugin_code(where):
+            # A plugin's code outside the measurement (a streaming hook, a reporter):
+            # the rows measured before are kept, the run stops as on its exception.
+            kept = "; the rows measured before are kept" if self.groups else \
+                " before any benchmark ran"
+            reason = interrupt(self.signals[0]) if self.signals else \
+                _crash_error(where, plugin, how, kept)
+            if worker.finalized:
+                raise reason
+            return "finalize", reason
         if worker.finalized:
             raise UsageError(f"the worker process {how} after the reports were written")
         where = ("before any benchmark ran" if not self.groups
@@ -587,6 +697,7 @@ class Supervisor:
         backend = self.backend if mode != "finalize" else _finalizer(reason)
         data_r, data_w = os.pipe()
         ack_r, ack_w = os.pipe()
+        crash_r, crash_w = os.pipe()  # a crashing worker's Python frames (faulthandler)
         _flush(self.config)  # or the worker would write the buffered text again
         supervisor = os.getpid()
         held = signal.pthread_sigmask(signal.SIG_BLOCK, _USER_SIGNALS)
@@ -599,7 +710,7 @@ class Supervisor:
         except OSError as exc:
             gc.unfreeze()
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            for fd in (data_r, data_w, ack_r, ack_w):
+            for fd in (data_r, data_w, ack_r, ack_w, crash_r, crash_w):
                 os.close(fd)
             if mode == "run":
                 self.config.stderr.write(f"ireebench: warning: --isolation=worker: cannot "
@@ -609,13 +720,15 @@ class Supervisor:
                 from None
         if pid == 0:
             try:
-                self._worker(supervisor, backend, resume, data_w, ack_w, (data_r, ack_r), held)
+                self._worker(supervisor, backend, resume, data_w, ack_w, crash_w,
+                             (data_r, ack_r, crash_r), held)
             finally:
                 os._exit(EXIT_PLUGIN_ERROR)
         gc.unfreeze()
         signal.pthread_sigmask(signal.SIG_SETMASK, held)
         os.close(data_w)
         os.close(ack_w)
+        os.close(crash_w)
         with contextlib.suppress(OSError):
             os.setpgid(pid, pid)  # also here: no signal may miss the group
         worker = _Worker(pid)
@@ -628,12 +741,14 @@ class Supervisor:
                 os.waitpid(pid, 0)
             raise
         finally:
+            worker.crash_dump = _read_available(crash_r)
             os.close(data_r)
             os.close(ack_r)
+            os.close(crash_r)
         return worker
 
-    def _worker(self, supervisor: int, backend, resume, data_w: int, ack_w: int, other_fds,
-                held) -> None:
+    def _worker(self, supervisor: int, backend, resume, data_w: int, ack_w: int,
+                crash_w: int, other_fds, held) -> None:
         """The worker process: the normal run, then ``os._exit`` (never returns)."""
         config = self.config
         status, error, channel = EXIT_PLUGIN_ERROR, None, None
@@ -656,6 +771,11 @@ class Supervisor:
             for signum in (signal.SIGTTOU, signal.SIGTTIN):
                 signal.signal(signum, signal.SIG_IGN)
             observe_signals(channel.acknowledge)
+            observe_deferring(lambda active: channel.send("deferring", active))
+            observe_calls(lambda where, plugin: channel.send("call", where, plugin))
+            # Should it crash (SIGSEGV, SIGABRT...), its Python frames go to the
+            # supervisor, which names the plugin whose code crashed it.
+            faulthandler.enable(file=crash_w, all_threads=False)
             observe_temporaries(lambda path: channel.send("temporary", path))
             observe_module_images(lambda key, path, digest:
                                   channel.send("module", key, path, digest))
@@ -741,8 +861,11 @@ class Supervisor:
                 self.signals.append(signum)
                 _signal_worker(worker.pid, signum)
                 _signal_worker(worker.pid, signal.SIGCONT)  # a stopped worker must act
-                if self._deadline is None:
-                    self._deadline = time.monotonic() + GRACE_SECONDS
+                grace = GRACE_SECONDS if len(self.signals) > 1 or not worker.deferring \
+                    else DEFERRED_GRACE_SECONDS
+                deadline = time.monotonic() + grace
+                self._deadline = deadline if self._deadline is None \
+                    else min(self._deadline, deadline)
             elif signum == signal.SIGTSTP:  # Ctrl-Z: the worker stops with us
                 _signal_worker(worker.pid, signal.SIGSTOP)
                 self._until_stopped(worker)
@@ -786,6 +909,14 @@ class Supervisor:
             self.temporaries.append(args[0])
         elif kind == "module":
             self.modules.append(tuple(args))
+        elif kind == "call":
+            worker.call = (args[0], args[1]) if args[0] is not None else None
+        elif kind == "deferring":
+            worker.deferring = bool(args[0])
+            if self._deadline is not None and len(self.signals) == 1:
+                # A signal forwarded as the worker began (or ended) holding it back.
+                grace = DEFERRED_GRACE_SECONDS if worker.deferring else GRACE_SECONDS
+                self._deadline = time.monotonic() + grace
         elif kind == "closed":
             worker.closed = tuple(args)
         elif kind == "done":

@@ -76,7 +76,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ireebench import StashKey, hookimpl
-from ireebench.backend import IN_PROCESS
+from ireebench.backend import IN_PROCESS, NATIVE_ENVIRONMENT
 from ireebench.errors import flag_error
 
 GROUP = "Statistics and adaptive stopping"
@@ -129,6 +129,7 @@ def ireebench_addoption(parser):
     """Adds --malloc_trim."""
     parser.addoption(
         f"--{FLAG}", FLAG, default="", group=GROUP, metavar="off|on|glibc",
+        requires=(IN_PROCESS, NATIVE_ENVIRONMENT),
         help="glibc's heap trimming in the measuring process. off (default in process): "
              "freed memory is kept, so iterations reuse resident pages (the steady state; "
              "the native tool's MALLOC_TRIM_THRESHOLD_=1000000000 MALLOC_TOP_PAD_=16777216); "

@@ -29,7 +29,7 @@ STATISTICS_HEADER = "[[ iree_hal_allocator_t memory statistics ]]"
 def ireebench_addoption(parser):
     """Adds --print_statistics (the native tool's flag)."""
     parser.addoption(
-        "--print_statistics", "print_statistics", type=bool,
+        "--print_statistics", "print_statistics", type=bool, requires=(IN_PROCESS, NATIVE_FLAGS),
         group="Module, function and inputs (iree-benchmark-module)",
         help="Print allocator statistics per device to stderr at exit.",
         native_flag=True, whole_run=True)

@@ -42,6 +42,7 @@ def ireebench_addoption(parser):
     """Adds --benchmark_cold_start."""
     parser.addoption(
         "--benchmark_cold_start", "benchmark_cold_start", type=bool, group=GROUP,
+        requires=IN_PROCESS,
         help="Time each benchmark's first invocation (one batch, before warm-up, calibration "
              "and repetitions) and report it as a row BM_<fn>/cold_start, apart from the "
              "steady-state rows.", module_run=True)

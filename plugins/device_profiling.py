@@ -50,7 +50,7 @@ from ireebench.native.tools import (
     private_tempdir,
     run_tool,
 )
-from ireebench.outfiles import check_output_path, written_by_tool
+from ireebench.outfiles import register_output, written_by_tool
 
 MODE = "device_profiling_mode"
 OUTPUT = "device_profiling_output"
@@ -84,7 +84,7 @@ def ireebench_configure(config):
     if not (mode or printing):
         return
     if output:
-        check_output_path(OUTPUT, output)
+        register_output(config, OUTPUT, output)
     backend = config.backend
     if backend.has(PROFILING_PASSES):
         config.stash[STATE] = DeviceProfiling(mode, output)  # a native pass of its own

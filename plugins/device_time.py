@@ -62,7 +62,7 @@ FLAG = "--device_time"
 def ireebench_addoption(parser):
     """Adds --device_time."""
     parser.addoption(
-        FLAG, "device_time", type=bool, group=GROUP,
+        FLAG, "device_time", type=bool, group=GROUP, requires=PROFILING_PASSES,
         help="Report the device's busy time per iteration (the union of the execution "
              "intervals of its queue operations and dispatches) as device_time next to "
              "real_time and cpu_time, from a separate untimed profiling pass (the native "

@@ -34,7 +34,7 @@ from ireebench.errors import UsageError
 from ireebench.names import row_name
 from ireebench.native.flags import check_native, flag_value, session_args
 from ireebench.native.tools import list_benchmarks, private_tempdir
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import register_output
 from ireebench.plugins.profiling_pass import engine, run_native_pass
 from ireebench.points import is_sweep
 from ireebench.profiling import ProfilePass, ProfileResult, ProfilingSink
@@ -52,6 +52,7 @@ def ireebench_addoption(parser):
     """Adds --dispatch_statistics and --profile_output."""
     parser.addoption(
         "--dispatch_statistics", "dispatch_statistics", type=bool, group=GROUP,
+        requires=PROFILING_PASSES,
         help="Add a row per dispatch function under each benchmark with the time spent in "
              "it per iteration, from a separate untimed profiling pass (the native "
              "iree-benchmark-module with a HAL profiling bundle). Cannot combine with "
@@ -59,6 +60,7 @@ def ireebench_addoption(parser):
              "--device_replay_output.", module_run=True)
     parser.addoption(
         "--profile_output", "profile_output", default="", group=GROUP, metavar="FILE.ireeprof",
+        requires=PROFILING_PASSES,
         help="Keep the HAL profiling bundle of the --dispatch_statistics pass (for "
              "iree-profile); with several benchmarks, FILE.BM_<fn>.ireeprof each.", module_run=True)
 
@@ -92,7 +94,7 @@ def ireebench_configure(config):
                     else "device profiling or capture flags")
             raise UsageError(f"{_flag_text(name, value)}: --dispatch_statistics cannot be "
                              f"combined with {what}")
-    check_output_path("profile_output", output)
+    register_output(config, "profile_output", output)
     config.stash[STATE] = DispatchStatistics(config)
 
 

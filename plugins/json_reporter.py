@@ -7,7 +7,9 @@ keys in Google Benchmark's order followed by the ``--benchmark_context``
 entries (sorted by key, like its std::map) and then ireebench's provenance
 (``context.extra``), which consumers such as compare.py ignore. A row of a
 sweep's point ends with its ``"params"`` object (``{"bs": 4}``, numbers as
-numbers); plain runs have none. What plugins found out while measuring
+numbers), then the context entries of its point (``iree_devices``,
+``iree_module``, ``iree_module_sha256``: ``Run.provenance``); plain runs have
+neither. What plugins found out while measuring
 (``context.findings``, e.g. multimodal repetitions) is known only after the
 context block was written: it follows ``"benchmarks"`` as a top-level
 ``"findings"`` object, only when there is one (so a plain run's report stays
@@ -170,6 +172,10 @@ def run_lines(run) -> list[str]:
         lines.append(kv("label", run.label))
     if run.params:  # a point of a sweep (never in a plain run: Google Benchmark's rows)
         lines.append(kv("params", dict(run.params)))
+    # A row of a run of several points: its point's devices and module (the
+    # context's keys of the same names describe the whole run).
+    for key, value in getattr(run, "provenance", {}).items():
+        lines.append(kv(key, value))
     return lines
 
 

@@ -68,7 +68,7 @@ PEAK_COUNTERS = tuple(f"{heap}_bytes_peak" for heap in HEAPS)
 def ireebench_addoption(parser):
     """Adds --memory_statistics."""
     parser.addoption(
-        FLAG, "memory_statistics", type=bool, group=GROUP,
+        FLAG, "memory_statistics", type=bool, group=GROUP, requires=IN_PROCESS,
         help="Report the allocators' statistics of each benchmark in its rows: Google "
              "Benchmark's max_bytes_used, total_allocated_bytes and net_heap_growth (JSON) "
              "and the counters device_bytes_peak and host_bytes_peak (the allocator "
@@ -230,7 +230,7 @@ def ireebench_workload_finish(config, workload, runs):
     if any(r.memory.max_bytes_used is None for r in measured):
         state.hidden.append(workload.name)
         config.stderr.write(
-            f"{FLAG}: {workload.name}: its peak is not known: it stayed under the peak an "
+            f"ireebench: note: {FLAG}: {workload.name}: its peak is not known: it stayed under the peak an "
             "earlier benchmark reached (an allocator keeps one peak for its lifetime); "
             f"measure it alone for its peak: --benchmark_filter='^{ere_escape(workload.name)}/'"
             "\n")
@@ -247,7 +247,7 @@ def ireebench_sessionfinish(config):
         return
     devices = ",".join(device_uris(config))
     config.stderr.write(
-        f"{FLAG}: the allocators of --device={devices} recorded no allocation during the "
+        f"ireebench: note: {FLAG}: the allocators of --device={devices} recorded no allocation during the "
         "benchmarks (allocations a device makes from its own pools, such as local-task's "
         "queue allocations, are not in the allocator statistics; --print_statistics shows "
         "the same)\n")

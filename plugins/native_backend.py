@@ -26,7 +26,13 @@ the reported names.
 from __future__ import annotations
 
 from ireebench import hookimpl
-from ireebench.backend import NATIVE_FLAGS, REPETITION_SAMPLES, Backend
+from ireebench.backend import (
+    MEASURED_WORKLOADS,
+    NATIVE_ENVIRONMENT,
+    NATIVE_FLAGS,
+    REPETITION_SAMPLES,
+    Backend,
+)
 from ireebench.cli.options import CORE
 from ireebench.hookcall import call_hook
 from ireebench.native.backend import NativeRun, named_workload
@@ -92,5 +98,6 @@ def run_native(config, hub) -> int:
 @hookimpl
 def ireebench_backends(config):
     """Provides ``--backend=native``."""
-    return [Backend("native", run_native, {REPETITION_SAMPLES, NATIVE_FLAGS},
+    return [Backend("native", run_native, {REPETITION_SAMPLES, NATIVE_FLAGS, NATIVE_ENVIRONMENT,
+                                           MEASURED_WORKLOADS},
                     "the native iree-benchmark-module measures; its JSON is reported")]

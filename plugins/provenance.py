@@ -1,4 +1,4 @@
-"""Adds IREE provenance to the report context.
+"""Adds IREE provenance to the report context, and to each row of a run of several points.
 
 The JSON reporter writes these keys into ``"context"`` after Google
 Benchmark's own fields and the ``--benchmark_context`` entries, so consumers
@@ -9,17 +9,30 @@ that read Google Benchmark's JSON (compare.py, dashboards) ignore them:
 ``iree_runtime_version``
     version of the installed iree-base-runtime package.
 ``iree_devices``
-    the HAL devices, as given with ``--device`` (default ``local-task``).
+    the HAL devices, as given with ``--device`` (default ``local-task``);
+    in a run of several points, every point's, in point order, each once.
 ``iree_module``
     the benchmarked module (the last ``--module``): an absolute path, or
-    ``-`` when it was read from standard input.
+    ``-`` when it was read from standard input; in a run of several points,
+    the first point's (each row names its own).
 ``iree_module_sha256``
-    sha256 of the module's bytes (also for a module read from stdin).
+    sha256 of the module's bytes (also for a module read from stdin); in a
+    run of several points, the first point's.
+``iree_modules``
+    only in a run of several points: every point's module, in point order,
+    each once, as ``{"path": ..., "sha256": ...}``.
 ``ireebench_plugins``
     names of the loaded plugins, built-in ones included.
 ``ireebench_run_id``
     the run's ``config.run_id``, which every hook of the run can read too
     (a streaming sink records it with each row to join them with the report).
+
+In a run of several points (a sweep or a suite: :mod:`ireebench.points`)
+the context describes the run as a whole (the points of this process: a
+shard's, or the one point of a ``--point_index`` process), and every row
+carries its own point's ``iree_devices``, ``iree_module`` and
+``iree_module_sha256`` (``ireebench_point_context``), which readers take
+over the context's (:func:`ireebench.comparison.machine.row_context`).
 """
 
 from __future__ import annotations
@@ -27,18 +40,21 @@ from __future__ import annotations
 import os
 
 from ireebench import __version__, hookimpl
+from ireebench.comparison.machine import combined_provenance
 from ireebench.modules import last_images
 from ireebench.pluginmanager import loaded_plugin_names
+from ireebench.points import is_sweep, points_of
 from ireebench.session import device_uris
 from ireebench.version import runtime_version
 
 
 def benchmarked_module(config) -> tuple[str, str]:
-    """(reported path, sha256) of the last --module.
+    """(reported path, sha256) of the last --module of a configuration (the run's,
+    or a point's).
 
     The digest is that of the bytes the run took (what was benchmarked, also
     for a module read from stdin, reported as ``-``); "" when the run took
-    none (a backend that hands the path on).
+    none (a backend that hands the path on, a point whose module failed).
     """
     specs = list(config.getoption("module") or [])
     if not specs:
@@ -49,14 +65,30 @@ def benchmarked_module(config) -> tuple[str, str]:
     return ("-" if spec == "-" else os.path.abspath(spec)), digest
 
 
+def point_provenance(config) -> dict:
+    """A configuration's devices, module and the module's sha256, as context entries."""
+    reported, digest = benchmarked_module(config)
+    return {"iree_devices": device_uris(config), "iree_module": reported,
+            "iree_module_sha256": digest}
+
+
 @hookimpl(tryfirst=True)
 def ireebench_report_context(config, context):
     """Records versions, devices, the module and its sha256, and the plugins."""
-    reported, digest = benchmarked_module(config)
+    points = [point_provenance(point.config) for point in points_of(config)] \
+        if is_sweep(config) else []
+    first = points[0] if points else point_provenance(config)
     context.extra["ireebench_version"] = __version__
     context.extra["iree_runtime_version"] = runtime_version()
-    context.extra["iree_devices"] = device_uris(config)
-    context.extra["iree_module"] = reported
-    context.extra["iree_module_sha256"] = digest
+    context.extra.update(first)
+    if points:  # the run as a whole: every point's devices and modules
+        context.extra["iree_devices"], context.extra["iree_modules"] = \
+            combined_provenance(points)
     context.extra["ireebench_plugins"] = loaded_plugin_names(config.pm)
     context.extra["ireebench_run_id"] = config.run_id
+
+
+@hookimpl
+def ireebench_point_context(config):
+    """A point's devices, module and the module's sha256, for each of its rows."""
+    return point_provenance(config)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from click.core import ParameterSource
 from ireebench import hookimpl
-from ireebench.backend import NATIVE_FLAGS, REPETITION_SAMPLES, Backend
+from ireebench.backend import NATIVE_ENVIRONMENT, NATIVE_FLAGS, REPETITION_SAMPLES, Backend
 from ireebench.cli.command import build_command, configure, make_context, option_specs
 from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import CORE, CORE_GROUP, IREEBENCH_GROUP, GroupedOption
@@ -164,7 +164,8 @@ def run_replay(config, hub) -> int:
 @hookimpl
 def ireebench_backends(config):
     """Provides the ``replay`` backend (selected by ``ireebench replay``)."""
-    return [Backend(REPLAY_BACKEND, run_replay, {REPETITION_SAMPLES, NATIVE_FLAGS},
+    return [Backend(REPLAY_BACKEND, run_replay,
+                    {REPETITION_SAMPLES, NATIVE_FLAGS, NATIVE_ENVIRONMENT},
                     "iree-benchmark-replay times a capture (ireebench replay FILE)")]
 
 

@@ -31,13 +31,14 @@ import os
 from pathlib import Path
 
 from ireebench import hookimpl, hookspec
+from ireebench.backend import MEASURED_WORKLOADS
 from ireebench.cli.options import command_stdout
 from ireebench.errors import UsageError
 from ireebench.hookcall import call_hook
 from ireebench.native.flags import check_native, selection_args, session_args
 from ireebench.native.gbench_json import split_benchmark_json
 from ireebench.native.tools import BENCHMARK_TOOL, native_error_line, run_tool
-from ireebench.outfiles import check_output_path, is_special_file, written_by_tool
+from ireebench.outfiles import is_special_file, register_output, written_by_tool
 
 GROUP = "Replay capture"
 FILE_POLICIES = ("reference", "capture-ranges", "capture-all", "fail")
@@ -139,16 +140,17 @@ def ireebench_addoption(parser):
         "--device_replay_output", "device_replay_output", default="", group=GROUP,
         metavar="FILE.ireereplay",
         help="Record the HAL work of the benchmarks into a replay file (a native pass).",
-        module_run=True)
+        module_run=True, requires=MEASURED_WORKLOADS)
     parser.addoption(
         "--device_replay_file_policy", "device_replay_file_policy", default=None,
         group=GROUP, metavar="|".join(FILE_POLICIES),
         help="How fd-backed files (parameter archives) are captured (default reference).",
-        module_run=True)
+        module_run=True, requires=MEASURED_WORKLOADS)
     parser.addoption(
         "--device_replay_file_validation", "device_replay_file_validation", default=None,
         group=GROUP, metavar="|".join(FILE_VALIDATIONS),
-        help="Validation of referenced files at replay time (default identity).", module_run=True)
+        help="Validation of referenced files at replay time (default identity).", module_run=True,
+        requires=MEASURED_WORKLOADS)
     parser.addoption(
         "--agents_md", "agents_md", type=bool, group=GROUP, is_eager=True,
         expose_value=True, callback=_print_agents_md,
@@ -164,14 +166,8 @@ def _check_output_path(config, output: str) -> None:
     if output == "-":
         raise UsageError(f"--device_replay_output={output}: a replay capture must be "
                          "written to a file")
-    check_output_path("device_replay_output", output)
-    resolved = Path(output).resolve()
-    others = [("module", m) for m in config.getoption("module") or [] if m != "-"]
-    if config.getoption("benchmark_out"):
-        others.append(("benchmark_out", config.getoption("benchmark_out")))
-    for flag, path in others:
-        if Path(path).resolve() == resolved:
-            raise UsageError(f"--device_replay_output={output}: would overwrite --{flag}={path}")
+    # Never over the module, --benchmark_out or any file of the run (RunFiles).
+    register_output(config, "device_replay_output", output)
 
 
 @hookimpl

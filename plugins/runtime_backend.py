@@ -30,23 +30,30 @@ the session's release as a cleanup, so the session is still open during
 ``--print_statistics``).
 
 A run of several points (a sweep or suite, see :mod:`ireebench.points`;
-capability ``sweeps``) first learns every point's names without a device
-(``--benchmark_list_tests`` prints them; two points reporting one name is
-one line), reports the context, then opens one session per group of points
-that share modules, parameters, devices and compile and runtime flags (in
-order of their first point), measures each point's workloads in it (its
-own function, inputs and batch flags; the hooks get the point's config) and
-closes it before the next one opens (the last one with the run). A point
-whose session or inputs fail is an error row per benchmark it would have
-reported, and the others run. With ``--benchmark_enable_random_interleaving``
-every session is opened first and the repetitions of all workloads are
-measured round by round in a random order (:func:`_interleave`). When the
-points' runtime flags differ, each point is measured by a process of its
-own (:func:`_run_point_processes`).
+capability ``sweeps``) first checks every point's drivers and learns its
+names without a device (``--benchmark_list_tests`` prints them; two points
+reporting one name is one line); a point whose module cannot be had (it
+fails to compile, is missing, is not a module) is an error row per name,
+reported first, and the others run. Points of identical modules (the same
+sha256) and otherwise equal options are measured once and reported for
+each (:func:`_measured_once`). Then it opens one session per group of
+points that share their modules' bytes, parameters, devices and runtime
+flags. Interleaved (:func:`ireebench.points.interleaves`: the default for
+several points) every session is opened first and the repetitions of all
+workloads are measured round by round in a random order
+(:func:`_interleave`); with ``--benchmark_enable_random_interleaving=false``
+the sessions open in the order of their first point, each point's
+workloads are measured in it (its own function, inputs and batch flags;
+the hooks get the point's config) and each closes before the next one
+opens (the last one with the run). A point whose session or inputs fail is
+an error row per benchmark it would have reported, and the others run.
+When the points' runtime flags differ, each point is measured by a process
+of its own (:func:`_run_point_processes`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import random
@@ -58,6 +65,7 @@ from ireebench import hookimpl, names
 from ireebench.backend import (
     ADAPTIVE_REPETITIONS,
     IN_PROCESS,
+    MEASURED_WORKLOADS,
     PLUGIN_KINDS,
     PROFILING_PASSES,
     REPETITION_SAMPLES,
@@ -66,22 +74,35 @@ from ireebench.backend import (
     machine_context,
     runs_from_benchmark_json,
 )
-from ireebench.discovery import SKIPPED, discover_workloads, planned_run_names
+from ireebench.discovery import (
+    SKIPPED,
+    discover_workloads,
+    module_functions,
+    planned_run_names,
+    unloaded_run_name,
+)
 from ireebench.errors import UsageError, one_line
 from ireebench.hookcall import call_hook
 from ireebench.measure import WorkloadMeasurement, error_run, measure_workload, time_repetition
+from ireebench.modules import last_images
 from ireebench.native.backend import named_workload
 from ireebench.native.gbench_json import split_benchmark_json
 from ireebench.points import (
+    ROW_POINTS,
+    Point,
     PointPlan,
+    interleaves,
     is_sweep,
+    measurement_key,
     point_command,
+    point_context,
     points_of,
     runtime_flags_vary,
     session_key,
+    stamp_rows,
 )
 from ireebench.results import Run
-from ireebench.session import SESSION, Session
+from ireebench.session import SESSION, Session, check_drivers
 from ireebench.signature import example_inputs
 
 
@@ -90,7 +111,7 @@ def ireebench_backends(config):
     """Provides ``--backend=runtime``."""
     return [Backend("runtime", run_in_process,
                     {IN_PROCESS, REPETITION_SAMPLES, ADAPTIVE_REPETITIONS, PLUGIN_KINDS,
-                     PROFILING_PASSES, SWEEPS},
+                     PROFILING_PASSES, SWEEPS, MEASURED_WORKLOADS},
                     "measures in this process with the IREE runtime (the default)")]
 
 
@@ -121,7 +142,7 @@ def _release_inputs(workloads) -> None:
 
 def run_in_process(config, hub) -> int:
     """The default backend: measures in this process with iree.runtime."""
-    if is_sweep(config) or config.getoption("benchmark_enable_random_interleaving"):
+    if is_sweep(config) or interleaves(config):
         return run_points(config, hub)
     session = Session(config)
     config.add_cleanup(functools.partial(_close_session, config, session))
@@ -202,6 +223,7 @@ def _begin(config, hub, workload, family_index: int, instance_index: int) -> Non
         "benchmark_repetitions")
     lost = error_run(workload, planned, 0, "")
     lost.family_index, lost.per_family_instance_index = family_index, instance_index
+    stamp_rows(config, [lost])
     hub.begin(lost)
 
 
@@ -229,10 +251,12 @@ def _finish_workload(config, session, hub, workload, runs, extra, family_index: 
                               workload=workload, runs=runs):
             extra.extend(rows or [])
     except BaseException:
+        stamp_rows(config, runs)
         hub.report(runs)  # what was measured is reported, whatever failed after
         raise
     finally:
         workload.last_batch = None  # results released before the next workload
+    stamp_rows(config, runs + extra)  # a point's rows say which point (a sweep, a suite)
     hub.report(runs, extra)
     return 1 if any(run.error_occurred for run in runs) else 0
 
@@ -254,10 +278,34 @@ class _Family:
 
 
 def plan_points(config) -> list[PointPlan]:
-    """Every point's names, learnt without a device; two points never share a name."""
-    plans, owners = [], {}
-    for index, point in enumerate(points_of(config)):
-        plan = PointPlan(point, index, planned_run_names(point.config))
+    """Every point's names, learnt without a device; two points never share a name.
+
+    Every point's devices are checked first (their drivers known: nothing is
+    created), so a mistyped device is one line before any module is
+    compiled. A point whose module cannot be had (it fails to compile, is
+    missing, is not a module) is planned with its error: the run reports it
+    as that point's error row and measures the others (a run of one point
+    stops with the error, as a plain run does).
+    """
+    points = points_of(config)
+    for point in points:
+        try:
+            check_drivers(point.config)
+        except UsageError as exc:
+            raise UsageError(f"{exc} (point {point.label})" if len(points) > 1 else str(exc),
+                             exc.exit_code, exc.status) from None
+    plans, owners = [], config.stash.setdefault(ROW_POINTS, {})
+    for index, point in enumerate(points):
+        try:
+            functions = module_functions(point.config)
+        except UsageError as exc:
+            if len(points) == 1:
+                raise
+            plan = PointPlan(point, index, [unloaded_run_name(point.config)], str(exc))
+        else:
+            plan = PointPlan(point, index, planned_run_names(point.config, functions),
+                             modules_sha256=tuple(image.sha256 for image in
+                                                  last_images(point.config)))
         for name in plan.run_names:
             if name in owners:
                 raise UsageError(f"points {owners[name].label} and {point.label} both report "
@@ -279,13 +327,20 @@ def run_points(config, hub) -> int:
         pattern = config.getoption("benchmark_filter") or "."
         config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
         return 0
-    hub = _ContextFirst(hub, machine_context(config), run_names)
-    if runtime_flags_vary([plan.point for plan in plans]):
-        exit_code, workloads = _run_point_processes(config, hub, plans)
-    elif config.getoption("benchmark_enable_random_interleaving"):
-        exit_code, workloads = _interleave(config, hub, plans)
-    else:
-        exit_code, workloads = _run_sessions(config, hub, plans)
+    family = _Family()
+    measured, copies = _measured_once(config, [plan for plan in plans if not plan.error])
+    hub = _PointsHub(hub, machine_context(config), run_names, copies, family)
+    exit_code = 0
+    for plan in plans:  # nothing to measure: said first, before the others are measured
+        if plan.error and not all(hub.already_reported(name) for name in plan.run_names):
+            exit_code = _report_failed(hub, [plan], plan.error, family)
+    run = _run_sessions
+    if runtime_flags_vary([plan.point for plan in measured]):
+        run = _run_point_processes
+    elif interleaves(config):
+        run = _interleave
+    code, workloads = run(config, hub, measured, family, single=len(plans) == 1)
+    exit_code = max(exit_code, code)
     hub.ensure_context()
     hub.finalize()
     for code in call_hook(config.pm, "ireebench_measurements_finish", config=config,
@@ -295,18 +350,48 @@ def run_points(config, hub) -> int:
     return exit_code
 
 
-class _ContextFirst:
-    """The hub, reporting the context right before the first measurement or row.
+def _measured_once(config, plans: list[PointPlan]) -> tuple[list[PointPlan], list]:
+    """The points to measure, and ``(measured, other)`` for each point that measures
+    the same thing as one measured (identical modules, every other option equal:
+    :func:`measurement_key`): it is reported from that measurement, under its
+    own names."""
+    measured, copies, firsts = [], [], {}
+    for plan in plans:
+        key = measurement_key(plan)
+        first = firsts.get(key)
+        same_functions = first is not None and [names.function_of(n) for n in plan.run_names] \
+            == [names.function_of(n) for n in first.run_names]
+        if not same_functions:
+            firsts.setdefault(key, plan)
+            measured.append(plan)
+            continue
+        copies.append((first, plan))
+        config.stderr.write(f"ireebench: note: point {plan.point.label} measures the same "
+                            f"module (sha256 {plan.modules_sha256[-1][:12]}) with the same "
+                            f"options as point {first.point.label}: measured once, reported "
+                            "for both\n")
+    return measured, copies
+
+
+class _PointsHub:
+    """The hub of a run of points: the context right before the first measurement or
+    row, and each benchmark's rows reported again for the points that measure the
+    same thing (:func:`_measured_once`), under their own names and parameters.
 
     So a run of one point refuses its inputs before its context is printed,
     as a plain run does; the name column is sized from every point's names.
     """
 
-    def __init__(self, hub, context, run_names: list[str]):
+    def __init__(self, hub, context, run_names: list[str], copies: list, family: _Family):
         self.hub = hub
         self.context = context
         self.run_names = run_names
         self.reported = False
+        self.family = family
+        self.copies: dict[str, list] = {}  # run_name -> [(its point, a point reported alike)]
+        for first, other in copies:
+            for name in first.run_names:
+                self.copies.setdefault(name, []).append((first.point, other.point))
 
     def ensure_context(self) -> None:
         if not self.reported:
@@ -316,6 +401,17 @@ class _ContextFirst:
     def report(self, runs, extra_rows=()) -> None:
         self.ensure_context()
         self.hub.report(runs, extra_rows)
+        rows = [*runs, *extra_rows]
+        for source, target in self.copies.get(rows[0].run_name if rows else "", ()):
+            copied = [_renamed(row, source, target) for row in rows]
+            entries = point_context(target.config)  # its own module path and devices
+            for row in copied:
+                row.provenance = {**row.provenance, **entries}
+            numbers = self.family.number(names.function_of(copied[0].run_name),
+                                         target.name_prefix)
+            for row in copied:
+                row.family_index, row.per_family_instance_index = numbers
+            self.hub.report(copied[:len(runs)], copied[len(runs):])
 
     def finalize(self) -> None:
         self.hub.finalize()
@@ -327,11 +423,28 @@ class _ContextFirst:
         return self.hub.already_reported(run_name)
 
 
+def _renamed(row: Run, source: Point, target: Point) -> Run:
+    """A copy of ``row`` (measured for point ``source``) as point ``target`` reports it."""
+    function = names.function_of(row.run_name or row.name)
+    old = names.family_name(function, source.params, source.name_prefix)
+    new = names.family_name(function, target.params, target.name_prefix)
+    copy = dataclasses.replace(row, counters=dict(row.counters), samples=list(row.samples),
+                               batch_samples=list(row.batch_samples),
+                               params=dict(target.params), provenance=dict(row.provenance))
+    for attr in ("name", "run_name"):
+        value = getattr(copy, attr)
+        if value.startswith(old):
+            setattr(copy, attr, new + value[len(old):])
+    return copy
+
+
 def _session_groups(plans: list[PointPlan]) -> list[list[PointPlan]]:
-    """Points that share a session, grouped in the order of their first point."""
+    """Points that share a session (the same modules' bytes and session flags),
+    grouped in the order of their first point."""
     groups: dict[tuple, list[PointPlan]] = {}
     for plan in plans:
-        groups.setdefault(session_key(plan.point.config), []).append(plan)
+        groups.setdefault(session_key(plan.point.config, plan.modules_sha256),
+                          []).append(plan)
     return list(groups.values())
 
 
@@ -348,12 +461,13 @@ def _error_rows(plan: PointPlan, message: str, family: _Family) -> list[Run]:
                         repetitions=config.getoption("benchmark_repetitions"),
                         batch_size=config.getoption("batch_size"),
                         family_index=family_index, per_family_instance_index=instance))
+    stamp_rows(config, rows)
     return rows
 
 
-def _report_failed(hub, plans: list[PointPlan], exc: UsageError, family: _Family) -> int:
+def _report_failed(hub, plans: list[PointPlan], message, family: _Family) -> int:
     for plan in plans:
-        rows = _error_rows(plan, str(exc), family)
+        rows = _error_rows(plan, str(message), family)
         if rows:
             hub.report(rows)
     return 1
@@ -376,11 +490,14 @@ def _discover(point_config, session) -> list:
     return workloads
 
 
-def _run_sessions(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
-    """One session per group of points, opened in order, each closed before the next."""
-    exit_code, measured, family = 0, [], _Family()
+def _run_sessions(config, hub, plans: list[PointPlan], family: _Family,
+                  single: bool) -> tuple[int, list]:
+    """One session per group of points, opened in order, each closed before the next.
+
+    ``single``: the run is one point, whose failure is the run's one-line error.
+    """
+    exit_code, measured = 0, []
     groups = _session_groups(plans)
-    single = len(plans) == 1  # then a failure is the run's one-line error
     for number, group in enumerate(groups):
         try:
             session = _open_session(config, group[0].point.config)
@@ -416,7 +533,8 @@ def _run_sessions(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
     return exit_code, measured
 
 
-def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
+def _interleave(config, hub, plans: list[PointPlan], family: _Family,
+                single: bool) -> tuple[int, list]:
     """Google Benchmark's random interleaving, round by round.
 
     Every session is opened and every workload discovered, started
@@ -427,8 +545,7 @@ def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
     stopping per point) and is reported as soon as its last repetition is
     measured.
     """
-    exit_code, family, pending, sessions = 0, _Family(), [], []
-    single = len(plans) == 1
+    exit_code, pending, sessions = 0, [], []
     for group in _session_groups(plans):
         try:
             session = _open_session(config, group[0].point.config)
@@ -487,7 +604,8 @@ def _interleave(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
 _CHILD_ENV = {"IREEBENCH_ENVIRONMENT_WARNINGS": "false"}
 
 
-def _run_point_processes(config, hub, plans: list[PointPlan]) -> tuple[int, list]:
+def _run_point_processes(config, hub, plans: list[PointPlan], family: _Family,
+                         single: bool) -> tuple[int, list]:
     """Each point measured by a process of its own (the points' runtime flags differ).
 
     IREE's runtime flags are process-global, and drivers read some of them
@@ -497,7 +615,7 @@ def _run_point_processes(config, hub, plans: list[PointPlan]) -> tuple[int, list
     stdout); its rows are reported here as they come. A process that fails
     is its point's error rows.
     """
-    exit_code, workloads, family = 0, [], _Family()
+    exit_code, workloads = 0, []
     environment = {**os.environ, **_CHILD_ENV}
     hub.ensure_context()
     for plan in plans:
@@ -524,6 +642,7 @@ def _run_point_processes(config, hub, plans: list[PointPlan]) -> tuple[int, list
                 run.name = names.family_of(run.run_name)
                 run.params = dict(point_config.params)
                 run.family_index, run.per_family_instance_index = family_index, instance
+            stamp_rows(point_config, runs)
             workloads.append(named_workload(point_config, runs[0].function, runs[0].time_unit))
             workloads[-1].params = dict(point_config.params)
             hub.report(runs)

@@ -198,6 +198,7 @@ def ireebench_addoption(parser):
     """Adds --benchmark_statistics, --confidence, --benchmark_min_rel_accuracy, --benchmark_max_time."""
     parser.addoption(
         "--benchmark_statistics", "benchmark_statistics", default="", group=GROUP,
+        requires=REPETITION_SAMPLES,
         metavar="NAME,...",
         help="More aggregate rows per benchmark (with 2+ repetitions), after _mean, _median, "
              "_stddev, _cv: pNN (percentile, e.g. p50,p90,p99), min, max, ci (confidence "
@@ -206,17 +207,20 @@ def ireebench_addoption(parser):
              "relative to the median), or a statistic a plugin provides.", module_run=True)
     parser.addoption(
         "--confidence", "confidence", default=str(DEFAULT_CONFIDENCE), group=GROUP,
+        requires=REPETITION_SAMPLES,
         metavar="LEVEL",
         help="Confidence level of the interval of the median (ci, precision, adaptive "
              "stopping), between 0 and 1.", module_run=True)
     parser.addoption(
         "--benchmark_min_rel_accuracy", "benchmark_min_rel_accuracy", default="",
+        requires=ADAPTIVE_REPETITIONS,
         group=GROUP, metavar="FRACTION",
         help="Adaptive stopping: repeat until the confidence interval of the median is "
              "within this fraction of it (0.01: +-1 %), or until --benchmark_max_time; at "
              "least --benchmark_repetitions. Adds the _precision row.", module_run=True)
     parser.addoption(
         "--benchmark_max_time", "benchmark_max_time", default="", group=GROUP,
+        requires=ADAPTIVE_REPETITIONS,
         metavar="<float>s",
         help=f"Time budget of each benchmark under --benchmark_min_rel_accuracy, from its "
              f"start (warm-up and calibration included); default {DEFAULT_MAX_TIME:g}s.",

@@ -20,13 +20,16 @@ is parsed by a small grammar of its own, never ``eval``:
     term       := factor (("*" | "/") factor)*
     factor     := ("+" | "-") factor | NUMBER | "{" AXIS "}" | "(" expression ")"
 
-A mistake is one line naming the flag, at configure (syntax, the name) or
-before anything is measured (an axis the benchmark does not have, a
+A mistake is one line naming the flag, at configure (syntax, the name, a
+constant that is not a finite number such as ``1e999``, more than
+:data:`MAX_TOKENS` tokens or :data:`MAX_NESTING` nested parentheses and
+signs) or before anything is measured, for every point of a sweep at once
+(an axis the benchmark does not have, an axis value that is not a number, a
 division by zero).
 
 Hooks: ``ireebench_addoption``, ``ireebench_configure`` (parses; needs the
-``in_process`` capability), ``ireebench_discovery_finish`` (evaluates for
-every benchmark), ``ireebench_report_context`` (the counters' names in
+``in_process`` capability), ``ireebench_generate_points`` (evaluates for
+every point), ``ireebench_discovery_finish`` (evaluates for every benchmark), ``ireebench_report_context`` (the counters' names in
 ``rate_counters``, for ``ireebench compare``), ``ireebench_workload_finish``
 (``tryfirst``: the counters of the repetitions, then of the aggregates).
 """
@@ -39,7 +42,7 @@ from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, require
-from ireebench.errors import flag_error
+from ireebench.errors import UsageError, flag_error
 from ireebench.native.gbench_json import RUN_KEYS
 from ireebench.results import Counter
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, aggregate_counters
@@ -49,6 +52,13 @@ GROUP = "Metrics: device time, memory, counters"
 TAKEN_COUNTERS = ("items_per_second", "device_bytes_peak", "host_bytes_peak", "calls",
                   "percent")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# Bounds of one expression (far beyond any FLOP count): the parser and the
+# evaluation recurse, so 2,000 nested parentheses or 1,000 terms are one line
+# naming --counter, never a RecursionError.
+MAX_TOKENS = 200
+MAX_NESTING = 32
+MAX_CHARACTERS = 2000
+SHOWN_CHARACTERS = 80  # of a refused expression, in its error line
 _TOKEN = re.compile(r"\s*(?:(?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)"
                     r"|\{(?P<axis>[^{}]*)\}|(?P<op>[-+*/()]))")
 
@@ -103,6 +113,8 @@ def _tokens(text: str) -> list[tuple[str, str]]:
             if not value:
                 raise ExpressionError("empty {} (write {axis}, an axis of the benchmark)")
         tokens.append((kind, value))
+        if len(tokens) > MAX_TOKENS:
+            raise ExpressionError(f"longer than {MAX_TOKENS} numbers, axes and operators")
         position = match.end()
     return tokens
 
@@ -111,6 +123,7 @@ class _Parser:
     def __init__(self, tokens):
         self.tokens = tokens
         self.index = 0
+        self.depth = 0  # parentheses and signs around the factor being read
 
     def peek(self):
         return self.tokens[self.index] if self.index < len(self.tokens) else (None, None)
@@ -132,17 +145,29 @@ class _Parser:
             node = (self.take()[1], node, self.factor())
         return node
 
+    def nested(self, read):
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise ExpressionError(f"parentheses and signs nested more than {MAX_NESTING} deep")
+        try:
+            return read()
+        finally:
+            self.depth -= 1
+
     def factor(self):
         kind, value = self.take()
         if (kind, value) in (("op", "+"), ("op", "-")):
-            operand = self.factor()
+            operand = self.nested(self.factor)
             return ("neg", operand) if value == "-" else operand
         if kind == "number":
-            return ("num", float(value))
+            number = float(value)
+            if not math.isfinite(number):  # 1e999: Infinity would reach the reports
+                raise ExpressionError(f"{value} is not a finite number")
+            return ("num", number)
         if kind == "axis":
             return ("axis", value)
         if (kind, value) == ("op", "("):
-            node = self.expression()
+            node = self.nested(self.expression)
             if self.take() != ("op", ")"):
                 raise ExpressionError("a '(' is not closed")
             return node
@@ -222,6 +247,7 @@ def ireebench_addoption(parser):
     """Adds --counter (repeatable)."""
     parser.addoption(
         "--counter", "counter", multiple=True, group=GROUP, metavar="NAME=EXPR",
+        requires=IN_PROCESS,
         help="A quantity per iteration (FLOPs, bytes, tokens), reported as the rate counter "
              "NAME (per second: flops=12.3G/s). EXPR: numbers, + - * /, parentheses and "
              "{axis} (a sweep's axis), e.g. flops=2*{bs}*512*256. Repeatable.",
@@ -241,9 +267,12 @@ def parse_counter(text: str) -> UserCounter:
         raise flag_error("counter", text, f"{name!r} is a field or counter ireebench sets "
                                           "itself; choose another name")
     try:
+        if len(expression) > MAX_CHARACTERS:
+            raise ExpressionError(f"longer than {MAX_CHARACTERS} characters")
         parsed = parse_expression(expression)
     except ExpressionError as exc:
-        raise flag_error("counter", text, str(exc)) from None
+        shown = text if len(text) <= SHOWN_CHARACTERS else f"{text[:SHOWN_CHARACTERS]}..."
+        raise flag_error("counter", shown, str(exc)) from None
     counter = UserCounter(str(text), name, parsed)
     if not parsed.axes:
         counter.value({})  # a constant: its mistakes (1/0) are known now
@@ -265,6 +294,21 @@ def ireebench_configure(config):
         seen.add(counter.name)
         counters.append(counter)
     config.stash[STATE] = counters
+
+
+@hookimpl(trylast=True)
+def ireebench_generate_points(config, points):
+    """Every counter evaluates for every point (its parameters) before anything is
+    measured: ``--sweep v=1,a --counter=flops={v}`` is one line, not a measured
+    point and then an error row. (``trylast``: after the plugins that add points.)"""
+    for counter in config.stash.get(STATE, []):
+        for point in points:
+            if not set(counter.expression.axes) <= set(point.params):
+                continue  # a plugin may still give its workloads those (discovery_finish)
+            try:
+                counter.value(point.params)
+            except UsageError as exc:
+                raise UsageError(f"{exc} (point {point.label})") from None
 
 
 @hookimpl

@@ -33,6 +33,7 @@ from ..results import RunResult
 from ..runner import run_config
 from ..signals import sigterm_raises
 from ..streams import CliStream, open_standard_streams, prints_to_stderr
+from .argv import first_word
 from .command import load_plugins, parse_args
 from .commands import build_command_group, builtin_usage_exit_code, run_subcommand
 
@@ -50,7 +51,8 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 
     The plugins are loaded from the whole command line first (flag files
     expanded), then asked for their subcommands: ``ireebench NAME ...`` runs
-    the subcommand ``NAME`` if one is registered, anything else is the
+    the subcommand ``NAME`` if one is registered (``--plugin``/``-p`` may
+    come before it: ``ireebench --plugin X NAME``), anything else is the
     benchmark run.
 
     :param plugins: plugin objects or modules registered for this run only.
@@ -64,13 +66,32 @@ def execute(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
             invocation = load_plugins(list(argv), stdout, stderr, plugins)
             invocation.commands = build_command_group(invocation.pm)
         except UsageError as exc:
-            if argv and not str(argv[0]).startswith("-"):  # a subcommand's own usage status
-                exc.exit_code = builtin_usage_exit_code(str(argv[0]))
+            words = [str(arg) for arg in argv]
+            position = first_word(words)
+            name = words[position] if position < len(words) else ""
+            if name and not name.startswith("-"):  # a subcommand's own usage status
+                exc.exit_code = builtin_usage_exit_code(name)
             raise
         argv = invocation.argv
-        if argv and argv[0] in invocation.commands.commands:
-            return run_subcommand(invocation, argv[0], argv[1:])
+        position = first_word(argv)
+        if position < len(argv) and argv[position] in invocation.commands.commands:
+            return run_subcommand(invocation, argv[position],
+                                  argv[:position] + argv[position + 1:])
         return _run(parse_args(argv, invocation))
+
+
+def error_outcome(exc: BaseException) -> tuple[str, int] | None:
+    """The one line on stderr and the exit status a run that raised ``exc`` ends
+    with on the command line; None for an internal error (a bug)."""
+    if isinstance(exc, UsageError):
+        return f"ireebench: error: {exc.line}", exc.exit_code
+    if isinstance(exc, PluginError):
+        return f"ireebench: plugin error: {exc}", exc.exit_code
+    if isinstance(exc, KeyboardInterrupt):
+        return "ireebench: interrupted", EXIT_INTERRUPTED
+    if isinstance(exc, Terminated):
+        return "ireebench: terminated", EXIT_TERMINATED
+    return None
 
 
 def run_cli(argv: list[str]) -> int:
@@ -83,26 +104,18 @@ def run_cli(argv: list[str]) -> int:
         except OutputClosed:
             stdout.silence()
             return EXIT_OUTPUT_CLOSED
-        except UsageError as exc:
-            print(f"ireebench: error: {exc.line}", file=sys.stderr)
-            return exc.exit_code
-        except PluginError as exc:
-            print(f"ireebench: plugin error: {exc}", file=sys.stderr)
-            return exc.exit_code
-        except KeyboardInterrupt:
-            print("ireebench: interrupted", file=sys.stderr)
-            return EXIT_INTERRUPTED
-        except Terminated:
-            print("ireebench: terminated", file=sys.stderr)
-            return EXIT_TERMINATED
         except SystemExit:
             raise  # sys.exit() in a plugin: its status, as Python gives it
-        except BaseException as exc:  # any other: one line, never a traceback
-            if os.environ.get(DEBUG_ENV):
-                raise
-            print(f"ireebench: internal error: {type(exc).__name__}: {one_line(exc)} "
-                  f"(set {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
-            return EXIT_PLUGIN_ERROR
+        except BaseException as exc:  # one line, never a traceback
+            outcome = error_outcome(exc)
+            if outcome is None:
+                if os.environ.get(DEBUG_ENV):
+                    raise
+                outcome = ((f"ireebench: internal error: {type(exc).__name__}: "
+                           f"{one_line(exc)} (set {DEBUG_ENV}=1 for the traceback)"),
+                           EXIT_PLUGIN_ERROR)
+            print(outcome[0], file=sys.stderr)
+            return outcome[1]
 
 
 def main(argv: list[str] | None = None) -> None:

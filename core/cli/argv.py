@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import stat
 
 from ..errors import UsageError, one_line
 from ..pluginmanager import PluginSelection
@@ -28,18 +29,34 @@ MAX_FLAGFILE_READS = 1024  # flag files read, the same one counted each time
 MAX_EXPANDED_ARGS = 1 << 18  # arguments after expansion
 
 
-def _read_flagfile(path: str) -> str:
-    if os.path.exists(path) and not os.path.isfile(path):
-        # A FIFO would block and /dev/zero never ends: refuse before opening.
-        raise UsageError(f"--flagfile={path}: not a regular file")
+def read_small_file(path: str, what: str, limit: int) -> bytes:
+    """The bytes of a small input file (a flag file, a suite), or one line saying why not.
+
+    Only a regular file of at most ``limit`` bytes: a FIFO would block and
+    ``/dev/zero`` never ends, so the file is opened without blocking and
+    judged by what it is before a byte is read. ``what`` names it in the
+    message (``--flagfile=f.txt``, ``run: suite.toml``).
+    """
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_FLAGFILE_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise UsageError(f"--flagfile={path}: cannot read: {exc.strerror or one_line(exc)}") \
-            from None
-    if len(data) > MAX_FLAGFILE_BYTES:
-        raise UsageError(f"--flagfile={path}: larger than {MAX_FLAGFILE_BYTES} bytes")
+        raise UsageError(f"{what}: cannot read: {exc.strerror or one_line(exc)}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"{what}: not a regular file")
+    with open(fd, "rb") as handle:
+        try:
+            data = handle.read(limit + 1)
+        except OSError as exc:
+            raise UsageError(f"{what}: cannot read: {exc.strerror or one_line(exc)}") \
+                from None
+    if len(data) > limit:
+        raise UsageError(f"{what}: larger than {limit} bytes")
+    return data
+
+
+def _read_flagfile(path: str) -> str:
+    data = read_small_file(path, f"--flagfile={path}", MAX_FLAGFILE_BYTES)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -116,6 +133,18 @@ def prescan_plugins(argv: list[str]) -> PluginSelection:
     return selection
 
 
+def first_word(argv: list[str]) -> int:
+    """The index of the first argument that is not ``--plugin``/``-p`` (or its value):
+    where a subcommand's name is, since ``ireebench --plugin X NAME ...`` runs
+    the subcommand ``NAME`` of the plugin ``X``; ``len(argv)`` when none."""
+    position = 0
+    for start, end, _, _ in _plugin_flags(argv):
+        if start != position:
+            break
+        position = end
+    return position
+
+
 def without_plugin_flags(argv: list[str]) -> list[str]:
     """``argv`` without --plugin / -p: for a plugin's subcommand, which never
     declares them (the plugins were loaded from the whole command line)."""
@@ -123,3 +152,4 @@ def without_plugin_flags(argv: list[str]) -> list[str]:
     for start, end, _, _ in _plugin_flags(argv):
         dropped.update(range(start, end))
     return [arg for index, arg in enumerate(argv) if index not in dropped]
+

@@ -23,6 +23,7 @@ import importlib.metadata
 import click
 import iree.runtime as rt
 
+from ..backend import check_capabilities, check_runtime_flags_honoured
 from ..config import Config, OptionSpec
 from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
 from ..hookcall import call_hook, collect_named, implementations
@@ -33,7 +34,15 @@ from ..pluginmanager import (
     PluginSelection,
     build_plugin_manager,
 )
-from ..points import POINTS, Point, PointSpec, check_points, runtime_flags_vary
+from ..points import (
+    MAX_POINTS,
+    POINTS,
+    Point,
+    PointSpec,
+    check_points,
+    point_process_options,
+    runtime_flags_vary,
+)
 from .argv import expand_flagfiles, prescan_plugins
 from .invocation import Invocation
 from .options import (
@@ -383,7 +392,11 @@ def parse_points(points: list[PointSpec], invocation: Invocation, command_line: 
     with ``--point_index``). None when --help was printed.
     """
     pm = invocation.pm
+    if len(points) > MAX_POINTS:  # a plugin's expansion: each point is parsed below
+        raise UsageError(f"{points[0].label} ...: {len(points)} points, more than the "
+                         f"{MAX_POINTS} a run measures")
     command = command or build_command(pm, commands=invocation.commands)
+    specs = option_specs(command)
     parsed = []
     for index, spec in enumerate(points):
         try:
@@ -397,12 +410,12 @@ def parse_points(points: list[PointSpec], invocation: Invocation, command_line: 
         except UsageError as exc:
             raise UsageError(f"{exc} (point {spec.label})" if spec.label else str(exc),
                              exc.exit_code, exc.status) from None
-        parsed.append((spec, dict(ctx.params), runtime_flags))
+        parsed.append((spec, point_process_options(dict(ctx.params), specs), runtime_flags))
     _, options, runtime_flags = parsed[0]
     if print_native_information(runtime_flags, invocation.stdout):
         return None
     config = Config(pm, options, runtime_flags, list(points[0].argv), invocation.stdout,
-                    invocation.stderr, option_specs(command))
+                    invocation.stderr, specs)
     config.command_line = list(command_line)
     point_list = [Point(config.for_point(options, runtime_flags, spec.params, spec.name_prefix,
                                          spec.label))
@@ -411,9 +424,10 @@ def parse_points(points: list[PointSpec], invocation: Invocation, command_line: 
 
 
 def configure(config: Config, selection: PluginSelection, points: list | None = None) -> Config:
-    """Checks the core options and runtime flags, chooses the backend, then
-    ``ireebench_configure`` and ``ireebench_generate_points`` (the points
-    checked and kept in ``config.stash[POINTS]``).
+    """Checks the core options and runtime flags, chooses the backend and refuses
+    what it cannot honour, then ``ireebench_configure`` and
+    ``ireebench_generate_points`` (the points checked and kept in
+    ``config.stash[POINTS]``).
 
     If any of it fails, what a plugin's configure already opened is released.
     """
@@ -421,7 +435,9 @@ def configure(config: Config, selection: PluginSelection, points: list | None = 
         validate_core_options(config)
         check_runtime_flags(config, selection.blocked)
         config.backend  # noqa: B018 - chosen now: plugins check its capabilities in configure
+        check_capabilities(config)
         call_hook(config.pm, "ireebench_configure", config=config)
+        check_runtime_flags_honoured(config)
         points = list(points) if points else [Point(config)]
         call_hook(config.pm, "ireebench_generate_points", config=config, points=points)
         _keep_points(config, points, selection)

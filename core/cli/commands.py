@@ -9,11 +9,21 @@ knows each one's plugin: a name two plugins register is an error naming
 both, and ``--help`` and ``ireebench plugins`` say whose each one is.
 
 A plugin writes a subcommand with click as usual; its callback gets the
-:class:`~ireebench.cli.invocation.Invocation` with ``@click.pass_obj``.
-``--plugin`` and ``-p`` may appear anywhere on the command line (the plugins
-are loaded from all of it) and are taken out of the subcommand's arguments. A
-command that parses its own command line (as the built-ins do: their
-options come from the loaded plugins) is an :class:`ArgvCommand`.
+command's :class:`CommandConfig` with ``@click.pass_obj``: a
+:class:`~ireebench.config.Config` of its own (``getoption`` reads the
+subcommand's parsed options, ``stash``, cleanups, a scratch directory,
+released when the command ends) that reads saved reports as every command
+does (:meth:`CommandConfig.load_reports`: files, and a results store's
+``stored:...`` references through ``ireebench_load_reports``). A command
+registered with ``reads_reports=True`` also takes the options those
+readers add (``ireebench_load_reports_addoption``: the store's
+``--benchmark_storage``, ``--where``, ``--window``, ``--any_machine``).
+``--plugin`` and ``-p`` may appear anywhere on the command line, before the
+subcommand's name too (the plugins are loaded from all of it), and are
+taken out of the subcommand's arguments. A command that parses its own
+command line (as the built-ins do: their options come from the loaded
+plugins) is an :class:`ArgvCommand`; it gets the
+:class:`~ireebench.cli.invocation.Invocation`.
 """
 
 from __future__ import annotations
@@ -22,6 +32,8 @@ import contextlib
 
 import click
 
+from ..comparison.inputs import load_reports
+from ..config import Config
 from ..errors import EXIT_FAILED, PluginError, UsageError, one_line
 from ..hookcall import guarded, implementations
 from ..pluginmanager import PluginSelection, build_plugin_manager
@@ -29,6 +41,13 @@ from ..results import RunResult
 from .argv import without_plugin_flags
 from .command import make_context
 from .invocation import Invocation
+from .options import CORE, OptionParser
+
+# The attribute that marks a click command as a reader of saved reports.
+READS_REPORTS = "reads_reports"
+# Where the values of the readers' options are kept (ctx.meta, shared by the
+# contexts of one command line): not the callback's arguments.
+READING_VALUES = "ireebench.reading_options"
 
 
 class CommandGroup(click.Group):
@@ -51,16 +70,134 @@ class CommandGroup(click.Group):
         """The subcommands ``plugin_name`` registered."""
         return sorted(name for name, owner in self.owners.items() if owner == plugin_name)
 
+    def command(self, *args, reads_reports: bool = False, **kwargs):
+        """click's ``@cli.command()``; ``reads_reports=True``: the command reads saved
+        reports (:meth:`CommandConfig.load_reports`) and takes the options of
+        their readers (``ireebench_load_reports_addoption``)."""
+        decorator = super().command(*args, **kwargs)
+        if not reads_reports:
+            return decorator
+
+        def mark(function):
+            command = decorator(function)
+            setattr(command, READS_REPORTS, True)
+            return command
+
+        return mark
+
 
 def build_command_group(pm) -> CommandGroup:
-    """Asks every plugin, in registration order, for its subcommands."""
+    """Asks every plugin, in registration order, for its subcommands; a command
+    marked ``reads_reports`` then gets the options of the report readers."""
     group = CommandGroup()
     for plugin_name, call in implementations(pm, "ireebench_register_commands",
                                              registration_order=True):
         group.registering = plugin_name
         call(cli=group)
     group.registering = "ireebench"
+    readers = [(name, command) for name, command in _all_commands(group)
+               if getattr(command, READS_REPORTS, False)]
+    if readers:
+        options = reading_options(pm)
+        for name, command in readers:
+            _add_reading_options(name, command, options)
     return group
+
+
+def _all_commands(group: click.Group, prefix: str = ""):
+    """``(name, command)`` of every command under ``group``, nested groups' too."""
+    for name, command in group.commands.items():
+        yield prefix + name, command
+        if isinstance(command, click.Group):
+            yield from _all_commands(command, f"{prefix}{name} ")
+
+
+def reading_options(pm) -> list:
+    """The options plugins add for reading saved reports
+    (``ireebench_load_reports_addoption``), each recording its plugin.
+
+    Their values are kept for :meth:`CommandConfig.getoption` (the readers'
+    ``config.getoption``), not passed to the command's callback, which did
+    not declare them.
+    """
+    parser = OptionParser()
+    for plugin_name, call in implementations(pm, "ireebench_load_reports_addoption",
+                                             registration_order=True):
+        parser.plugin = plugin_name
+        try:
+            call(parser=parser)
+        finally:
+            parser.plugin = CORE
+    for option in parser.options:
+        option.expose_value = False
+        option.callback = _keep_reading_value
+    return parser.options
+
+
+def _keep_reading_value(ctx: click.Context, param: click.Parameter, value):
+    ctx.meta.setdefault(READING_VALUES, {})[param.name] = value
+    return value
+
+
+def _add_reading_options(name: str, command: click.Command, options: list) -> None:
+    taken = {flag: param for param in command.params for flag in (*param.opts, param.name)}
+    for option in options:
+        clash = next((flag for flag in (*option.opts, option.name) if flag in taken), None)
+        if clash is not None:
+            shown = clash if clash.startswith("-") else f"--{clash}"
+            raise UsageError(f"option {shown} of plugin {option.plugin!r} (for reading "
+                             f"reports) is already an option of the subcommand {name!r}")
+        command.params.append(option)
+
+
+class CommandConfig(Config):
+    """What a plugin's subcommand receives (``@click.pass_obj``): its configuration.
+
+    A :class:`~ireebench.config.Config` like a run's: ``getoption(name)``
+    (the options of the subcommand being run, a nested one's first),
+    ``stdout``/``stderr`` (write there: the Python API's streams are
+    honoured), ``pm``, ``stash``, ``add_cleanup``, ``scratch_dir()``, all
+    released when the command ends; plus what the command line loaded
+    (``plugins``, ``selection``, ``commands``, as an
+    :class:`~ireebench.cli.invocation.Invocation` has them) and the
+    readers of saved reports (:meth:`load_reports`).
+    """
+
+    def __init__(self, invocation: Invocation, name: str, argv: list[str]):
+        super().__init__(invocation.pm, {}, [], list(argv), invocation.stdout,
+                         invocation.stderr)
+        self.command_name = name
+        self.command_line = [name, *argv]
+        self.invocation = invocation
+        self.plugins = invocation.plugins
+        self.selection = invocation.selection
+        self.commands = invocation.commands
+
+    def getoption(self, name: str, default=None):
+        """The parsed value of the subcommand's option ``name`` (a nested command's
+        first, then its group's), else ``default``."""
+        ctx = click.get_current_context(silent=True)
+        found = ctx.meta.get(READING_VALUES, {}) if ctx is not None else {}
+        while ctx is not None:
+            if name in ctx.params:
+                found = ctx.params
+                break
+            ctx = ctx.parent
+        if name in found:
+            return default if found[name] is None else found[name]
+        return super().getoption(name, default)
+
+    def load_reports(self, reference: str, like: dict | None = None) -> list[tuple[str, dict]]:
+        """The ``(label, report)`` pairs ``reference`` names: a Google Benchmark JSON
+        file (ireebench's or the native tool's), or what a plugin resolves
+        through ``ireebench_load_reports`` (a results store's ``stored:latest``,
+        ``stored:RUN_ID``, ``stored:history``; the store of
+        ``--benchmark_storage`` with ``reads_reports=True``, else of
+        ``IREEBENCH_STORAGE``). ``like``: a report the result will be compared
+        with, so a store picks runs of the same machine. A bad reference is one
+        :class:`~ireebench.UsageError` naming this command.
+        """
+        return load_reports(self, reference, like, command=self.command_name)
 
 
 class ArgvCommand(click.Command):
@@ -102,11 +239,21 @@ def as_run_result(result) -> RunResult:
 
 
 def _invoke(command: click.Command, name: str, args: list[str], invocation: Invocation):
-    if not isinstance(command, ArgvCommand):  # it parses its own, --plugin included
-        args = without_plugin_flags(args)
-    ctx = make_context(command, f"ireebench {name}", args, invocation)
+    if isinstance(command, ArgvCommand):  # it parses its own, --plugin included
+        return _invoke_in(command, name, args, invocation)
+    config = CommandConfig(invocation, name, without_plugin_flags(args))
+    try:
+        return _invoke_in(command, name, config.argv, config)
+    finally:
+        config.release()
+
+
+def _invoke_in(command: click.Command, name: str, args: list[str], obj):
+    ctx = make_context(command, f"ireebench {name}", args, obj)
     if ctx is None:  # --help
         return None
+    if isinstance(obj, CommandConfig):  # what getoption answers once the command is done
+        obj.options = {**ctx.meta.get(READING_VALUES, {}), **ctx.params}
     with ctx:
         try:
             return command.invoke(ctx)

@@ -17,7 +17,7 @@ import click
 
 from ..config import OptionSpec
 from ..errors import INVALID_ARGUMENT, UsageError
-from ..outfiles import check_output_path
+from ..outfiles import register_input, register_output, value_file
 from ..version import version_lines
 from .invocation import Invocation
 
@@ -77,12 +77,25 @@ class GroupedOption(click.Option):
     option applies to the whole run. ``axis_expression=True``: the value's
     ``{AXIS}`` placeholders are the option's plugin's to evaluate per
     benchmark (``--counter flops=2*{bs}*512``), so a sweep leaves them.
+    ``run_output=True``: an output of the whole run (a report file, the
+    store, the HTML report): a point that runs in a process of its own
+    (``--point_index``) gets the default, so the run saves and reports once.
+    ``module_source=True`` (with ``per_point``): the option only says how
+    the module is made (``--compile_flag``); points whose modules have the
+    same bytes are measured once, whatever it says.
+    ``requires=CAPABILITY`` (or a tuple: any of them): only a backend with
+    that capability honours the option, so given to another it is refused
+    in one line naming the capability (:func:`ireebench.backend.check_capabilities`)
+    instead of being silently ignored.
     """
 
     def __init__(self, *args, group: str = IREEBENCH_GROUP, plugin: str = CORE,
                  module_run: bool = False, native_flag: bool = False, whole_run: bool = False,
-                 per_point: bool = False, axis_expression: bool = False, **kwargs):
+                 per_point: bool = False, axis_expression: bool = False,
+                 run_output: bool = False, module_source: bool = False, requires=(),
+                 **kwargs):
         super().__init__(*args, **kwargs)
+        self.requires = (requires,) if isinstance(requires, str) else tuple(requires)
         self.group = group
         self.plugin = plugin
         self.module_run = module_run
@@ -90,6 +103,8 @@ class GroupedOption(click.Option):
         self.whole_run = whole_run
         self.per_point = per_point
         self.axis_expression = axis_expression
+        self.run_output = run_output
+        self.module_source = module_source
 
     def spec(self) -> OptionSpec:
         """What the run keeps of this option (:class:`ireebench.config.OptionSpec`)."""
@@ -97,7 +112,10 @@ class GroupedOption(click.Option):
         return OptionSpec(self.name, self.plugin, self.group,
                           tuple(self.opts) + tuple(self.secondary_opts),
                           not self.is_flag and self.nargs != 0, self.default, native,
-                          self.whole_run, self.per_point, self.axis_expression)
+                          self.whole_run, self.per_point, self.axis_expression,
+                          self.run_output, self.module_source, self.requires,
+                          # click's own rule: a flag whose value may be left out
+                          bool(getattr(self, "_flag_needs_value", False)))
 
 
 class OptionParser:
@@ -122,7 +140,10 @@ class OptionParser:
         one the native tool has too, ``whole_run=True`` one that natively
         concerns the whole run, ``per_point=True`` one that may differ
         between the points of a sweep, ``axis_expression=True`` one whose
-        ``{AXIS}`` placeholders its plugin evaluates (see :class:`GroupedOption`).
+        ``{AXIS}`` placeholders its plugin evaluates, ``run_output=True`` an
+        output of the whole run, ``module_source=True`` one that only says how
+        the module is made, ``requires=CAPABILITY`` one that only a backend
+        with that capability honours (see :class:`GroupedOption`).
         """
         if attrs.pop("is_flag", False) or attrs.get("type") is bool:
             attrs["type"] = BOOL
@@ -155,6 +176,7 @@ def add_core_options(parser: OptionParser) -> None:
     add = parser.addoption
     g = CORE_GROUP
     add("--module", "module", multiple=True, group=g, metavar="FILE", per_point=True,
+        module_source=True,
         help="Module (.vmfb) to load; repeatable, the last one is benchmarked; - reads stdin.")
     add("--device", "device", multiple=True, group=g, metavar="URI", per_point=True,
         help="HAL device (local-task, local-sync, cuda, cuda://0 ...); repeatable.")
@@ -200,7 +222,7 @@ def add_core_options(parser: OptionParser) -> None:
         envvar=env("benchmark_format"), metavar="console|json|csv",
         help="Format of the display (stdout) report.")
     add("--benchmark_out", "benchmark_out", default="", group=b, envvar=env("benchmark_out"),
-        metavar="FILE", help="Also write the report to FILE (atomically).")
+        metavar="FILE", run_output=True, help="Also write the report to FILE (atomically).")
     add("--benchmark_out_format", "benchmark_out_format", default="json", group=b,
         envvar=env("benchmark_out_format"), metavar="json|csv|console",
         help="Format of --benchmark_out.")
@@ -216,10 +238,15 @@ def add_core_options(parser: OptionParser) -> None:
         help="Accepted for compatibility; use --time_unit (the native tool sets units itself).")
     _bool(parser, "benchmark_dry_run", "Run each benchmark once (1 iteration, 1 repetition).",
           b, env("benchmark_dry_run"))
-    _bool(parser, "benchmark_enable_random_interleaving",
-          "Interleave the repetitions of the benchmarks (and of a sweep's points) in a "
-          "random order, round by round, so that drift does not bias their comparison.", b,
-          env("benchmark_enable_random_interleaving"))
+    # Unset (None) is told from an explicit false: a run of several points
+    # interleaves unless told not to (ireebench.points.interleaves).
+    add("--benchmark_enable_random_interleaving", "benchmark_enable_random_interleaving",
+        type=bool, default=None, group=b, envvar=env("benchmark_enable_random_interleaving"),
+        show_envvar=True,
+        help="Interleave the repetitions of the benchmarks in a random order, round by round, "
+             "so that drift does not bias their comparison. Default: on for a sweep or suite "
+             "of several points (unlike Google Benchmark), off otherwise; =false measures "
+             "each benchmark's repetitions in a row.")
     add("--v", "v", default="0", group=b, help="Accepted for compatibility (verbosity).")
 
     i = IREEBENCH_GROUP
@@ -261,7 +288,21 @@ def validate_core_options(config) -> None:
     repetitions = config.getoption("benchmark_repetitions")
     if repetitions <= 0:
         raise UsageError(f"--benchmark_repetitions={repetitions}: must be positive")
-    check_output_path("benchmark_out", config.getoption("benchmark_out"))
+    register_core_files(config)
     isolation = config.getoption("isolation")
     if isolation not in (None, "", *ISOLATIONS):
         raise UsageError(f"--isolation={isolation}: expected one of {', '.join(ISOLATIONS)}")
+
+
+def register_core_files(config) -> None:
+    """The files of the core's options (``ireebench.outfiles.RunFiles``): every
+    ``--module``, ``--parameters`` archive and ``@file`` input is read, and
+    ``--benchmark_out`` may be none of them (nor a file a plugin reads or writes)."""
+    for module in config.getoption("module") or ():
+        if module != "-":
+            register_input(config, f"--module={module}", module)
+    for spec in config.getoption("parameters") or ():
+        register_input(config, f"--parameters={spec}", spec.rpartition("=")[2])
+    for value in config.getoption("input") or ():
+        register_input(config, f"--input={value}", value_file(value))
+    register_output(config, "benchmark_out", config.getoption("benchmark_out"))

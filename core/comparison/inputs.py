@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from ..errors import UsageError, one_line
 from ..hookcall import call_hook
 from ..results import TIME_UNIT_MULTIPLIER
+from .machine import ROW_KEYS
 
 # The metrics that are times (per iteration in the row's time_unit).
 TIME_METRICS = ("real_time", "cpu_time", "device_time")
@@ -61,6 +62,9 @@ class BenchmarkRows:
     # aggregate name -> metric -> value (time aggregates only; cv is skipped)
     aggregates: dict[str, dict[str, float]] = field(default_factory=dict)
     errors: list[str] = field(default_factory=list)
+    # The context keys its rows carry for themselves (machine.ROW_KEYS: a sweep's
+    # or suite's point's devices and module), read from its first row.
+    provenance: dict = field(default_factory=dict)
 
     def values(self, metric: str) -> tuple[list[float], str]:
         """The values to compare and where they come from (``repetitions``,
@@ -88,6 +92,13 @@ class BenchmarkFile:
     path: str
     context: dict
     benchmarks: dict[str, BenchmarkRows]
+    # What the run found after its context was written (the JSON's
+    # "findings": multimodal repetitions...).
+    findings: dict = field(default_factory=dict)
+    # member -> (where, shown value): the first row whose member of that name
+    # is not a finite number (a string, NaN, Infinity), which is bad input
+    # only when it is the metric compared (check_metric).
+    invalid: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def _fail(path: str, reason: str, command: str = "compare") -> UsageError:
@@ -186,11 +197,13 @@ def row_identity(label: str, index: int, entry, command: str = "compare") -> tup
     return name, unit, where
 
 
-def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows]) -> None:
+def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows],
+               invalid: dict[str, tuple[str, str]] | None = None) -> None:
     name, unit, where = row_identity(path, index, entry)
     rows = benchmarks.get(name)
     if rows is None:
         rows = benchmarks[name] = BenchmarkRows(name, unit)
+        rows.provenance = {key: entry[key] for key in ROW_KEYS if key in entry}
     if entry.get("error_occurred") or entry.get("skipped"):
         message = entry.get("error_message") or entry.get("skip_message") or "failed"
         rows.errors.append(one_line(message))
@@ -203,13 +216,13 @@ def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows
         try:
             for metric in METRICS:
                 _number(path, where, entry, metric)
-            rows.aggregates[aggregate] = _metrics(path, where, entry, unit)
+            rows.aggregates[aggregate] = _metrics(path, where, entry, unit, invalid)
         except UsageError:
             return  # an aggregate of another shape (BigO, RMS): never compared
         return
     if run_type != "iteration":
         return  # a row kind this reader does not know (e.g. complexity fits)
-    values = _metrics(path, where, entry, unit)
+    values = _metrics(path, where, entry, unit, invalid)
     for metric in METRICS:
         if metric not in values:
             _number(path, where, entry, metric)  # says what is wrong with it
@@ -217,23 +230,36 @@ def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows
         rows.repetitions.setdefault(metric, []).append(value)
 
 
-def _metrics(path: str, where: str, entry: dict, unit: str) -> dict[str, float]:
+# Members of a row that are text by nature, never a metric with a bad value.
+TEXT_MEMBERS = frozenset({"name", "run_name", "run_type", "time_unit", "aggregate_name",
+                          "aggregate_unit", "label", "error_message", "skip_message",
+                          "error_occurred", "skipped", "big_o", "iree_module",
+                          "iree_module_sha256", "iree_devices", "params"})
+
+
+def _metrics(path: str, where: str, entry: dict, unit: str,
+             invalid: dict[str, tuple[str, str]] | None = None) -> dict[str, float]:
     """Every metric of a row: its times in seconds per iteration, its other numbers as
     they are. A time that is not a finite number is an error; another member that is
-    not a number is not a metric."""
+    not a finite number is not a metric, and the first such value of each member is
+    kept in ``invalid`` (bad input when that member is compared)."""
     found = {}
     for key, value in entry.items():
         if key in NOT_METRICS:
             continue
         if key in TIME_METRICS:
             found[key] = _seconds(path, where, entry, key, unit)
-        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            continue
+        number = math.nan
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
             try:
                 number = float(value)
             except OverflowError:  # an integer beyond any float: not a metric
-                continue
-            if math.isfinite(number):
-                found[key] = number
+                pass
+        if math.isfinite(number):
+            found[key] = number
+        elif invalid is not None and key not in invalid and key not in TEXT_MEMBERS:
+            invalid[key] = (where, _shown(value))
     return found
 
 
@@ -248,10 +274,13 @@ def benchmark_file(label: str, report: dict) -> BenchmarkFile:
     if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), list):
         raise _fail(label, 'not a Google Benchmark JSON report (no "benchmarks" list)')
     benchmarks: dict[str, BenchmarkRows] = {}
+    invalid: dict[str, tuple[str, str]] = {}
     for index, entry in enumerate(report["benchmarks"]):
-        _add_entry(label, index, entry, benchmarks)
+        _add_entry(label, index, entry, benchmarks, invalid)
     context = report.get("context")
-    return BenchmarkFile(label, context if isinstance(context, dict) else {}, benchmarks)
+    findings = report.get("findings")
+    return BenchmarkFile(label, context if isinstance(context, dict) else {}, benchmarks,
+                         findings if isinstance(findings, dict) else {}, invalid)
 
 
 def read_benchmark_file(path: str) -> BenchmarkFile:

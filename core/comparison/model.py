@@ -32,15 +32,19 @@ benchmarks (each counts once, whatever its time).
 from __future__ import annotations
 
 import math
-import os
 import re
 import statistics
 from dataclasses import dataclass, field
 
-from ..errors import UsageError, flag_error
+from ..errors import flag_error
 from ..stash import StashKey
-from .inputs import TIME_METRICS, BenchmarkFile, BenchmarkRows
-from .utest import choose_method, geometric_mean, mann_whitney_u, ratio_interval
+from .inputs import TIME_METRICS, BenchmarkRows
+from .utest import (
+    choose_method,
+    mann_whitney_u,
+    ratio_interval,
+    shift_interval,
+)
 
 # Fewer repetitions a side than this and no verdict can be "significant"
 # (Google Benchmark's compare.py recommends 9 for its U test too).
@@ -52,10 +56,21 @@ SLOWER = "slower"
 NO_CHANGE = "no significant change"
 INCONCLUSIVE = "inconclusive"
 NOT_COMPARED = "not compared"
-VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, NOT_COMPARED)
+CANNOT_JUDGE = "cannot judge"
+VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, NOT_COMPARED, CANNOT_JUDGE)
 
 EXIT_NO_REGRESSION = 0
 EXIT_REGRESSION = 1
+# A benchmark could not be judged (its detectable change is wider than
+# --detectable, or its new run was disturbed): neither a pass nor a
+# regression; 2 and 3 are bad input and a plugin error.
+EXIT_CANNOT_JUDGE = 4
+
+# --metric=auto: real time, or CPU time where the two disagree on a
+# synchronous CPU device (comparison.judgement.choose_metric).
+AUTO_METRIC = "auto"
+DEFAULT_DETECTABLE = 0.10
+DEFAULT_CORRECTION = "bh"
 
 
 @dataclass(frozen=True)
@@ -109,10 +124,20 @@ class CompareOptions:
     min_repetitions: int = MIN_REPETITIONS
     # None: decided per metric (a rate is better higher, everything else lower).
     higher_is_better: bool | None = None
+    # The widest detectable change a benchmark may have and still be judged
+    # (a fraction; --detectable); None: never "cannot judge" (the engine's
+    # default for other callers; the compare command's is DEFAULT_DETECTABLE).
+    detectable: float | None = None
+    # The multiple-comparison correction over the benchmarks tested
+    # (utest.adjusted_pvalues: bh, holm, none; the command's default is bh).
+    correction: str = "none"
+    # --accept_cannot_judge: a benchmark that cannot be judged does not set
+    # the exit status.
+    accept_cannot_judge: bool = False
 
     @property
     def is_time(self) -> bool:
-        return self.metric in TIME_METRICS
+        return self.metric in TIME_METRICS or self.metric == AUTO_METRIC
 
     def threshold_for(self, name: str) -> Threshold | None:
         """The last matching pattern's threshold, else the last global one, else None (0%)."""
@@ -156,6 +181,23 @@ class BenchmarkComparison:
     baseline_runs: list[str] = field(default_factory=list)
     band_low: float | None = None
     band_high: float | None = None
+    # What the gate could see (comparison.judgement): the metric compared
+    # (--metric=auto picks one per benchmark), the p-value adjusted over the
+    # suite, the smallest worsening it could have detected (a fraction; None:
+    # none), the medians' own change, why the verdict is what it is (shown
+    # beside it), the new run's disturbances, the disturbed stored runs left
+    # out of the baseline, and the advice ("re-run advised").
+    metric: str = ""
+    adjusted_pvalue: float | None = None
+    run_pvalue: float | None = None  # against a history: the run-level test
+    detectable: float | None = None
+    median_change: float | None = None
+    reason: str = ""
+    disturbances: list[str] = field(default_factory=list)
+    left_out: list[str] = field(default_factory=list)
+    advice: str = ""
+    additive: bool = False  # compared as a difference (values of 0 or below)
+    shift: float | None = None  # that difference (Hodges-Lehmann new - old)
 
     def to_dict(self) -> dict:
         is_time = bool(self.time_unit)
@@ -177,10 +219,19 @@ class BenchmarkComparison:
             "threshold": self.threshold,
             "regression": self.regression,
             "notes": list(self.notes),
+            "metric": self.metric or None,
+            "adjusted_pvalue": self.adjusted_pvalue,
+            "run_pvalue": self.run_pvalue,
+            "detectable": self.detectable,
+            "median_change": self.median_change,
+            "reason": self.reason,
+            "disturbances": list(self.disturbances),
+            "advice": self.advice,
         }
         if self.baseline_runs:
             data.update(baseline_runs=list(self.baseline_runs),
-                        band_low_seconds=self.band_low, band_high_seconds=self.band_high)
+                        band_low_seconds=self.band_low, band_high_seconds=self.band_high,
+                        left_out=list(self.left_out))
         return data
 
 
@@ -200,14 +251,28 @@ class Comparison:
     higher_is_better: bool = False  # how the metric was judged
     # Against a history: the labels of its runs, newest first (None: two reports).
     history: list[str] | None = None
+    # label -> what disturbed that whole run (its context says so), new and old.
+    disturbed_runs: dict[str, str] = field(default_factory=dict)
+    # How many benchmarks the correction counted (their p-values adjusted together).
+    tested: int = 0
 
     @property
     def regressions(self) -> list[BenchmarkComparison]:
         return [b for b in self.benchmarks if b.regression]
 
     @property
+    def cannot_judge(self) -> list[BenchmarkComparison]:
+        return [b for b in self.benchmarks if b.verdict == CANNOT_JUDGE]
+
+    @property
     def exit_status(self) -> int:
-        return EXIT_REGRESSION if self.regressions else EXIT_NO_REGRESSION
+        """1 on a regression; else 4 when a benchmark cannot be judged (unless
+        accepted); else 0."""
+        if self.regressions:
+            return EXIT_REGRESSION
+        if self.cannot_judge and not self.options.accept_cannot_judge:
+            return EXIT_CANNOT_JUDGE
+        return EXIT_NO_REGRESSION
 
     def count(self, verdict: str) -> int:
         return sum(1 for b in self.benchmarks if b.verdict == verdict)
@@ -222,6 +287,10 @@ class Comparison:
             "confidence": options.confidence,
             "min_repetitions": options.min_repetitions,
             "higher_is_better": self.higher_is_better,
+            "detectable": options.detectable,
+            "correction": options.correction,
+            "tested": self.tested,
+            "accept_cannot_judge": options.accept_cannot_judge,
             "thresholds": [{"pattern": t.pattern, "percent": t.percent}
                            for t in options.thresholds],
             "benchmarks": [b.to_dict() for b in self.benchmarks],
@@ -231,6 +300,8 @@ class Comparison:
             "only_in_new": list(self.only_new),
             "notes": list(self.notes),
             "regressions": [b.name for b in self.regressions],
+            "cannot_judge": [b.name for b in self.cannot_judge],
+            "disturbed_runs": dict(self.disturbed_runs),
             "exit_status": self.exit_status,
         }
         if self.history is not None:
@@ -279,19 +350,92 @@ def compare_exactly(result: BenchmarkComparison, old: float, new: float,
     return result
 
 
+def significance(change: float, pvalue: float, alpha: float, higher_is_better: bool) -> str:
+    """``faster``/``slower`` when ``pvalue < alpha`` and there is a change, else no change."""
+    if pvalue < alpha and change != 0:
+        worse = change < 0 if higher_is_better else change > 0
+        return SLOWER if worse else FASTER
+    return NO_CHANGE
+
+
+def worsening(result: BenchmarkComparison, higher_is_better: bool) -> float | None:
+    """How much worse the estimate says the benchmark got (negative: better)."""
+    if result.change is None:
+        return None
+    return -result.change if higher_is_better else result.change
+
+
+def _median_change(old: float, new: float) -> float | None:
+    return new / old - 1.0 if old > 0 and new > 0 else None
+
+
+def compare_shift(result: BenchmarkComparison, old: list[float], new: list[float],
+                  options: CompareOptions, higher_is_better: bool) -> BenchmarkComparison:
+    """A metric that is not a time with values of 0 or below (a count of page faults,
+    a heap's growth): the Hodges-Lehmann shift new - old and its interval, relative
+    to the old median (no ratio without it), and the U test of the values."""
+    result.additive = True
+    result.old, result.new = statistics.median(old), statistics.median(new)
+    result.method = choose_method(len(old), len(new), len(set(old + new)) < len(old) + len(new))
+    interval = shift_interval(old, new, options.confidence, result.method)
+    result.shift = interval.ratio
+    scale = abs(result.old)
+    if scale > 0:
+        result.change = interval.ratio / scale
+        if interval.low is not None:
+            result.low, result.high = interval.low / scale, interval.high / scale
+    elif interval.ratio == 0:
+        result.change = 0.0
+    result.notes.append("values of 0 or below: compared as a difference (Hodges-Lehmann "
+                        f"shift {interval.ratio:+.4g}"
+                        + (", relative to the old median)" if scale > 0 else
+                           "; the old median is 0: no relative change)"))
+    if len(old) >= 2 and len(new) >= 2:
+        result.pvalue = mann_whitney_u(old, new, result.method).pvalue
+    _verdict(result, interval.ratio, old, new, options, higher_is_better)
+    return result
+
+
+def _verdict(result: BenchmarkComparison, estimate: float, old: list[float],
+             new: list[float], options: CompareOptions, higher_is_better: bool) -> None:
+    """The verdict of this benchmark's own test (``estimate``: the change or shift,
+    whose sign says which way), and whether it is a regression."""
+    if min(len(old), len(new)) < options.min_repetitions:
+        result.verdict = INCONCLUSIVE
+        result.notes.append(f"fewer than {options.min_repetitions} repetitions a side "
+                            f"({len(old)} vs {len(new)}): no verdict")
+    else:
+        result.verdict = significance(estimate, result.pvalue, options.alpha, higher_is_better)
+    result.regression = is_regression(result, higher_is_better)
+
+
+def is_regression(result: BenchmarkComparison, higher_is_better: bool) -> bool:
+    """``slower`` and worse by more than its threshold (a change from 0, which has no
+    ratio, is beyond every threshold)."""
+    if result.verdict != SLOWER:
+        return False
+    worse = worsening(result, higher_is_better)
+    return worse is None or worse > result.threshold
+
+
 def compare_benchmark(name: str, old_rows: BenchmarkRows, new_rows: BenchmarkRows,
                       options: CompareOptions,
                       higher_is_better: bool = False) -> BenchmarkComparison:
-    """Compares one benchmark (see the module docstring)."""
-    old, old_source = old_rows.values(options.metric)
-    new, new_source = new_rows.values(options.metric)
+    """Compares one benchmark (see the module docstring) on ``options.metric``
+    (never ``auto`` here: :func:`ireebench.comparison.judgement.choose_metric`
+    picks the metric of each benchmark first). The verdict is that of this
+    benchmark's own test; :func:`ireebench.comparison.judgement.judge` then
+    weighs the suite (the correction, the detectable change, disturbances)."""
+    metric = TIME_METRICS[0] if options.metric == AUTO_METRIC else options.metric
+    old, old_source = old_rows.values(metric)
+    new, new_source = new_rows.values(metric)
     unit = old_rows.time_unit if options.is_time else ""
-    result = BenchmarkComparison(name, unit, len(old), len(new))
+    result = BenchmarkComparison(name, unit, len(old), len(new), metric=metric)
     result.notes += _side_notes("old", old_rows, old_source)
     result.notes += _side_notes("new", new_rows, new_source)
     threshold = options.threshold_for(name)
     result.threshold = threshold.fraction if threshold is not None else 0.0
-    what = "time" if options.is_time else options.metric
+    what = "time" if options.is_time else metric
     if not old or not new:
         missing = " and ".join(side for side, values in (("old", old), ("new", new))
                                if not values)
@@ -299,11 +443,17 @@ def compare_benchmark(name: str, old_rows: BenchmarkRows, new_rows: BenchmarkRow
         return result
     repeated = min(len(old), len(new)) >= 2
     if _constant(old) and _constant(new) and (repeated or not options.is_time):
-        return compare_exactly(result, old[0], new[0], higher_is_better)
+        compare_exactly(result, old[0], new[0], higher_is_better)
+        result.median_change = _median_change(old[0], new[0])
+        return result
     if min(old + new) <= 0:
-        result.notes.append(f"a {'time' if options.is_time else 'value'} is not positive")
+        if not options.is_time:
+            compare_shift(result, old, new, options, higher_is_better)
+            return result
+        result.notes.append("a time is not positive")
         return result
     result.old, result.new = statistics.median(old), statistics.median(new)
+    result.median_change = _median_change(result.old, result.new)
     result.method = choose_method(len(old), len(new), len(set(old + new)) < len(old) + len(new))
     interval = ratio_interval(old, new, options.confidence, result.method)
     result.ratio = interval.ratio
@@ -312,105 +462,5 @@ def compare_benchmark(name: str, old_rows: BenchmarkRows, new_rows: BenchmarkRow
         result.low, result.high = interval.low - 1.0, interval.high - 1.0
     if len(old) >= 2 and len(new) >= 2:
         result.pvalue = mann_whitney_u(old, new, result.method).pvalue
-    if min(len(old), len(new)) < options.min_repetitions:
-        result.verdict = INCONCLUSIVE
-        result.notes.append(f"fewer than {options.min_repetitions} repetitions a side "
-                            f"({len(old)} vs {len(new)}): no verdict")
-    elif result.pvalue < options.alpha and result.change != 0:
-        worse = result.change < 0 if higher_is_better else result.change > 0
-        result.verdict = SLOWER if worse else FASTER
-    else:
-        result.verdict = NO_CHANGE
-    worsening = -result.change if higher_is_better else result.change
-    result.regression = result.verdict == SLOWER and worsening > result.threshold
+    _verdict(result, result.change, old, new, options, higher_is_better)
     return result
-
-
-def _text(value) -> str:
-    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
-
-
-def _tool(context: dict) -> str:
-    """What measured a file: ireebench (its provenance says so) or the executable."""
-    if "ireebench_version" in context:
-        return "ireebench"
-    return os.path.basename(str(context.get("executable", "")))
-
-
-def context_notes(old: BenchmarkFile, new: BenchmarkFile) -> list[str]:
-    """Differences between the machines or tools of the two files worth knowing."""
-    notes = []
-    for key, what in (("host_name", "hosts"), ("num_cpus", "CPU counts"),
-                      ("iree_devices", "devices"), ("library_build_type", "build types")):
-        a, b = old.context.get(key), new.context.get(key)
-        if a is not None and b is not None and a != b:
-            notes.append(f"old and new ran on different {what} ({_text(a)} and {_text(b)})")
-    tools = [_tool(f.context) for f in (old, new)]
-    if all(tools) and tools[0] != tools[1]:
-        notes.append(f"old was measured by {tools[0]}, new by {tools[1]}")
-    return notes
-
-
-def _metrics_of(benchmark_file: BenchmarkFile) -> set[str]:
-    found: set[str] = set()
-    for rows in benchmark_file.benchmarks.values():
-        found |= rows.metrics
-    return found
-
-
-def check_metric(metric: str, old: BenchmarkFile, new: BenchmarkFile) -> None:
-    """A metric neither file has is a usage error listing what they have."""
-    if not metric:
-        raise flag_error("metric", metric, "name a number of the rows: real_time, cpu_time, "
-                                           "device_time, max_bytes_used, a counter")
-    for side in (old, new):
-        if metric in _metrics_of(side):
-            return
-    known = sorted(_metrics_of(old) | _metrics_of(new))
-    raise flag_error("metric", metric, f"no row of {old.path} or {new.path} has it "
-                                       f"(their metrics: {', '.join(known) or 'none'})")
-
-
-def _rate_counters(benchmark_file: BenchmarkFile) -> set[str]:
-    listed = benchmark_file.context.get("rate_counters")
-    if isinstance(listed, str):
-        listed = listed.split(",")
-    return {str(name) for name in listed} if isinstance(listed, list) else set()
-
-
-def higher_is_better(options: CompareOptions, old: BenchmarkFile, new: BenchmarkFile) -> bool:
-    """Whether a larger value of the metric is better: ``--higher_is_better``, else true
-    for a rate (``*_per_second``, or listed in a file's ``rate_counters``)."""
-    if options.higher_is_better is not None:
-        return options.higher_is_better
-    if options.is_time:
-        return False
-    return (options.metric.endswith("_per_second")
-            or options.metric in _rate_counters(old) | _rate_counters(new))
-
-
-def compare(old: BenchmarkFile, new: BenchmarkFile, options: CompareOptions) -> Comparison:
-    """Compares every benchmark found in both files (old's order).
-
-    :raises UsageError: no benchmark in common, a metric neither file has.
-    """
-    common = [name for name in old.benchmarks if name in new.benchmarks]
-    if not common:
-        raise UsageError(f"compare: {old.path} and {new.path} have no benchmark in common "
-                         f"({len(old.benchmarks)} and {len(new.benchmarks)} benchmarks)")
-    check_metric(options.metric, old, new)
-    higher = higher_is_better(options, old, new)
-    comparison = Comparison(
-        old.path, new.path, options,
-        [compare_benchmark(name, old.benchmarks[name], new.benchmarks[name], options, higher)
-         for name in common],
-        only_old=[name for name in old.benchmarks if name not in new.benchmarks],
-        only_new=[name for name in new.benchmarks if name not in old.benchmarks],
-        notes=context_notes(old, new),
-        higher_is_better=higher,
-    )
-    ratios = [b.ratio for b in comparison.benchmarks if b.ratio is not None]
-    if ratios:
-        comparison.geomean_change = geometric_mean(ratios) - 1.0
-        comparison.geomean_count = len(ratios)
-    return comparison

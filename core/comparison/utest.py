@@ -12,6 +12,13 @@
   at ``confidence = 1 - alpha`` excludes 1 exactly when the U test rejects
   at ``alpha`` (no ties). The model is a change by a factor (a shift of the
   logarithms), the natural one for run times.
+* :func:`shift_interval`: the same for the difference new - old (values
+  that can be 0 or negative, where a ratio means nothing);
+* :func:`detectable_ratio`: the smallest change the test could have found;
+* :func:`adjusted_pvalues`: Benjamini-Hochberg or Holm over a suite;
+* :func:`student_t_sf`, :func:`student_t_isf`: Student's t distribution
+  (the regularized incomplete beta function's continued fraction), for a
+  run judged against the spread of a history's runs;
 * :func:`geometric_mean`.
 
 Everything is computed in plain Python over sorted lists (U from bisection:
@@ -198,6 +205,33 @@ def interval_rank(m: int, n: int, confidence: float, method: str,
     return max(0, min(k, (m * n) // 2))
 
 
+def _sorted_differences(old: list[float], new: list[float]) -> list[float]:
+    """The ``m * n`` differences ``new_j - old_i``, sorted."""
+    if len(old) * len(new) <= SMALL_PAIRS:
+        return sorted([b - a for b in new for a in old])
+    return np.sort(np.subtract.outer(np.asarray(new), np.asarray(old)).ravel()).tolist()
+
+
+def _middle(differences: list[float]) -> float:
+    middle = len(differences) // 2
+    return differences[middle] if len(differences) % 2 else \
+        (differences[middle - 1] + differences[middle]) / 2.0
+
+
+def _bounds(differences: list[float], m: int, n: int, confidence: float, method: str,
+            tie_term: float) -> tuple[float, float] | None:
+    """Moses' interval of the shift: order statistics of the sorted differences."""
+    k = interval_rank(m, n, confidence, method, tie_term)
+    if k < 1:
+        return None
+    return differences[k - 1], differences[m * n - k]
+
+
+def _method(method: str, m: int, n: int, values: list[float]) -> tuple[str, float]:
+    has_ties, tie_term = tie_groups(values)
+    return (choose_method(m, n, has_ties) if method == "auto" else method), tie_term
+
+
 def ratio_interval(old, new, confidence: float = 0.95, method: str = "auto") -> RatioInterval:
     """The Hodges-Lehmann ratio new/old and Moses' interval at ``confidence``.
 
@@ -213,24 +247,155 @@ def ratio_interval(old, new, confidence: float = 0.95, method: str = "auto") -> 
     if min(old) <= 0 or min(new) <= 0:
         raise ValueError("times must be positive")
     m, n = len(old), len(new)
-    has_ties, tie_term = tie_groups(old + new)
-    if method == "auto":
-        method = choose_method(m, n, has_ties)
-    if m * n <= SMALL_PAIRS:
-        log_old = [math.log(v) for v in old]
-        differences = sorted([b - a for b in map(math.log, new) for a in log_old])
-    else:
-        differences = np.sort(np.subtract.outer(np.log(new), np.log(old)).ravel()).tolist()
-    middle = len(differences) // 2
-    median = differences[middle] if len(differences) % 2 else \
-        (differences[middle - 1] + differences[middle]) / 2.0
-    ratio = math.exp(median)
-    k = interval_rank(m, n, confidence, method, tie_term)
-    if k < 1:
+    method, tie_term = _method(method, m, n, old + new)
+    differences = _sorted_differences([math.log(v) for v in old], [math.log(v) for v in new])
+    ratio = math.exp(_middle(differences))
+    bounds = _bounds(differences, m, n, confidence, method, tie_term)
+    if bounds is None:
         return RatioInterval(ratio, None, None, confidence)
-    low = math.exp(differences[k - 1])
-    high = math.exp(differences[m * n - k])
-    return RatioInterval(ratio, low, high, confidence)
+    return RatioInterval(ratio, math.exp(bounds[0]), math.exp(bounds[1]), confidence)
+
+
+def shift_interval(old, new, confidence: float = 0.95, method: str = "auto") -> RatioInterval:
+    """The Hodges-Lehmann shift new - old and Moses' interval at ``confidence``.
+
+    The additive model, for values that can be 0 or negative (a count of
+    page faults, a heap's growth), where a ratio has no meaning: the
+    median of the ``m * n`` differences and the same order statistics as
+    :func:`ratio_interval`'s (returned in a :class:`RatioInterval` whose
+    ``ratio`` is the shift).
+
+    :raises ValueError: an empty sample, a value that is not finite, a
+        confidence outside (0, 1).
+    """
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence {confidence} is not between 0 and 1")
+    old, new = _values(old, "old"), _values(new, "new")
+    m, n = len(old), len(new)
+    method, tie_term = _method(method, m, n, old + new)
+    differences = _sorted_differences(old, new)
+    bounds = _bounds(differences, m, n, confidence, method, tie_term)
+    if bounds is None:
+        return RatioInterval(_middle(differences), None, None, confidence)
+    return RatioInterval(_middle(differences), bounds[0], bounds[1], confidence)
+
+
+def detectable_ratio(old, new, alpha: float, method: str = "auto") -> float | None:
+    """The smallest change by a factor the U test could have found in samples like these.
+
+    Half the width of Moses' interval of the ratio at ``1 - alpha``, as a
+    factor (``sqrt(high / low)``): the interval excludes 1, so the test
+    rejects at ``alpha``, only once the new times move by more than that
+    from where they are. ``None``: too few values for an interval at that
+    level (no change is detectable). Positive values only.
+    """
+    interval = ratio_interval(old, new, 1.0 - alpha, method)
+    if interval.low is None:
+        return None
+    return math.sqrt(interval.high / interval.low)
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    """The continued fraction of the incomplete beta function (modified Lentz)."""
+    tiny, qab, qap, qam = 1e-300, a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for numerator in (m * (b - m) * x / ((qam + m2) * (a + m2)),
+                          -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))):
+            d = 1.0 + numerator * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + numerator / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _betainc(a: float, b: float, x: float) -> float:
+    """The regularized incomplete beta function I_x(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+                     + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1.0 - x) / b
+
+
+def student_t_sf(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom (``scipy.stats.t.sf``)."""
+    if df <= 0:
+        raise ValueError(f"degrees of freedom {df} must be positive")
+    if math.isinf(t):
+        return 0.0 if t > 0 else 1.0
+    tail = 0.5 * _betainc(df / 2.0, 0.5, df / (df + t * t))
+    return tail if t >= 0 else 1.0 - tail
+
+
+def student_t_isf(p: float, df: float) -> float:
+    """The ``t`` with ``P(T > t) = p`` (``scipy.stats.t.isf``), for 0 < p < 0.5."""
+    if not 0.0 < p < 0.5:
+        raise ValueError(f"tail probability {p} is not between 0 and 0.5")
+    low, high = 0.0, 1.0
+    while student_t_sf(high, df) > p:
+        high *= 2.0
+    for _ in range(200):
+        middle = (low + high) / 2.0
+        if student_t_sf(middle, df) > p:
+            low = middle
+        else:
+            high = middle
+        if high - low <= 1e-12 * high:
+            break
+    return (low + high) / 2.0
+
+
+CORRECTIONS = ("bh", "holm", "none")
+
+
+def adjusted_pvalues(pvalues: list[float], correction: str = "bh") -> list[float]:
+    """The p-values adjusted for testing them all at once, in their order.
+
+    * ``bh``: Benjamini-Hochberg (``p_(i) * m / i``, made monotone from the
+      largest down): the expected share of false discoveries among the
+      significant ones is at most alpha; when no benchmark changed (identical
+      builds) that is the chance of any false alarm, so the family-wise
+      rate is alpha too;
+    * ``holm``: Holm-Bonferroni (``p_(i) * (m - i + 1)``, made monotone from
+      the smallest up): the chance of any false alarm is at most alpha
+      whatever changed, at a cost in power for large suites;
+    * ``none``: as they are.
+
+    As ``statsmodels.stats.multitest.multipletests`` computes ``fdr_bh`` and
+    ``holm``, capped at 1.
+
+    :raises ValueError: an unknown correction.
+    """
+    if correction not in CORRECTIONS:
+        raise ValueError(f"unknown correction {correction!r} (one of {', '.join(CORRECTIONS)})")
+    m = len(pvalues)
+    if correction == "none" or m < 2:
+        return list(pvalues)
+    order = sorted(range(m), key=lambda index: pvalues[index])
+    adjusted = [0.0] * m
+    if correction == "bh":
+        running = 1.0
+        for rank in range(m, 0, -1):  # from the largest p-value down
+            index = order[rank - 1]
+            running = min(running, pvalues[index] * m / rank)
+            adjusted[index] = running
+    else:
+        running = 0.0
+        for rank, index in enumerate(order):  # from the smallest up
+            running = max(running, min(1.0, pvalues[index] * (m - rank)))
+            adjusted[index] = running
+    return adjusted
 
 
 def geometric_mean(values) -> float:

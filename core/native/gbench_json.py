@@ -104,6 +104,10 @@ def run_from_benchmark_json(entry: dict, batch_size: int = 1) -> Run:
     params = entry.get("params")
     if isinstance(params, dict):
         run.params = dict(params)
+    # The context entries of the row's point (ireebench's rows of a sweep or
+    # suite): the members that are neither Google Benchmark's nor numbers.
+    run.provenance = {key: value for key, value in entry.items()
+                      if key not in RUN_KEYS and isinstance(value, (str, list, dict))}
     if run_type == "iteration" and iterations and not run.error_occurred:
         run.samples = [run.real_seconds]  # one value per repetition, as in process
     return run

@@ -338,15 +338,25 @@ class ReportHub:
         rows = list(runs) + list(extra_rows)
         self.runs.extend(rows)
         self._running = None
+        # A forked worker's supervisor has the rows before any plugin code runs
+        # on them: a streaming hook or a reporter that kills the process loses
+        # nothing measured.
+        self._tell("rows", list(runs), list(extra_rows))
         # Streaming hooks first and outside the deferred block: a slow hook
         # must not delay Ctrl-C. Each gets a copy, so a hook that changes a
-        # run changes nothing that reporters or the Python API see.
-        for run in rows:
-            call_hook(self.config.pm, "ireebench_benchmark_result", config=self.config,
-                      run=copy.deepcopy(run))
+        # run changes nothing that reporters or the Python API see. A hook
+        # that fails (or an interrupt in one) stops the run, but the rows are
+        # reported first: they were measured.
+        failure = None
+        try:
+            for run in rows:
+                call_hook(self.config.pm, "ireebench_benchmark_result", config=self.config,
+                          run=copy.deepcopy(run))
+        except BaseException as exc:  # noqa: BLE001 - raised once the rows are reported
+            failure = exc
         with signals_deferred():
-            failure = self._rows_to_reporters(runs, extra_rows)
-            self._tell("rows", list(runs), list(extra_rows))
+            reporting = self._rows_to_reporters(runs, extra_rows)
+        failure = failure or reporting
         if failure is not None:
             raise failure
 

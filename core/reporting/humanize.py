@@ -6,7 +6,9 @@ give the same text from Python so that reports stay byte-compatible:
 - :func:`cpp_stream`: ``std::ostream << double`` (CSV cells, load averages,
   the console's MHz),
 - :func:`json_double`: the JSON reporter's ``std::scientific`` with 16
-  fractional digits (``7.8407499998434105e+00``),
+  fractional digits (``7.8407499998434105e+00``; ``null`` for NaN and
+  infinities, see there), and :func:`finite_json` for JSON written with
+  ``json.dumps``,
 - :func:`human_readable`: the console's counters (``152.154k``),
 - :func:`format_time`: the console's time columns.
 """
@@ -32,18 +34,32 @@ def cpp_stream(value: float) -> str:
 
 
 def json_double(value: float) -> str:
-    """A double as Google Benchmark's JSON reporter writes it.
+    """A double as Google Benchmark's JSON reporter writes it, but always valid JSON.
 
-    ``std::scientific`` with ``max_digits10 - 1`` (16) fractional digits;
-    NaN and infinities are written as ``NaN`` / ``Infinity`` / ``-Infinity``
-    (which Python's json module reads back).
+    ``std::scientific`` with ``max_digits10 - 1`` (16) fractional digits.
+    Google Benchmark writes NaN and infinities as bare ``NaN`` /
+    ``Infinity``, which no JSON parser but Python's reads (jq, browsers,
+    Go and Rust refuse the whole file); ireebench writes ``null`` for them,
+    as JavaScript's ``JSON.stringify`` does: the file stays valid JSON,
+    Python reads ``None``, and compare.py, which reads only the times (never
+    non-finite), is unaffected.
     """
     value = float(value)
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "-Infinity" if value < 0 else "Infinity"
+    if not math.isfinite(value):
+        return "null"
     return format(value, ".16e")
+
+
+def finite_json(value):
+    """``value`` (parsed JSON) with every NaN and infinity replaced by None, so that
+    ``json.dumps(..., allow_nan=False)`` writes valid JSON (see :func:`json_double`)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: finite_json(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [finite_json(item) for item in value]
+    return value
 
 
 def human_readable(value: float, one_k: int = 1000) -> str:

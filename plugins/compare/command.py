@@ -8,8 +8,10 @@ hook this plugin declares; the run is :func:`.run.run_compare`.
 Exit status, as diff(1) and cmp(1): 0 no regression, 1 a significant
 regression beyond its threshold, 2 bad input (a usage error: a missing or
 unreadable file, a file that is not a benchmark report, a bad flag; one
-``ireebench: error:`` line), 3 a plugin or internal error, 130/143 on a
-signal. A benchmark run's usage errors exit 1; here 1 is taken by the
+``ireebench: error:`` line), 3 a plugin or internal error, 4 a benchmark
+that cannot be judged (its detectable change is wider than
+``--detectable``, or the drop of its CPU share explains its slowdown in
+real time; ``--accept_cannot_judge`` makes that 0), 130/143 on a signal. A benchmark run's usage errors exit 1; here 1 is taken by the
 regression, so that CI can tell the two apart.
 """
 
@@ -26,10 +28,16 @@ from ireebench.cli.command import (
 )
 from ireebench.cli.options import CORE, OptionParser
 from ireebench.comparison import COMPARE_OPTIONS, CompareOptions, parse_threshold
-from ireebench.comparison.model import DEFAULT_ALPHA
+from ireebench.comparison.model import (
+    AUTO_METRIC,
+    DEFAULT_ALPHA,
+    DEFAULT_CORRECTION,
+    DEFAULT_DETECTABLE,
+)
+from ireebench.comparison.utest import CORRECTIONS
 from ireebench.config import Config
 from ireebench.errors import EXIT_COMPARE_USAGE, UsageError, flag_error
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import register_inputs, register_output
 from ireebench.results import RunResult
 
 from .run import DEFAULT_OUT_FORMAT, DEFAULT_REPORTER, run_compare
@@ -49,8 +57,14 @@ Mann-Whitney U test of the repetitions (9 or more a side for a verdict) and
 a verdict: faster, slower or no significant change (better, worse for a
 metric that is not a time). Then the geometric mean of the changes.
 
+Benchmarks that could not show a change of --detectable (10%) are "cannot
+judge", as is a slowdown in real time that the drop of the new run's CPU
+share explains; runs whose reports say their machine was busy are named,
+and left out of a history's baseline.
+
 Exit status: 0 no regression; 1 a significant slowdown beyond its threshold;
-2 bad input or usage; 3 a plugin error. See docs/compare.md.
+2 bad input or usage; 3 a plugin error; 4 a benchmark cannot be judged
+(--accept_cannot_judge: 0). See docs/compare.md.
 """
 
 
@@ -86,7 +100,23 @@ def add_compare_options(parser: OptionParser) -> None:
                      help="What is compared: real_time (default), cpu_time, device_time, "
                           "max_bytes_used, total_allocated_bytes, or any counter. A metric "
                           "that does not vary between repetitions (memory) is compared "
-                          "exactly: a change beyond the threshold is the verdict.")
+                          "exactly: a change beyond the threshold is the verdict. auto: "
+                          "real_time, but cpu_time for a benchmark on local-sync whose real "
+                          "and CPU times disagree (preempted).")
+    parser.addoption("--detectable", "detectable", default=f"{DEFAULT_DETECTABLE * 100:g}%",
+                     group=g, metavar="PERCENT",
+                     help="A benchmark without a significant change that could not have "
+                          "shown one of PERCENT (or of its --threshold, if larger) is "
+                          "'cannot judge', exit 4: too few repetitions, too much noise, or "
+                          "a history's band too wide. Default 10%.")
+    parser.addoption("--accept_cannot_judge", "accept_cannot_judge", is_flag=True,
+                     default=False, group=g,
+                     help="Exit 0, not 4, when benchmarks cannot be judged (the verdicts "
+                          "still say so).")
+    parser.addoption("--correction", "correction", default=DEFAULT_CORRECTION, group=g,
+                     metavar="|".join(CORRECTIONS),
+                     help="Multiple-comparison correction of the p-values over the "
+                          "benchmarks: bh (Benjamini-Hochberg, default), holm, none.")
     parser.addoption("--higher_is_better", "higher_is_better", is_flag=True, default=None,
                      group=g,
                      help="A larger value of --metric is better (a regression is a decrease). "
@@ -137,9 +167,33 @@ def compare_options(params: dict) -> CompareOptions:
                                                      "cpu_time, device_time, max_bytes_used, "
                                                      "a counter")
     thresholds = tuple(parse_threshold(text) for text in params.get("threshold") or ())
+    # A command that reuses these options without the gate's own flags (the
+    # report's) judges as compare does by default.
+    correction = str(params.get("correction") or DEFAULT_CORRECTION).strip().lower()
+    if correction not in CORRECTIONS:
+        raise flag_error("correction", params.get("correction"),
+                         f"one of {', '.join(CORRECTIONS)}")
+    if metric == AUTO_METRIC and params.get("higher_is_better"):
+        raise flag_error("metric", metric, "auto compares times: --higher_is_better "
+                                           "does not apply")
     return CompareOptions(alpha=alpha, confidence=confidence, metric=metric,
                           thresholds=thresholds,
-                          higher_is_better=params.get("higher_is_better"))
+                          higher_is_better=params.get("higher_is_better"),
+                          detectable=_detectable(params.get("detectable")),
+                          correction=correction,
+                          accept_cannot_judge=bool(params.get("accept_cannot_judge")))
+
+
+def _detectable(text) -> float:
+    """``--detectable=PERCENT``: a percentage >= 0 (None: the default)."""
+    value = f"{DEFAULT_DETECTABLE * 100:g}%" if text is None else str(text).strip()
+    try:
+        percent = float(value[:-1]) if value.endswith("%") else math.nan
+    except ValueError:
+        percent = math.nan
+    if not math.isfinite(percent) or percent < 0:
+        raise flag_error("detectable", text, "expected a percentage >= 0 such as 10%")
+    return percent / 100.0
 
 
 def parse_compare_args(argv: list[str], invocation) -> Config | None:
@@ -162,9 +216,10 @@ def parse_compare_args(argv: list[str], invocation) -> Config | None:
                          f"[flags] (got {len(files)}: {' '.join(files) or 'none'})")
     options["old"], options["new"] = files
     settings = compare_options(options)
-    check_output_path("out", options["out"])
     config = Config(pm, options, [], list(argv), invocation.stdout, invocation.stderr,
                     option_specs(command))
+    register_inputs(config, files)
+    register_output(config, "out", options["out"])  # never over OLD, NEW or the store
     config.stash[COMPARE_OPTIONS] = settings
     return config
 

@@ -10,7 +10,7 @@
 Text from the files (benchmark names, paths, error messages) reaches a
 terminal or a pull request: control characters and bidirectional overrides
 are written as escapes (``\\x1b``, ``\\u202e``), so a name can neither
-colour, move the cursor nor reorder a line (:func:`printable`). The tables
+colour, move the cursor nor reorder a line (:func:`ireebench.errors.printable`). The tables
 are laid out as tabulate's ``simple`` and ``github`` formats lay them out,
 in one pass over the rows (tabulate infers a type for every cell: a report of
 200,000 benchmarks spent most of its reporting time there).
@@ -22,25 +22,15 @@ import json
 import re
 
 from ireebench.comparison import INCONCLUSIVE, SLOWER, CompareReporter
+from ireebench.errors import printable
 from ireebench.results import TIME_UNIT_MULTIPLIER
 
-HEADERS = ["Benchmark", "Old", "New", "Change", "CI", "p-value", "Reps", "Verdict"]
-# C0 and C1 controls, DEL, and the bidirectional embeddings, overrides and
-# isolates (the "Trojan Source" characters).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
-                          "\u2066-\u2069]")
-_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
-
-
-def _escape(match: re.Match) -> str:
-    char = match.group()
-    return _NAMED.get(char) or (f"\\x{ord(char):02x}" if ord(char) < 0x100
-                                else f"\\u{ord(char):04x}")
-
-
-def printable(text) -> str:
-    """``text`` with control and bidi characters escaped (one line, no terminal codes)."""
-    return _UNPRINTABLE.sub(_escape, str(text))
+HEADERS = ["Benchmark", "Old", "New", "Change", "CI", "p-value", "Detectable", "Reps",
+           "Verdict"]
+# The mark of a change whose sign differs from the medians' (a footnote says why).
+SIGN_MARK = "*"
+CORRECTION_NAMES = {"bh": "Benjamini-Hochberg", "holm": "Holm"}
+CORRECTION_SHORT = {"bh": "BH", "holm": "Holm"}
 
 
 def layout(headers: list[str], rows: list[list[str]], style: str) -> str:
@@ -63,8 +53,8 @@ def layout(headers: list[str], rows: list[list[str]], style: str) -> str:
 
 
 # Against a history: the pooled baseline, the stored runs' band, how many runs.
-HISTORY_HEADERS = ["Benchmark", "Baseline", "Band", "New", "Change", "CI", "p-value", "Reps",
-                   "Runs", "Verdict"]
+HISTORY_HEADERS = ["Benchmark", "Baseline", "Band", "New", "Change", "CI", "p-value",
+                   "Detectable", "Reps", "Runs", "Verdict"]
 
 
 def format_time(seconds: float | None, unit: str) -> str:
@@ -110,14 +100,50 @@ def format_pvalue(pvalue: float | None) -> str:
 
 
 def format_verdict(benchmark) -> str:
+    """The verdict, its threshold, why it is what it is, and the advice."""
     verdict = benchmark.verdict
     if not benchmark.time_unit:
         verdict = VALUE_VERDICTS.get(verdict, verdict)
     if benchmark.regression:
-        return f"{verdict}: REGRESSION (> {format_percent(benchmark.threshold)})"
-    if benchmark.verdict == SLOWER:
-        return f"{verdict} (within {format_percent(benchmark.threshold)})"
-    return verdict
+        verdict = f"{verdict}: REGRESSION (> {format_percent(benchmark.threshold)})"
+    elif benchmark.verdict == SLOWER:
+        verdict = f"{verdict} (within {format_percent(benchmark.threshold)})"
+    reason = getattr(benchmark, "reason", "")
+    if reason:
+        verdict = f"{verdict} ({reason})"
+    advice = getattr(benchmark, "advice", "")
+    return f"{verdict}; {advice}" if advice else verdict
+
+
+def format_detectable(benchmark) -> str:
+    """The smallest worsening the benchmark could have shown: ``4.1%``, ``exact``, ``none``."""
+    if benchmark.method == "equal values":
+        return "exact"
+    if getattr(benchmark, "additive", False) and not benchmark.old:
+        return "-"  # a difference from 0: no relative size
+    if benchmark.detectable is None:
+        return "none" if benchmark.pvalue is not None and benchmark.verdict != INCONCLUSIVE \
+            else "-"
+    percent = benchmark.detectable * 100
+    return f"{percent:.0f}%" if percent >= 100 else f"{percent:.3g}%"
+
+
+def signs_differ(benchmark) -> bool:
+    """The Hodges-Lehmann change and the medians' ratio point different ways."""
+    change, medians = benchmark.change, benchmark.median_change
+    return change is not None and medians is not None and change * medians < 0
+
+
+def format_estimate(benchmark) -> str:
+    """The change, marked when its sign differs from the medians' (see the footnote)."""
+    text = format_change(benchmark.change)
+    return f"{text} {SIGN_MARK}" if signs_differ(benchmark) else text
+
+
+def format_test_pvalue(benchmark) -> str:
+    """The p-value the verdict used: adjusted over the suite when it was."""
+    adjusted = benchmark.adjusted_pvalue
+    return format_pvalue(benchmark.pvalue if adjusted is None else adjusted)
 
 
 def format_band(benchmark) -> str:
@@ -133,18 +159,39 @@ def table_rows(comparison) -> list[list[str]]:
         old = [format_time(b.old, b.time_unit)]
         if comparison.history is not None:
             old.append(format_band(b))
-        row = [printable(b.name), *old, format_time(b.new, b.time_unit), format_change(b.change),
-               format_interval(b), format_pvalue(b.pvalue), f"{b.n_old} vs {b.n_new}"]
+        row = [printable(b.name), *old, format_time(b.new, b.time_unit), format_estimate(b),
+               format_interval(b), format_test_pvalue(b), format_detectable(b),
+               f"{b.n_old} vs {b.n_new}"]
         if comparison.history is not None:
             row.append(str(len(b.baseline_runs)))
         rows.append(row + [format_verdict(b)])
     return rows
 
 
+def adjusted(comparison) -> bool:
+    """Whether the p-values were adjusted over the suite (two or more tested)."""
+    return comparison.options.correction in CORRECTION_NAMES and comparison.tested > 1
+
+
 def headers(comparison) -> list[str]:
     level = f"{comparison.options.confidence * 100:g}% CI"
+    pvalue = (f"p ({CORRECTION_SHORT[comparison.options.correction]})" if adjusted(comparison)
+              else "p-value")
     names = HEADERS if comparison.history is None else HISTORY_HEADERS
-    return [level if header == "CI" else header for header in names]
+    return [{"CI": level, "p-value": pvalue}.get(header, header) for header in names]
+
+
+def _judging(comparison) -> str:
+    """What the description adds about the correction and the detectable change."""
+    options = comparison.options
+    parts = []
+    if adjusted(comparison):
+        parts.append(f"p-values adjusted over {comparison.tested} benchmarks "
+                     f"({CORRECTION_NAMES[options.correction]})")
+    if options.detectable is not None:
+        parts.append(f"'cannot judge' where no change of {format_percent(options.detectable)} "
+                     f"(or the threshold) could have been seen")
+    return "; " + "; ".join(parts) if parts else ""
 
 
 def describe(comparison) -> str:
@@ -155,12 +202,12 @@ def describe(comparison) -> str:
                 f"the stored runs' median {options.confidence * 100:g}% intervals, a "
                 f"significant two-sided Mann-Whitney U test against their pooled repetitions at "
                 f"alpha {options.alpha:g} ({options.min_repetitions}+ new repetitions) and a "
-                f"Hodges-Lehmann change beyond the threshold")
+                f"Hodges-Lehmann change beyond the threshold{_judging(comparison)}")
     return (f"{options.metric}{direction}, median of the repetitions; two-sided "
             f"Mann-Whitney U test at "
             f"alpha {options.alpha:g} ({options.min_repetitions}+ repetitions a side for a "
             f"verdict); change: Hodges-Lehmann ratio new/old with its "
-            f"{options.confidence * 100:g}% interval")
+            f"{options.confidence * 100:g}% interval{_judging(comparison)}")
 
 
 def title(comparison) -> str:
@@ -198,6 +245,9 @@ def summary_lines(comparison) -> list[str]:
     for b in comparison.benchmarks:
         for note in b.notes:
             lines.append(f"Note: {b.name}: {note}")
+        if b.left_out:
+            lines.append(f"Note: {b.name}: disturbed stored run(s) left out of its baseline: "
+                         f"{', '.join(b.left_out)}")
     if comparison.count(INCONCLUSIVE):
         lines.append(f"Note: a verdict needs {comparison.options.min_repetitions} repetitions "
                      f"or more a side: run both with --benchmark_repetitions="
@@ -211,15 +261,63 @@ def summary_lines(comparison) -> list[str]:
         lines.append(f"Only in new ({comparison.new_path}): {', '.join(comparison.only_new)}")
     for note in comparison.notes:
         lines.append(f"Note: {note}")
+    lines += disturbance_lines(comparison)
+    lines += sign_lines(comparison)
+    lines.append(outcome(comparison))
+    return lines
+
+
+def disturbance_lines(comparison) -> list[str]:
+    """The disturbed runs by name: the new run's (a re-run advised), the old ones'."""
+    lines = []
+    runs = comparison.disturbed_runs
+    new_run = runs.get(comparison.new_path, "")
+    if new_run:
+        lines.append(f"Disturbed: {comparison.new_path} (new): {new_run}: re-run advised")
+    for b in comparison.benchmarks:
+        own = [text for text in b.disturbances if text not in new_run]
+        if own:
+            lines.append(f"Disturbed: {b.name} in {comparison.new_path} (new): "
+                         f"{'; '.join(own)}: re-run advised")
+    for label, text in runs.items():
+        if label != comparison.new_path:
+            where = "stored run" if comparison.history is not None else "old"
+            lines.append(f"Disturbed: {label} ({where}): {text}")
+    return lines
+
+
+def sign_lines(comparison) -> list[str]:
+    """The footnote of the changes whose sign differs from the medians' ratio."""
+    marked = [b for b in comparison.benchmarks if signs_differ(b)]
+    if not marked:
+        return []
+    shown = ", ".join(f"{b.name} {format_change(b.median_change)}" for b in marked[:5])
+    more = f" and {len(marked) - 5} more" if len(marked) > 5 else ""
+    return [(f"{SIGN_MARK} Change is the Hodges-Lehmann estimate (the median of the new/old "
+             f"ratios of all pairs of repetitions), not the ratio of the medians shown; where "
+             f"marked the two differ in sign (the medians' change: {shown}{more}): the "
+             f"repetitions overlap, so the change is uncertain; its interval says how much")]
+
+
+def outcome(comparison) -> str:
+    """The last line: FAILED, CANNOT JUDGE or OK, and why."""
     regressions = comparison.regressions
     if regressions:
         listed = ", ".join(f"{b.name} ({format_change(b.change)} > "
                            f"{format_percent(b.threshold)})" for b in regressions)
-        lines.append(f"FAILED: {len(regressions)} significant regression(s) beyond the "
-                     f"threshold: {listed}")
-    else:
-        lines.append("OK: no significant regression beyond the thresholds")
-    return lines
+        return (f"FAILED: {len(regressions)} significant regression(s) beyond the "
+                f"threshold: {listed}")
+    unjudged = comparison.cannot_judge
+    if unjudged:
+        listed = ", ".join(b.name for b in unjudged[:5])
+        more = f" and {len(unjudged) - 5} more" if len(unjudged) > 5 else ""
+        if comparison.options.accept_cannot_judge:
+            return (f"OK (accepted): no significant regression, but {len(unjudged)} "
+                    f"benchmark(s) cannot be judged: {listed}{more}")
+        return (f"CANNOT JUDGE: {len(unjudged)} benchmark(s) could not be judged: "
+                f"{listed}{more} (see the verdicts; exit {comparison.exit_status}, "
+                f"--accept_cannot_judge passes)")
+    return "OK: no significant regression beyond the thresholds"
 
 
 class ConsoleCompareReporter(CompareReporter):

@@ -29,12 +29,12 @@ import os
 
 from ireebench.comparison.history import compare_history
 from ireebench.comparison.inputs import ReportHistory, benchmark_file, load_reports
-from ireebench.comparison.model import COMPARE_OPTIONS, compare
-from ireebench.errors import UsageError
+from ireebench.comparison.judgement import compare
+from ireebench.comparison.model import COMPARE_OPTIONS
+from ireebench.errors import UsageError, printable
 from ireebench.hookcall import collect_named, guarded
 from ireebench.outfiles import OutputFile
 from ireebench.plugins.allocator import describe_setting, setting_of
-from ireebench.plugins.compare.reporters import printable
 from ireebench.results import RunResult
 
 DEFAULT_REPORTER = "console"

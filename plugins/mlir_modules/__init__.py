@@ -21,16 +21,26 @@ compile, and a changed file, flag, compiler or machine does. A compilation
 prints one line on stderr; a cache hit prints nothing; a cache that cannot
 be trusted, or an entry that is not what was written, is one warning line
 naming it, and the module is compiled again.
+
+A run of several points (a sweep, a suite) compiles every point's modules
+before it measures anything, each distinct (file, flags) once and in
+parallel, as many at a time as the process may use CPUs
+(``ireebench_generate_points``, a wrapper); a module that fails to compile
+is refused for its points only (``file.mlir:12:3: error: ...``, the
+compiler's first error line), which become error rows while the others are
+measured.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from ireebench import hookimpl
+from ireebench import StashKey, hookimpl
 from ireebench.errors import UsageError, one_line
 from ireebench.session import device_uris, driver_of
 from ireebench.version import compiler_version
@@ -45,6 +55,10 @@ CPU_FLAGS = ["--iree-hal-target-device=local", "--iree-hal-local-target-device-b
 GPU_TARGETS = {"cuda": "cuda", "vulkan": "vulkan", "hip": "hip", "rocm": "hip"}
 INSTALL_HINT = 'pip install "ireebench[compiler]"'
 
+# The .mlir modules of a run of several points, compiled before it measures:
+# (--module value, compile flags) -> the .vmfb, or the UsageError saying why not.
+COMPILED = StashKey["dict[tuple[str, tuple[str, ...]], Path | UsageError]"]()
+
 
 @hookimpl
 def ireebench_addoption(parser):
@@ -53,7 +67,7 @@ def ireebench_addoption(parser):
                      metavar="FLAG",
                      help="An extra iree-compile flag for --module=*.mlir; repeatable "
                           "(e.g. --compile_flag=--iree-opt-level=O3).", module_run=True,
-                     per_point=True)
+                     per_point=True, module_source=True)
 
 
 def compile_flags(config, spec: str) -> list[str]:
@@ -136,7 +150,9 @@ def compile_mlir(config, spec: str) -> Path:
     try:
         binary = tools.compile_str(source, extra_args=flags, input_type="auto")
     except Exception as exc:  # noqa: BLE001 - the compiler's error, in one line
-        raise UsageError(f"--module={spec}: iree-compile failed: {_first_error(exc)}") from None
+        # The source is handed over as bytes: its lines are the file's.
+        first = _first_error(exc).replace("<stdin>:", f"{spec}:", 1)
+        raise UsageError(f"--module={spec}: iree-compile failed: {first}") from None
     if cache is None:
         target = config.scratch_dir() / f"compiled-{key}.vmfb"
         target.write_bytes(binary)
@@ -151,9 +167,66 @@ def compile_mlir(config, spec: str) -> Path:
     return target
 
 
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _compiled_or_error(config, spec: str):
+    try:
+        return compile_mlir(config, spec)
+    except UsageError as exc:  # that point's error row; the others are measured
+        return exc
+
+
+@hookimpl(wrapper=True)
+def ireebench_generate_points(config, points):
+    """Compiles the ``.mlir`` modules of every point at once, before anything is measured.
+
+    A wrapper: after every plugin made its points (and the shard kept its
+    own). Each distinct (file, flags) is compiled once, in parallel, as many
+    at a time as this process may use CPUs; a failure is kept for its
+    points, which :func:`ireebench_resolve_module` then refuses (each an
+    error row: the run measures the others). A plain run (one module)
+    compiles when its session opens, as before.
+    """
+    result = yield
+    index = config.getoption("point_index")
+    chosen = points if index is None else points[index:index + 1]  # a point's own process
+    jobs: dict[tuple[str, tuple[str, ...]], object] = {}
+    for point in chosen:
+        for spec in point.config.getoption("module") or []:
+            if spec.endswith(".mlir"):
+                try:
+                    jobs.setdefault((spec, tuple(compile_flags(point.config, spec))),
+                                    point.config)
+                except UsageError:
+                    continue  # no target for its device: said when the point resolves it
+    compiled = config.stash.setdefault(COMPILED, {})
+    jobs = {key: job for key, job in jobs.items() if key not in compiled}
+    if len(jobs) < 2:
+        return result
+    config.scratch_dir()  # made once, here: a compile without a cache writes there
+    pool = ThreadPoolExecutor(min(len(jobs), _cpus()), thread_name_prefix="iree-compile")
+    try:
+        futures = {key: pool.submit(_compiled_or_error, job, key[0])
+                   for key, job in jobs.items()}
+        for key, future in futures.items():
+            compiled[key] = future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return result
+
+
 @hookimpl
 def ireebench_resolve_module(config, spec):
-    """Compiles ``*.mlir``; anything else is left as it is."""
+    """Compiles ``*.mlir`` (or takes what was compiled for the run's points);
+    anything else is left as it is."""
     if not spec.endswith(".mlir"):
         return None
-    return str(compile_mlir(config, spec))
+    found = config.stash.get(COMPILED, {}).get((spec, tuple(compile_flags(config, spec))))
+    if isinstance(found, UsageError):
+        raise UsageError(str(found), found.exit_code, found.status)
+    return str(found if found is not None else compile_mlir(config, spec))

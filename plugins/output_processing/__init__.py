@@ -31,7 +31,14 @@ from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, NATIVE_FLAGS, refusal
 from ireebench.errors import UsageError, flag_error
 from ireebench.inputs import parse_inputs, split_cconv
-from ireebench.outfiles import check_output_path, write_to
+from ireebench.outfiles import (
+    check_output_path,
+    file_identity,
+    register_input,
+    run_files,
+    value_file,
+    write_to,
+)
 
 from .compare import (
     COMPARISON_FLAGS,
@@ -43,6 +50,8 @@ from .compare import (
 from .values import OutputValue, format_value, print_results, snapshot, to_numpy
 
 GROUP = "Output processing (iree-benchmark-module)"
+# Who acts on these flags: the in-process backend, or the native tool a backend hands them to.
+HONOURED_BY = (IN_PROCESS, NATIVE_FLAGS)
 
 
 @dataclass
@@ -68,46 +77,62 @@ def ireebench_addoption(parser):
     parser.addoption("--enable_output_processing", "enable_output_processing", type=bool,
                      group=GROUP,
                      help="Keep the outputs of the last measured invocation and print or "
-                          "check them.", module_run=True, native_flag=True, whole_run=True)
+                          "check them.", module_run=True, native_flag=True, whole_run=True,
+                     requires=HONOURED_BY)
     parser.addoption("--output", "output", multiple=True, group=GROUP, metavar="SPEC",
                      help="How to handle an output: empty (ignore), -, @file.npy, +file.npy, "
-                          "@file.bin, +file.bin; one per result.", module_run=True, native_flag=True)
+                          "@file.bin, +file.bin; one per result.", module_run=True, native_flag=True,
+                     requires=HONOURED_BY)
     parser.addoption("--expected_output", "expected_output", multiple=True, group=GROUP,
                      metavar="VALUE",
                      help="Expected output, in the --input format; (ignored) skips one.",
-                     module_run=True, native_flag=True)
+                     module_run=True, native_flag=True,
+                     requires=HONOURED_BY)
     parser.addoption("--output_max_element_count", "output_max_element_count", type=int,
                      default=1024, group=GROUP,
-                     help="Print at most this many elements of an output tensor.", module_run=True, native_flag=True)
+                     help="Print at most this many elements of an output tensor.", module_run=True, native_flag=True,
+                     requires=HONOURED_BY)
     for name in DEFAULT_THRESHOLDS:
         flag = f"expected_{name}_threshold"
         parser.addoption(f"--{flag}", flag, default=COMPARISON_FLAGS[flag], group=GROUP,
                          metavar="ATOL", show_default=True,
                          help=f"Per-element-type absolute tolerance for {name} in "
-                              "approximate mode.", module_run=True, native_flag=True)
+                              "approximate mode.", module_run=True, native_flag=True,
+                     requires=HONOURED_BY)
     parser.addoption("--expected_rtol", "expected_rtol", default=COMPARISON_FLAGS["expected_rtol"],
                      group=GROUP, metavar="RTOL", show_default=True,
                      help="Relative tolerance shared across float types in approximate mode.",
-                     module_run=True, native_flag=True)
+                     module_run=True, native_flag=True,
+                     requires=HONOURED_BY)
     parser.addoption("--equality_mode", "equality_mode",
                      default=COMPARISON_FLAGS["equality_mode"], group=GROUP,
                      metavar="approximate|exact", show_default=True,
                      help="approximate: abs(actual - expected) <= atol + rtol * abs(expected) "
                           "per element, NaN equal to NaN; exact: byte equality, tolerances "
-                          "ignored.", module_run=True, native_flag=True)
+                          "ignored.", module_run=True, native_flag=True,
+                     requires=HONOURED_BY)
 
 
 def _enabled(config) -> bool:
     return bool(config.getoption("enable_output_processing")) and STATE in config.stash
 
 
-def _check_output_specs(specs) -> None:
+def _register_files(config, specs) -> None:
+    """The --output files are the run's outputs, the --expected_output files its
+    inputs (``ireebench.outfiles.RunFiles``: no output replaces an input)."""
+    for value in config.getoption("expected_output") or ():
+        register_input(config, f"--expected_output={value}", value_file(value))
+    written = set()  # --output=@f.npy --output=+f.npy: one file, written then appended
     for spec in specs:
         if spec in ("", "-"):
             continue
         if spec[0] not in "@+":
             raise UsageError(f"--output={spec}: expected -, @file or +file")
         check_output_path("output", spec[1:])
+        identity = file_identity(spec[1:])
+        if identity not in written:
+            written.add(identity)
+            run_files(config).add_output(f"--output={spec}", spec[1:])
 
 
 @hookimpl
@@ -125,7 +150,7 @@ def ireebench_configure(config):
         raise UsageError(str(exc)) from None
     if not config.getoption("enable_output_processing"):
         return
-    _check_output_specs(config.getoption("output") or ())
+    _register_files(config, config.getoption("output") or ())
     backend = config.backend
     if backend.has(IN_PROCESS):
         config.stash[STATE] = OutputState(tolerances=tolerances)

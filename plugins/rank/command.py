@@ -12,8 +12,6 @@ backend (:func:`ireebench.runner.run_here`): the reports, ``--benchmark_out``,
 
 from __future__ import annotations
 
-import os
-
 from click.core import ParameterSource
 from ireebench.backend import Backend
 from ireebench.cli.command import (
@@ -26,7 +24,7 @@ from ireebench.cli.command import (
 from ireebench.cli.options import CORE, OptionParser, add_core_options
 from ireebench.config import Config
 from ireebench.errors import UsageError
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import register_input, register_output, run_files
 from ireebench.points import POINTS
 from ireebench.runner import run_here
 
@@ -117,21 +115,17 @@ def parse(argv: list[str], invocation) -> tuple[Config, list[str]] | None:
     return config, arguments
 
 
-def check_written_paths(written: dict, inputs: list[str], cache: str | None) -> None:
-    """The files a ranking writes: writable (the cache's folder is made), none of
-    them an input, none the cache."""
-    real_inputs = {os.path.realpath(path): path for path in inputs if path}
-    for flag, path in [*written.items(), ("rank_cache", cache)]:
-        if not path:
-            continue
-        if flag != "rank_cache":
-            check_output_path(flag, path)
-            if cache and os.path.realpath(path) == os.path.realpath(cache):
-                raise UsageError(f"--{flag}={path}: is the --rank_cache file")
-        clash = real_inputs.get(os.path.realpath(path))
-        if clash is not None:
-            raise UsageError(f"--{flag}={path}: is {clash}, an input of the ranking "
-                             "(it would be overwritten)")
+def register_files(config, options, found) -> None:
+    """The ranking's files in the run's :class:`~ireebench.outfiles.RunFiles`: the
+    baseline and the candidates are read, ``--rank_out``, ``--rank_stream`` and the
+    cache written, so none of those outputs can be an input or another output."""
+    register_input(config, f"--baseline={options.baseline}", options.baseline)
+    for candidate in found:
+        register_input(config, f"candidate {candidate.id} ({candidate.path})", candidate.path)
+    register_output(config, "rank_out", options.rank_out)
+    register_output(config, "rank_stream", options.rank_stream)
+    if options.cache:  # its folder is made when it is opened
+        run_files(config).add_output(f"--rank_cache={options.cache}", options.cache)
 
 
 def main(argv: list[str], invocation) -> Ranking:
@@ -142,10 +136,7 @@ def main(argv: list[str], invocation) -> Ranking:
     config, arguments = parsed
     options = settings(config)
     found = candidate_files.collect(arguments)
-    inputs = [options.baseline, *(candidate.path for candidate in found)]
-    check_written_paths({"rank_out": options.rank_out, "rank_stream": options.rank_stream,
-                         "benchmark_out": config.getoption("benchmark_out")}, inputs,
-                        options.cache)
+    register_files(config, options, found)
     # Reported as the run's module and devices (provenance, the store's fingerprint).
     config.options["module"] = (options.baseline,)
     config.options["device"] = tuple(dict.fromkeys(options.devices))

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from ireebench import StashKey, hookimpl
 from ireebench.cli.commands import ArgvCommand
 from ireebench.comparison import CompareOptions
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import register_output
 from ireebench.plugins.json_reporter import JSONReporter
 from ireebench.reporting.hub import reported
 
@@ -73,7 +73,7 @@ def ireebench_addoption(parser):
     """Adds --benchmark_report."""
     parser.addoption(
         "--benchmark_report", "benchmark_report", default="", group=GROUP,
-        metavar="FILE.html",
+        metavar="FILE.html", run_output=True,
         help="When the run ends, draw its report (as `ireebench report` draws its JSON) "
              "into FILE, one self-contained HTML page written atomically. Needs "
              'matplotlib: pip install "ireebench[report]".')
@@ -89,7 +89,7 @@ def ireebench_configure(config):
     path = config.getoption("benchmark_report")
     if not path:
         return
-    check_output_path("benchmark_report", path)
+    register_output(config, "benchmark_report", path)  # never over an input or output
     require_renderer(_flag(config))
     config.stash[RUN_ROWS] = RunRows(path)
 

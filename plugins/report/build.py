@@ -9,7 +9,8 @@ file is complete or absent (:class:`~ireebench.outfiles.OutputFile`).
 The sections, in order, each only where its data is:
 
 1. **Inputs**: each report's context (date, machine, tool and versions,
-   device, module and its sha256), and the reports with nothing to draw;
+   devices, modules and their sha256: every point's in a sweep or suite),
+   and the reports with nothing to draw;
 2. **Comparison** (two or more reports): per pair, each benchmark's change
    with its interval colored by the verdict of ``ireebench compare`` (the
    same engine and options), the geometric mean, the table;
@@ -123,6 +124,24 @@ def _text(value) -> str:
     return str(value)
 
 
+def _modules(context: dict, shown: int = 3) -> str:
+    """``matmul.vmfb (1a6b23038c37)``: the module(s) of a report; a sweep's or suite's
+    every module (``iree_modules``), the first few, then how many more."""
+    listed = context.get("iree_modules")
+    if not isinstance(listed, list) or not listed:
+        listed = [{"path": context.get("iree_module", ""),
+                   "sha256": context.get("iree_module_sha256", "")}]
+    texts = []
+    for entry in listed:
+        entry = entry if isinstance(entry, dict) else {"path": entry}
+        name = Path(str(entry.get("path", "") or "")).name
+        sha = str(entry.get("sha256", "") or "")
+        if name or sha:
+            texts.append(name + (f" ({sha[:12]})" if sha else ""))
+    more = len(texts) - shown
+    return (", ".join(texts[:shown]) + (f" and {more} more" if more > 0 else "")) or "-"
+
+
 def _tool(context: dict) -> str:
     if "ireebench_version" in context:
         return f"ireebench {context['ireebench_version']}"
@@ -137,14 +156,12 @@ def _inputs(reports: list[Report]) -> Section:
     rows = []
     for number, report in enumerate(reports, 1):
         context = report.context
-        sha = str(context.get("iree_module_sha256", "") or "")
-        module = Path(str(context.get("iree_module", "") or "")).name
         failed = sum(1 for b in report.benchmarks.values() if b.errors)
         rows.append([number, report.label, context.get("date", "-"),
                      context.get("host_name", "-"), _tool(context),
                      _text(context.get("iree_devices", "-")),
                      context.get("iree_runtime_version", "-"),
-                     (module + (f" ({sha[:12]})" if sha else "")) or "-",
+                     _modules(context),
                      commit_of(report)[:12] or "-", len(report.benchmarks), failed])
     section.blocks.append(page.table(
         ["#", "input", "date", "host", "tool", "devices", "IREE runtime", "module (sha256)",

@@ -19,7 +19,14 @@ import statistics
 from dataclasses import dataclass
 
 import matplotlib
-from ireebench.comparison import FASTER, INCONCLUSIVE, NO_CHANGE, NOT_COMPARED, SLOWER
+from ireebench.comparison import (
+    CANNOT_JUDGE,
+    FASTER,
+    INCONCLUSIVE,
+    NO_CHANGE,
+    NOT_COMPARED,
+    SLOWER,
+)
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
@@ -44,7 +51,7 @@ PNG_DPI = 150
 MAX_LABEL = 52  # characters of a name on an axis
 MAX_DISPATCHES = 14  # bars of a dispatch chart; the rest is one "others" bar
 VERDICT_COLORS = {FASTER: "#2e7d32", SLOWER: "#c62828", NO_CHANGE: "#757575",
-                  INCONCLUSIVE: "#e69500", NOT_COMPARED: "#bdbdbd"}
+                  INCONCLUSIVE: "#e69500", NOT_COMPARED: "#bdbdbd", CANNOT_JUDGE: "#8e24aa"}
 SERIES_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
                  "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 STYLE = {

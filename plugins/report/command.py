@@ -10,14 +10,14 @@ and checked before anything is written; usage errors exit 1.
 
 from __future__ import annotations
 
-from ireebench.cli.command import GroupedCommand, make_context
-from ireebench.cli.options import GroupedOption
+from ireebench.cli.command import GroupedCommand, add_plugin_options, make_context
+from ireebench.cli.options import GroupedOption, OptionParser
 from ireebench.comparison import COMPARE_OPTIONS
 from ireebench.comparison.inputs import METRICS, load_reports
 from ireebench.comparison.model import DEFAULT_ALPHA
 from ireebench.config import Config
 from ireebench.errors import UsageError, flag_error
-from ireebench.outfiles import check_output_path
+from ireebench.outfiles import register_inputs, register_output
 from ireebench.plugins.compare.command import compare_options
 from ireebench.results import RunResult
 
@@ -80,7 +80,11 @@ class ReportCommand(GroupedCommand):
 
 def parse_report_args(argv: list[str], invocation) -> Config | None:
     """The :class:`Config` of an ``ireebench report`` run, or None when --help was printed."""
-    command = ReportCommand("ireebench report", params=_options(), help=HELP,
+    # And the options plugins give commands that read reports, as compare has them
+    # (a results store's --benchmark_storage, --where, --window, --any_machine).
+    reading = OptionParser()
+    add_plugin_options(invocation.pm, reading, "ireebench_compare_addoption")
+    command = ReportCommand("ireebench report", params=_options() + reading.options, help=HELP,
                             context_settings={"help_option_names": ["--help", "-h"],
                                               "allow_extra_args": True},
                             pm=invocation.pm)
@@ -100,13 +104,14 @@ def parse_report_args(argv: list[str], invocation) -> Config | None:
         raise flag_error("format", chart_format, "needs --output_dir=DIR (the charts' files)")
     if not options["output"] and not options["output_dir"]:
         raise UsageError("report: nothing to write: give -o FILE.html and/or --output_dir=DIR")
-    check_output_path("output", options["output"])
     check_output_dir(options["output_dir"])
     options["chart_format"] = chart_format or CHART_FORMATS[0]
     options["inputs"] = inputs
     settings = compare_options(options)
     config = Config(invocation.pm, options, [], list(argv), invocation.stdout,
                     invocation.stderr)
+    register_inputs(config, inputs)
+    register_output(config, "output", options["output"])  # never over an input, the store
     config.stash[COMPARE_OPTIONS] = settings
     return config
 

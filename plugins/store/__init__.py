@@ -20,7 +20,8 @@ A built-in plugin that owns the store (see docs/store.md):
   ``ireebench compare`` and every command that reads reports;
   ``ireebench_compare_addoption`` gives ``ireebench compare`` the
   store's options (``--benchmark_storage``, ``--where``, ``--window``,
-  ``--any_machine``);
+  ``--any_machine``), ``ireebench_load_reports_addoption`` the plugins'
+  subcommands that read reports;
 * subcommands (:mod:`.commands`): ``ireebench history`` (``--changes``),
   ``ireebench store import`` and ``ireebench store export``.
 
@@ -36,13 +37,14 @@ from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
 from ireebench.comparison.inputs import ReportHistory
-from ireebench.errors import UsageError
+from ireebench.errors import EXIT_OK, Terminated, UsageError, signal_name
+from ireebench.outfiles import run_files
 from ireebench.reporting.hub import reported, reporter_factories
-from ireebench.signals import signals_deferred
+from ireebench.signals import held_signal, signals_deferred
 
 from . import commands
 from .git import git_state
-from .location import open_store, storage_url
+from .location import open_store, register_store, storage_url
 from .records import COMPILE_FLAGS, GIT_BRANCH, GIT_COMMIT, record_of_report, status_of
 from .references import HISTORY, LATEST, is_stored, parse_filter, parse_reference
 
@@ -67,7 +69,7 @@ CAPTURE = StashKey[Capture]()
 def ireebench_addoption(parser):
     """Adds --benchmark_save and --benchmark_storage."""
     parser.addoption("--benchmark_save", "benchmark_save", type=bool, group=GROUP,
-                     help="Store the run (its JSON report, provenance, tags and samples) in "
+                     run_output=True, help="Store the run (its JSON report, provenance, tags and samples) in "
                           "the results store when it ends; see docs/store.md.")
     parser.addoption("--benchmark_storage", "benchmark_storage", default="", group=GROUP,
                      metavar="URL", envvar="IREEBENCH_STORAGE", show_envvar=True,
@@ -77,6 +79,12 @@ def ireebench_addoption(parser):
 @hookimpl(optionalhook=True)
 def ireebench_compare_addoption(parser):
     """The store's options of ``ireebench compare`` (for ``stored:`` references)."""
+    add_reading_options(parser)
+
+
+@hookimpl
+def ireebench_load_reports_addoption(parser):
+    """The same options for plugins' subcommands that read reports (``reads_reports=True``)."""
     add_reading_options(parser)
 
 
@@ -113,7 +121,10 @@ def ireebench_configure(config):
     if "json" not in reporter_factories(config):
         raise UsageError("--benchmark_save: stores the JSON report, but the json reporter is "
                          "blocked (-p no:json)")
-    store = open_store(storage_url(config.getoption("benchmark_storage")), create=True)
+    url = storage_url(config.getoption("benchmark_storage"))
+    register_store(run_files(config), url)  # no output of the run may replace it
+    store = open_store(url, create=True)
+    store.notify = lambda line: _note(config, line)  # why a save waits
     config.add_cleanup(store.close)
     config.stash[CAPTURE] = Capture(store)
 
@@ -125,6 +136,8 @@ def ireebench_report_context(config, context):
     if capture is None:
         return
     state = git_state()
+    if state.note:
+        _note(config, f"git: {state.note}; the run is saved without a commit")
     if state.commit:
         context.extra[GIT_COMMIT] = state.commit
     if state.branch:
@@ -162,11 +175,34 @@ def ireebench_sessionfinish(config, exitstatus):
         text, json.loads(text), run_id=config.run_id, status=status_of(exitstatus),
         exit_status=exitstatus, tags=dict(config.benchmark_context),
         samples=[(run.samples, run.batch_samples) for run in runs])
-    with signals_deferred():
-        run_id, _ = capture.store.save(record)
-    state = "" if record.status == "complete" else f"{record.status} "
-    config.stderr.write(f"ireebench: saved {state}run {run_id[:12]} ({len(record.rows)} rows) "
-                        f"to {capture.store.display}\n")
+    with signals_deferred():  # a signal now is acted on once the run is saved
+        try:
+            run_id, _ = capture.store.save(record)
+        except (UsageError, KeyboardInterrupt, Terminated) as exc:
+            _not_saved(config, exc, exitstatus)
+            raise
+        state = "" if record.status == "complete" else f"{record.status} "
+        config.stderr.write(f"ireebench: saved {state}run {run_id[:12]} "
+                            f"({len(record.rows)} rows) to {capture.store.display}\n")
+        config.stderr.flush()
+
+
+def _not_saved(config, exc: BaseException, exitstatus: int) -> None:
+    """Says the run was not saved, unless the error is the run's one line anyway.
+
+    The run's own end (an interrupt, a failed benchmark, a signal held during
+    the save) would hide a save's error: never silent, never exit 0.
+    """
+    if isinstance(exc, UsageError) and exitstatus == EXIT_OK and held_signal() is None:
+        return  # the CLI's one error line, exit 1
+    reason = (str(exc) if isinstance(exc, UsageError)
+              else f"a second {signal_name(exc)} abandoned the save")
+    config.stderr.write(f"ireebench: error: --benchmark_save: the run was not saved: {reason}\n")
+    config.stderr.flush()
+
+
+def _note(config, line: str) -> None:
+    config.stderr.write(f"ireebench: note: --benchmark_save: {line}\n")
     config.stderr.flush()
 
 
@@ -187,7 +223,9 @@ def ireebench_load_reports(config, reference, like):
     parsed = parse_reference(reference)
     filters = reading_filters(config, parsed)
     any_machine = bool(config.getoption("any_machine"))
-    store = open_store(storage_url(config.getoption("benchmark_storage")), create=False)
+    url = storage_url(config.getoption("benchmark_storage"))
+    register_store(run_files(config), url)  # a command's output may not replace it
+    store = open_store(url, create=False, write=False)
     try:
         if parsed.selector == HISTORY:
             window = config.getoption("window", DEFAULT_WINDOW)

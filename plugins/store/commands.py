@@ -1,9 +1,11 @@
 """``ireebench history`` and ``ireebench store import|export``: the store's subcommands.
 
 ``history [REGEX]`` lists, per stored benchmark whose name the regex finds,
-its runs oldest first: when, run id, machine and devices, commit and
-branch, tags, the median of its repetitions with the median's 95 %
-interval, repetitions and status (``--json`` for machines). ``--changes``
+its runs oldest first: when, run id, machine and devices, module and its
+sha256 (those of the benchmark's own rows: a sweep over devices or a suite
+of modules differs by row), commit and branch, tags, the median of its
+repetitions with the median's 95 % interval, repetitions and status
+(``--json`` for machines). ``--changes``
 lists instead where each benchmark's level shifted
 (:mod:`ireebench.comparison.changes`), machine by machine, with the
 commits around each shift.
@@ -25,12 +27,12 @@ import click
 from ireebench.comparison.changes import RunValues, change_points
 from ireebench.comparison.inputs import METRICS, benchmark_file, read_report
 from ireebench.errors import UsageError
-from ireebench.outfiles import check_output_path, write_to
+from ireebench.outfiles import RunFiles, check_output_path, write_to
 from ireebench.results import TIME_UNIT_MULTIPLIER
 from ireebench.stats import median, median_ci
 from tabulate import tabulate
 
-from .location import open_store, storage_url
+from .location import open_store, register_store, storage_url
 from .records import IMPORTED, record_of_report
 from .references import PREFIX, is_stored, parse_filter, parse_reference
 
@@ -57,6 +59,12 @@ def _when(run_time: float) -> str:
     return datetime.datetime.fromtimestamp(run_time).strftime("%Y-%m-%d %H:%M:%S")
 
 
+def _module(summary) -> str:
+    """``matmul.vmfb 1a6b23038c37``: the module a benchmark's rows measured."""
+    name = os.path.basename(summary.module)
+    return " ".join(part for part in (name, summary.module_sha256[:12]) if part) or "-"
+
+
 def _tags(tags: dict) -> str:
     return ",".join(f"{key}={value}" for key, value in sorted(tags.items()))
 
@@ -79,12 +87,32 @@ def _point(summary, rows: list[dict], name: str, metric: str) -> dict:
     }
 
 
+def _readable_points(series: dict, metric: str, stderr) -> dict[str, list[dict]]:
+    """Each benchmark's points; a stored run whose rows ``compare`` cannot read (stored
+    before imports were checked) is left out, one warning line per run."""
+    points: dict[str, list[dict]] = {}
+    unreadable: dict[str, str] = {}
+    for name, runs in series.items():
+        for summary, rows in runs:
+            try:
+                point = _point(summary, rows, name, metric)
+            except UsageError as exc:
+                unreadable.setdefault(summary.label, str(exc).split(": ", 2)[-1])
+                continue
+            points.setdefault(name, []).append(point)
+    for label, reason in unreadable.items():
+        stderr.write(f"ireebench: warning: history: {label}: left out, its rows cannot be "
+                     f"read: {reason}\n")
+    return points
+
+
 def _run_json(point: dict) -> dict:
     summary = point["summary"]
     return {
         "run_id": summary.run_id, "date": summary.date, "status": summary.status,
         "source": summary.source, "host": summary.host_name, "machine": summary.machine,
-        "fingerprint": summary.fingerprint, "commit": summary.git_commit,
+        "fingerprint": summary.fingerprint, "module": summary.module,
+        "module_sha256": summary.module_sha256, "commit": summary.git_commit,
         "branch": summary.git_branch, "tags": summary.tags,
         "median_seconds": point["median"], "low_seconds": point["low"],
         "high_seconds": point["high"], "repetitions": len(point["values"]),
@@ -99,12 +127,12 @@ def _history_table(points: list[dict]) -> str:
         interval = (f"[{_time(point['low'], unit)}, {_time(point['high'], unit)}]"
                     if point["low"] is not None else "-")
         rows.append([_when(summary.run_time), summary.run_id[:12], summary.machine,
-                     summary.git_commit[:10] or "-", summary.git_branch or "-",
+                     _module(summary), summary.git_commit[:10] or "-", summary.git_branch or "-",
                      _tags(summary.tags) or "-", _time(point["median"], unit), interval,
                      str(len(point["values"])) if point["values"] else "failed",
                      summary.status])
-    return tabulate(rows, headers=["When", "Run", "Machine", "Commit", "Branch", "Tags",
-                                   "Median", "95% CI", "Reps", "Status"],
+    return tabulate(rows, headers=["When", "Run", "Machine", "Module", "Commit", "Branch",
+                                   "Tags", "Median", "95% CI", "Reps", "Status"],
                     tablefmt="simple", disable_numparse=True)
 
 
@@ -170,23 +198,22 @@ def _pattern(text: str):
 @click.pass_obj
 def history(invocation, pattern, where, as_json, changes, limit, metric, benchmark_storage):
     """The stored runs of each benchmark whose name REGEX finds (all without one): when,
-    run id, machine and devices, commit, branch, tags, the median of the repetitions and
-    its 95% interval. See docs/store.md."""
+    run id, machine and devices, module and sha256 (the benchmark's own), commit, branch,
+    tags, the median of the repetitions and its 95% interval. See docs/store.md."""
     regex = _pattern(pattern)
     filters = tuple(parse_filter(text) for text in where)
-    results = open_store(storage_url(benchmark_storage), create=False)
+    results = open_store(storage_url(benchmark_storage), create=False, write=False)
     try:
         series = results.benchmarks(filters, regex.search, 0 if changes else limit)
     finally:
         results.close()
     out = invocation.stdout
-    if not series:
+    points = _readable_points(series, metric, invocation.stderr)
+    if not points:
         shown = f" matching {pattern!r}" if pattern else ""
         raise UsageError(f"history: no stored benchmark{shown} in {results.display}"
                          + (f" with {'&'.join(f'{k}={v}' for k, v in filters)}"
                             if filters else ""))
-    points = {name: [_point(summary, rows, name, metric) for summary, rows in runs]
-              for name, runs in series.items()}
     if changes:
         found = {name: _changes(name, runs) for name, runs in points.items()}
         if as_json:
@@ -216,9 +243,12 @@ def store():
 
 
 def _report_text(path: str) -> tuple[str, dict]:
-    """A report file's text (up to the end of its JSON) and the parsed report."""
+    """A report file's text (up to the end of its JSON) and the parsed report, checked
+    as ``compare`` reads it (every row: a name, a time unit, finite times), so that
+    nothing stored is a run no command can read."""
     try:
         report = read_report(path)
+        benchmark_file(path, report)
     except UsageError as exc:
         raise UsageError(str(exc).replace("compare: ", "store import: ", 1)) from None
     with open(path, "rb") as handle:
@@ -267,10 +297,14 @@ def export_report(invocation, reference, out, where, benchmark_storage):
     parsed = parse_reference(reference if is_stored(reference) else PREFIX + reference)
     if parsed.selector == "history":
         raise UsageError("store export: stored:history names several runs: export one")
+    url = storage_url(benchmark_storage)
     if out:
         check_output_path("out", out)
+        files = RunFiles()
+        register_store(files, url)
+        files.add_output(f"--out={out}", out)  # never over the store it reads
     filters = parsed.filters + tuple(parse_filter(text) for text in where)
-    source = open_store(storage_url(benchmark_storage), create=False)
+    source = open_store(url, create=False, write=False)
     try:
         _, text = source.run(parsed.selector, filters, offset=parsed.offset,
                              reference=parsed.text)

@@ -11,11 +11,15 @@ names the store:
   (``~/.local/share/ireebench/results.sqlite``).
 
 The database code (:mod:`.database`, SQLAlchemy Core and psycopg) is the
-``store`` extra. It is imported here, inside :func:`open_store`, only when
-a store is used: the one documented exception to "imports at the top"
-(``tests/core/test_imports.py`` lists it), so that ``--help`` and runs
-without ``--benchmark_save`` never pay for importing it. Without the
-extra, using the store is one line naming it.
+``store`` extra. It is imported here, inside :func:`_database`, only when
+a store is used (or a URL shown): the one documented exception to
+"imports at the top" (``tests/core/test_imports.py`` lists it), so that
+``--help`` and runs without ``--benchmark_save`` never pay for importing
+it. Without the extra, using the store is one line naming it (checked
+before anything else, so that line is never another).
+
+A URL is shown, everywhere, with its secrets masked
+(:func:`display_url`).
 """
 
 from __future__ import annotations
@@ -57,8 +61,8 @@ def storage_url(value: str | None = None) -> str:
         return f"sqlite:///{Path(path).expanduser().resolve()}"
     if name in POSTGRES_SCHEMES:
         return text
-    raise UsageError(f"--benchmark_storage={text}: unknown kind of store {name!r} (a path, "
-                     "sqlite:///PATH or postgresql://...)")
+    raise UsageError(f"--benchmark_storage={display_url(text)}: unknown kind of store "
+                     f"{name!r} (a path, sqlite:///PATH or postgresql://...)")
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -66,21 +70,65 @@ def sqlite_path(url: str) -> Path | None:
     return Path(url[len("sqlite:///"):]) if url.startswith("sqlite:///") else None
 
 
-def open_store(url: str, create: bool):
+# The files SQLite keeps beside the database (WAL mode; a rollback journal).
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+
+
+def register_store(files, url: str) -> None:
+    """Registers an SQLite store's file and its companions as inputs of a run or
+    command (:class:`ireebench.outfiles.RunFiles`): no output may replace them."""
+    path = sqlite_path(url)
+    if path is None:
+        return
+    files.add_input(f"the results store {url}", path)
+    for suffix in SQLITE_COMPANIONS:
+        files.add_input(f"the results store's {suffix} file {path}{suffix}", f"{path}{suffix}")
+
+
+def _needs_extra(exc: ImportError) -> UsageError | None:
+    """The line for a module of the extra that is missing (None for another one)."""
+    if (exc.name or "").split(".")[0] in EXTRA_MODULES:
+        return UsageError(f"the results store needs the 'store' extra: {EXTRA}")
+    return None
+
+
+def _database():
+    """The database module (the ``store`` extra); without it, one line naming the extra."""
+    try:
+        from . import database  # the store extra, imported only here (module docstring)
+    except ImportError as exc:
+        raise (_needs_extra(exc) or exc) from None
+    return database
+
+
+def display_url(url: str) -> str:
+    """The URL as messages show it, its password masked (SQLAlchemy's rendering:
+    :func:`.database.display_url`); without the extra, nothing after the scheme
+    but a path's."""
+    if sqlite_path(url) is not None:
+        return url
+    try:
+        return _database().display_url(url)
+    except UsageError:
+        scheme = _SCHEME.match(url)
+        return f"{scheme.group(0)}..." if scheme else "..."
+
+
+def open_store(url: str, create: bool, write: bool = True):
     """The :class:`~.database.Store` at ``url`` (its schema created or migrated).
 
     ``create``: make the database file (SQLite) when missing; otherwise a
-    missing store is one line saying so.
+    missing store is one line saying so. ``write=False``: the command only
+    reads (``history``, ``store export``, ``stored:`` references): an SQLite
+    store is opened read-only, so a reader who may not write it reads it.
+    The extra is checked first: without it, that is the line.
     """
+    database = _database()
     path = sqlite_path(url)
     if path is not None and not create and not path.exists():
         raise UsageError(f"--benchmark_storage={url}: no results store there yet (save a run "
                          "with --benchmark_save, or import reports: ireebench store import)")
     try:
-        from . import database  # the store extra, imported only here (module docstring)
-
-        return database.Store(url, create)
-    except ImportError as exc:  # also psycopg, imported when a PostgreSQL store opens
-        if (exc.name or "").split(".")[0] in EXTRA_MODULES:
-            raise UsageError(f"the results store needs the 'store' extra: {EXTRA}") from None
-        raise
+        return database.Store(url, create, write=write)
+    except ImportError as exc:  # psycopg, imported when a PostgreSQL store opens
+        raise (_needs_extra(exc) or exc) from None

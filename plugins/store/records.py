@@ -9,7 +9,11 @@ on, read from the report's context (ireebench's provenance, Google
 Benchmark's machine fields, the ``--benchmark_context`` entries as tags)
 and each row's name, type and times; and, for a saved run, each row's raw
 samples (:attr:`ireebench.Run.samples`, ``batch_samples``), which the JSON
-report does not hold.
+report does not hold. Each row also has its own machine fingerprint,
+machine, devices, module and module sha256: the context overlaid by the
+row's keys (:func:`ireebench.comparison.machine.row_context`), so the rows
+of a sweep over devices or of a suite of modules each say where and what
+they measured.
 """
 
 from __future__ import annotations
@@ -21,7 +25,13 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from ireebench.comparison.machine import describe_machine, machine_fingerprint
+from ireebench.comparison.machine import (
+    ROW_KEYS,
+    describe_machine,
+    devices_of,
+    machine_fingerprint,
+    row_context,
+)
 
 # A saved run's status (``runs.status``).
 COMPLETE = "complete"  # the run ended (exit 0; 1: a benchmark failed; 141: stdout closed)
@@ -61,7 +71,10 @@ class RowRecord:
     samples: list = field(default_factory=list)
     batch_samples: list = field(default_factory=list)
 
-    def columns(self) -> dict:
+    def columns(self, context: dict, memo: dict | None = None) -> dict:
+        """The ``rows`` row; ``context``: the report's (what the row's own keys
+        override); ``memo``: shared by the rows of one report (a point's rows have
+        the same provenance: derived once)."""
         data = self.data
         index = data.get("repetition_index")
         return {
@@ -78,7 +91,21 @@ class RowRecord:
             "data": json.dumps(data),
             "samples": json.dumps(self.samples),
             "batch_samples": json.dumps(self.batch_samples),
+            **row_provenance(context, data, {} if memo is None else memo),
         }
+
+
+def row_provenance(context: dict, data: dict, memo: dict) -> dict:
+    """A row's own provenance columns (``rows``: fingerprint, machine, devices, module
+    and its sha256): the context overlaid by the row's keys, once per distinct keys."""
+    key = json.dumps([data.get(name) for name in ROW_KEYS], default=str)
+    if key not in memo:
+        own = row_context(context, data)
+        memo[key] = {"fingerprint": machine_fingerprint(own), "machine": describe_machine(own),
+                     "devices": json.dumps(devices_of(own)),
+                     "module": str(own.get("iree_module", "")),
+                     "module_sha256": str(own.get("iree_module_sha256", ""))}
+    return memo[key]
 
 
 @dataclass
@@ -116,7 +143,7 @@ class RunRecord:
             "host_name": str(context.get("host_name", "")),
             "fingerprint": machine_fingerprint(context),
             "machine": describe_machine(context),
-            "devices": json.dumps(_list(context.get("iree_devices"))),
+            "devices": json.dumps(devices_of(context)),
             "ireebench_version": str(context.get("ireebench_version", "")),
             "iree_version": str(context.get("iree_runtime_version", "")),
             "module": str(context.get("iree_module", "")),

@@ -9,8 +9,10 @@ A reference is ``stored:SELECTOR`` with an optional query of filters::
     stored:latest?branch=main&host=ci-7
 
 Filters, from the query and from ``--where`` (repeatable; all must hold):
-the keys of :data:`COLUMN_FILTERS` match the run's provenance, any other
-key matches a ``--benchmark_context`` entry (a tag) of that name. Nothing
+the keys of :data:`COLUMN_FILTERS` match the run's provenance (those of
+:data:`ROW_FILTERS` each row's own: its fingerprint, devices and module's
+sha256), any other key matches a ``--benchmark_context`` entry (a tag) of
+that name. Nothing
 here touches a database (this module loads with every run).
 """
 
@@ -40,9 +42,16 @@ COLUMN_FILTERS = {
     "run": ("run_id", "prefix"),
     "device": ("devices", "contains"),  # a HAL device URI, or the start of one (its driver)
 }
+# The filters of a row's own provenance (columns of ireebench_rows too): where a
+# query selects rows, they select rows (a sweep's local-task rows, a suite's
+# rows of one module); elsewhere a run with such a row.
+ROW_FILTERS = frozenset({"fingerprint", "module_sha256", "device"})
 _KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.\-]*\Z")
 _LATEST = re.compile(r"latest(?:~(\d+))?\Z")
 _RUN_ID = re.compile(r"[0-9a-fA-F]{4,64}\Z")
+# latest~N: more runs back than any store holds is a typo (and would overflow
+# the databases' 64-bit OFFSET).
+MAX_OFFSET = 10**9
 
 
 @dataclass(frozen=True)
@@ -79,7 +88,11 @@ def parse_reference(text: str) -> Reference:
         filters.append((key, value))
     latest = _LATEST.match(selector)
     if latest:
-        return Reference(text, LATEST, int(latest.group(1) or 0), tuple(filters))
+        offset = latest.group(1) or "0"
+        if len(offset) > len(str(MAX_OFFSET)) or int(offset) > MAX_OFFSET:
+            raise UsageError(f"{text}: ~{offset[:24]}{'...' if len(offset) > 24 else ''} is "
+                             f"more runs back than a store holds (at most ~{MAX_OFFSET})")
+        return Reference(text, LATEST, int(offset), tuple(filters))
     if selector == HISTORY:
         return Reference(text, HISTORY, 0, tuple(filters))
     if _RUN_ID.match(selector):

@@ -14,8 +14,12 @@ Tables (prefixed ``ireebench_`` so a team's existing database can hold them):
 ``ireebench_rows``
     one row per report row: its full JSON object (so fields other plugins
     add survive without a schema change), the indexed columns queries use
-    (name, run name, type, aggregate, repetition, error, times) and the raw
-    samples of a saved run.
+    (name, run name, type, aggregate, repetition, error, times), the raw
+    samples of a saved run, and the row's own provenance (since version 2):
+    the machine fingerprint, machine, devices, module and module sha256 of
+    the point that measured it (the context overlaid by the row's keys,
+    :func:`ireebench.comparison.machine.row_context`), which a sweep's or
+    suite's rows differ in.
 ``ireebench_tags``
     the ``--benchmark_context`` entries, one row each, so ``--where KEY=VALUE``
     is an indexed lookup.
@@ -30,6 +34,10 @@ store has a handful of tables and migrates itself when it is opened (no
 ``alembic upgrade`` step for users, no migration scripts directory, one
 dependency fewer); when a step changes a table, the tables a previous step
 created are frozen in that step.
+
+Versions: 1 the runs, rows and tags; 2 each row's provenance (its
+fingerprint, machine, devices, module and module sha256), the rows stored
+before filled in from their run (what its context said for every row).
 """
 
 from __future__ import annotations
@@ -72,25 +80,44 @@ runs = sa.Table(
     sa.Column("report", sa.Text, nullable=False),  # the report's text
 )
 
+
+def _row_columns_v1() -> list[sa.Column]:
+    """The columns of ireebench_rows that version 1 created (new objects each call)."""
+    return [
+        sa.Column("run", sa.Integer, sa.ForeignKey("ireebench_runs.id", ondelete="CASCADE"),
+                  primary_key=True),
+        sa.Column("position", sa.Integer, primary_key=True),
+        sa.Column("name", sa.Text, nullable=False),
+        sa.Column("run_name", sa.Text, nullable=False),
+        sa.Column("run_type", sa.String(16), nullable=False),
+        sa.Column("aggregate_name", sa.String(64), nullable=False),
+        sa.Column("repetition_index", sa.Integer),
+        sa.Column("error_occurred", sa.Boolean, nullable=False),
+        sa.Column("real_time", sa.Double),
+        sa.Column("cpu_time", sa.Double),
+        sa.Column("time_unit", sa.String(8), nullable=False),
+        sa.Column("data", sa.Text, nullable=False),  # the row's JSON object
+        sa.Column("samples", sa.Text, nullable=False),  # JSON list, seconds per iteration
+        sa.Column("batch_samples", sa.Text, nullable=False),  # JSON list
+    ]
+
+
 rows = sa.Table(
-    "ireebench_rows", metadata,
-    sa.Column("run", sa.Integer, sa.ForeignKey("ireebench_runs.id", ondelete="CASCADE"),
-              primary_key=True),
-    sa.Column("position", sa.Integer, primary_key=True),
-    sa.Column("name", sa.Text, nullable=False),
-    sa.Column("run_name", sa.Text, nullable=False),
-    sa.Column("run_type", sa.String(16), nullable=False),
-    sa.Column("aggregate_name", sa.String(64), nullable=False),
-    sa.Column("repetition_index", sa.Integer),
-    sa.Column("error_occurred", sa.Boolean, nullable=False),
-    sa.Column("real_time", sa.Double),
-    sa.Column("cpu_time", sa.Double),
-    sa.Column("time_unit", sa.String(8), nullable=False),
-    sa.Column("data", sa.Text, nullable=False),  # the row's JSON object
-    sa.Column("samples", sa.Text, nullable=False),  # JSON list, seconds per iteration
-    sa.Column("batch_samples", sa.Text, nullable=False),  # JSON list
+    "ireebench_rows", metadata, *_row_columns_v1(),
+    # Since version 2: the provenance of the row's point (see the module docstring).
+    sa.Column("fingerprint", sa.String(32), nullable=False, server_default=""),
+    sa.Column("machine", sa.Text, nullable=False, server_default=""),
+    sa.Column("devices", sa.Text, nullable=False, server_default=""),  # JSON list
+    sa.Column("module", sa.Text, nullable=False, server_default=""),
+    sa.Column("module_sha256", sa.String(64), nullable=False, server_default=""),
     sa.Index("ireebench_rows_by_name", "run_name", "run"),
+    sa.Index("ireebench_rows_by_fingerprint", "fingerprint", "run_name"),
 )
+
+# The columns version 2 added to ireebench_rows, and the runs column each is
+# filled in from for the rows stored before.
+ROW_PROVENANCE = {"fingerprint": "fingerprint", "machine": "machine", "devices": "devices",
+                  "module": "module", "module_sha256": "module_sha256"}
 
 tags = sa.Table(
     "ireebench_tags", metadata,
@@ -102,13 +129,39 @@ tags = sa.Table(
 )
 
 
+def _version_1() -> list[sa.Table]:
+    """The tables as version 1 created them (frozen: ireebench_rows has changed since)."""
+    frozen = sa.MetaData()
+    return [runs.to_metadata(frozen), sa.Table(
+        "ireebench_rows", frozen,
+        *_row_columns_v1(), sa.Index("ireebench_rows_by_name", "run_name", "run")), tags.to_metadata(frozen)]
+
+
 def _create_runs_rows_tags(connection) -> None:
-    metadata.create_all(connection, tables=[runs, rows, tags])
+    tables = _version_1()
+    tables[0].metadata.create_all(connection, tables=tables)
+
+
+def _add_row_provenance(connection) -> None:
+    """Each row's own provenance: the columns, then the rows stored before get their
+    run's values (the context's, which described every row of such a run)."""
+    preparer = connection.dialect.identifier_preparer
+    for name in ROW_PROVENANCE:
+        definition = sa.schema.CreateColumn(rows.c[name]).compile(dialect=connection.dialect)
+        connection.execute(sa.text(f"ALTER TABLE {preparer.format_table(rows)} "
+                                   f"ADD COLUMN {definition}"))
+    connection.execute(rows.update().values({
+        rows.c[name]: sa.select(runs.c[source]).where(runs.c.id == rows.c.run)
+        .scalar_subquery() for name, source in ROW_PROVENANCE.items()}))
+    next(index for index in rows.indexes
+         if index.name == "ireebench_rows_by_fingerprint").create(connection)
 
 
 # (version, what it does, step(connection)); applied in order to reach the last version.
 MIGRATIONS = [
     (1, "runs, rows and tags", _create_runs_rows_tags),
+    (2, "each row's fingerprint, machine, devices, module and module sha256",
+     _add_row_provenance),
 ]
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -18,16 +18,17 @@
   by value; ``ireebench_generate_points``,
   ``trylast``: after every plugin added its points); ``ireebench merge``
   (:mod:`.merge`) joins the shards' JSON files.
-* On a terminal, a progress line on stderr (:mod:`.progress`) while a sweep
-  runs; nothing when stderr is not a terminal.
+* Progress on stderr while a run of several points runs (:mod:`.progress`):
+  a line on a terminal, one line per finished benchmark (and interleaved
+  round) otherwise; a plain run prints none, as the native tool.
 
 Hooks: ``ireebench_addoption``, ``ireebench_register_commands`` (``run``,
 ``merge``), ``ireebench_expand_command_line``, ``ireebench_configure`` (the
 shard flags), ``ireebench_generate_points`` (the shard),
-``ireebench_report_row_names`` (the progress line's total),
+``ireebench_report_row_names`` (the progress's total),
 ``ireebench_report_context`` (the axes and the shard in the context),
-``ireebench_workload_start``, ``ireebench_benchmark_result`` and
-``ireebench_sessionfinish`` (the progress line).
+``ireebench_workload_start``, ``ireebench_continue_repetitions`` (counts, never decides),
+``ireebench_benchmark_result`` and ``ireebench_sessionfinish`` (the progress).
 """
 
 from __future__ import annotations
@@ -38,11 +39,11 @@ from dataclasses import dataclass
 from ireebench import StashKey, hookimpl
 from ireebench.cli.commands import ArgvCommand
 from ireebench.errors import UsageError
-from ireebench.points import is_sweep
+from ireebench.points import interleaves, points_of
 
 from . import merge, suite
 from .axes import SWEEP_FLAG, parse_axes, point_specs
-from .progress import ProgressLine
+from .progress import Progress, ProgressLine, ProgressLog
 
 GROUP = "Sweeps and shards"
 SHARD_INDEX_ENV = "GTEST_SHARD_INDEX"
@@ -93,7 +94,7 @@ def ireebench_register_commands(cli):
     """Registers ``ireebench run SUITE.toml`` and ``ireebench merge``."""
     cli.add_command(ArgvCommand("run", suite.run_main, help=suite.HELP,
                                 short_help="Measure the benchmarks of a suite file (TOML)."))
-    cli.add_command(merge.command)
+    merge.register(cli)
 
 
 @hookimpl
@@ -164,7 +165,7 @@ def ireebench_generate_points(config, points):
 def ireebench_report_context(config, context):
     """The axes of ``--sweep``, the number of points and the shard, in the context."""
     state = config.stash.get(STATE, None)
-    axes, _ = parse_axes(list(config.command_line))
+    axes, _ = parse_axes(list(config.command_line), config.option_specs)
     if axes:
         context.extra["sweep"] = {axis.name: list(axis.values) for axis in axes}
     suite_file = config.stash.get(suite.SUITE_FILE, None)
@@ -176,13 +177,20 @@ def ireebench_report_context(config, context):
 
 @hookimpl
 def ireebench_report_row_names(config, run_names):
-    """The progress line's total: the benchmarks about to run (a sweep, on a terminal)."""
+    """Starts the progress of a run of several points (:mod:`.progress`): a line on a
+    terminal, one line per finished benchmark otherwise. Never in a point's own
+    process (the run that started it shows the progress)."""
     state = config.stash.get(STATE, None)
-    stream = config.stderr
-    if state is None or not is_sweep(config) or not _is_terminal(stream):
+    points = points_of(config)
+    if state is None or len(points) < 2 or config.getoption("point_index") is not None:
         return
-    state.progress = ProgressLine(stream, len(run_names))
-    return
+    stream = config.stderr
+    rounds = 0
+    if interleaves(config):
+        rounds = max(1 if point.config.getoption("benchmark_dry_run") else
+                     point.config.getoption("benchmark_repetitions") for point in points)
+    kind = ProgressLine if _is_terminal(stream) else ProgressLog
+    state.progress = kind(stream, len(run_names), rounds)
 
 
 def _is_terminal(stream) -> bool:
@@ -192,7 +200,7 @@ def _is_terminal(stream) -> bool:
         return False
 
 
-def _progress(config) -> ProgressLine | None:
+def _progress(config) -> Progress | None:
     state = config.run.stash.get(STATE, None)
     return None if state is None else state.progress
 
@@ -204,12 +212,22 @@ def ireebench_workload_start(config, workload):
         progress.start(workload.run_name)
 
 
+@hookimpl(tryfirst=True)
+def ireebench_continue_repetitions(config, workload, runs):
+    """Counts the rounds of interleaved repetitions (after each repetition, outside
+    its timed region); never decides (None: the stopping rules do)."""
+    progress = _progress(config)
+    if progress is not None:
+        progress.repetition(workload.run_name, len(runs) - 1)
+
+
 @hookimpl
 def ireebench_benchmark_result(config, run):
-    """Erases the progress line before the benchmark's rows are printed."""
+    """A benchmark finished: its progress line (erased on a terminal before its rows
+    are printed)."""
     progress = _progress(config)
     if progress is not None and not run.extra_row:
-        progress.finish(run.run_name)
+        progress.finish(run.run_name, failed=run.error_occurred)
 
 
 @hookimpl

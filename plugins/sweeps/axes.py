@@ -19,30 +19,46 @@ braces); an axis that no value mentions must name a flag, which the point
 then sets (every ``--NAME`` of the command line replaced by the point's
 one): a core flag (``device``, ``batch_size``, ``function``, ``module``
 ...), a plugin's (``compile_flag``) or a runtime flag
-(``task_topology_max_group_count``). An unknown ``{NAME}``, an axis used
-nowhere, an empty axis, a repeated value or a bad range is one line naming it.
+(``task_topology_max_group_count``); an option of the whole run
+(``plugin``, ``shard_index``) is not an axis. Options are found in the
+command line as click reads them (:func:`scan_options`: ``--opt=v``,
+``--opt v``, ``-pv``, flag files' lines), so every form behaves alike.
+
+An unknown ``{NAME}``, an axis used nowhere, an empty axis, a repeated
+value, a bad range (a float range, ``1-64``), a value with a control
+character, a value that climbs out of the folder its template names
+(:func:`check_inside_folder`) or more than
+:data:`~ireebench.points.MAX_POINTS` points (counted before any is made)
+is one line naming it.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
+import os
 import re
 from dataclasses import dataclass
 
 import iree.runtime as rt
-from ireebench.errors import UsageError
+from ireebench.argscan import Occurrence, scan_options
+from ireebench.config import OptionSpec
+from ireebench.errors import UsageError, printable
 from ireebench.names import format_value
-from ireebench.points import PointSpec, describe_params
+from ireebench.points import MAX_POINTS, PointSpec, describe_params
 
 SWEEP_FLAG = "--sweep"
 NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # {NAME}, or the escaped braces {{ and }}.
 PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
 RANGE = re.compile(r"(-?\d+)\.\.(-?\d+)(?::([+*])(\d+))?")
-RANGE_START = re.compile(r"-?\d+\.\.")
+# What a range looks like: a number, then "..": 1..64, and 0.5..2.5 (refused:
+# ranges are integers); not a path such as ../model.vmfb.
+RANGE_START = re.compile(r"-?\.?\d[\d.eE+-]*?\.\.")
+# 1-64: a range written with a dash (refused, with the spelling that works).
+DASH_RANGE = re.compile(r"(-?\d+)-(\d+)")
 INTEGER = re.compile(r"-?(0|[1-9]\d*)")
 FLOAT = re.compile(r"-?\d+\.\d+(e-?\d+)?|-?\d+e-?\d+")
-MAX_RANGE_VALUES = 100_000
 
 
 @dataclass
@@ -91,6 +107,9 @@ def expand_range(axis_text: str, item: str) -> list[int]:
     match = RANGE.fullmatch(item)
     usage = "expected START..END, START..END:+STEP or START..END:*FACTOR (integers)"
     if not match:
+        if re.search(r"\d\.\d|\d[eE]", item):  # 0.5..2.5:+0.5
+            usage = ("ranges are integers (START..END, START..END:+STEP, START..END:*FACTOR); "
+                     "list other values one by one: NAME=0.5,1.0,1.5")
         raise UsageError(f"{SWEEP_FLAG} {axis_text}: bad range {item!r}: {usage}")
     start, end = int(match.group(1)), int(match.group(2))
     op, amount = match.group(3) or "+", int(match.group(4) or 1)
@@ -100,14 +119,23 @@ def expand_range(axis_text: str, item: str) -> list[int]:
     if start > end:
         raise UsageError(f"{SWEEP_FLAG} {axis_text}: bad range {item!r}: it is empty "
                          f"(start {start} > end {end})")
+    count = (end - start) // amount + 1 if op == "+" else _powers(start, end, amount)
+    if count > MAX_POINTS:  # known before any value is made
+        raise UsageError(f"{SWEEP_FLAG} {axis_text}: range {item!r} has {count} values, more "
+                         f"than the {MAX_POINTS} points a run measures")
     values, value = [], start
     while value <= end:
         values.append(value)
-        if len(values) > MAX_RANGE_VALUES:
-            raise UsageError(f"{SWEEP_FLAG} {axis_text}: range {item!r} has more than "
-                             f"{MAX_RANGE_VALUES} values")
         value = value + amount if op == "+" else value * amount
     return values
+
+
+def _powers(start: int, end: int, factor: int) -> int:
+    """How many of start, start*factor, start*factor**2 ... are <= end."""
+    count = 0
+    while start <= end:
+        count, start = count + 1, start * factor
+    return count
 
 
 def parse_axis(text: str) -> Axis:
@@ -122,10 +150,21 @@ def parse_axis(text: str) -> Axis:
     for item in split_items(body):
         if not item:
             raise UsageError(f"{SWEEP_FLAG} {text}: an empty value in axis {name!r}")
+        if printable(item) != item:  # a line break, ESC or OSC would reach names and terminals
+            raise UsageError(f"{SWEEP_FLAG} {text}: the value '{item}' has a control "
+                             "character; a value names rows and files, so it is plain text")
+        dash = DASH_RANGE.fullmatch(item)
+        if dash:  # bs=1-64 means the range
+            raise UsageError(f"{SWEEP_FLAG} {text}: {item!r} is not a range: write "
+                             f"{dash.group(1)}..{dash.group(2)} (or {dash.group(1)}.."
+                             f"{dash.group(2)}:*2 for powers of two)")
         if RANGE_START.match(item):  # 1..64:*2 (not a path such as ../model.vmfb)
             values.extend(expand_range(text, item))
         else:
             values.append(parse_value(item))
+        if len(values) > MAX_POINTS:
+            raise UsageError(f"{SWEEP_FLAG} {text[:80]}...: more than the {MAX_POINTS} points "
+                             f"a run measures")
     seen: set[str] = set()
     for value in values:
         shown = format_value(value)
@@ -136,25 +175,28 @@ def parse_axis(text: str) -> Axis:
     return Axis(name, values, text)
 
 
-def sweep_values(argv: list[str]) -> list[tuple[int, str]]:
-    """``(index of the value in argv, value)`` of every ``--sweep`` of the command line."""
-    found = []
-    for index, arg in enumerate(argv):
-        if arg == SWEEP_FLAG and index + 1 < len(argv):
-            found.append((index + 1, argv[index + 1]))
-        elif arg.startswith(SWEEP_FLAG + "="):
-            found.append((index, arg[len(SWEEP_FLAG) + 1:]))
-    return found
+# --sweep itself, for a caller that knows no options (the unit tests' {}).
+_SWEEP_SPEC = OptionSpec("sweep", "sweeps", "", (SWEEP_FLAG,), True, ())
 
 
-def parse_axes(argv: list[str]) -> tuple[list[Axis], set[int]]:
+def _with_sweep(option_specs: dict) -> dict:
+    return option_specs if "sweep" in option_specs else {**option_specs, "sweep": _SWEEP_SPEC}
+
+
+def sweep_values(argv: list[str], option_specs: dict) -> list[Occurrence]:
+    """Every ``--sweep`` of the command line (``--sweep V`` and ``--sweep=V``)."""
+    return [found for found in scan_options(argv, _with_sweep(option_specs))
+            if SWEEP_FLAG in found.spec.flags and found.text is not None]
+
+
+def parse_axes(argv: list[str], option_specs: dict) -> tuple[list[Axis], set[int]]:
     """The axes of the command line, and the argv indices that belong to ``--sweep``."""
     axes, taken = [], set()
-    for index, text in sweep_values(argv):
-        taken.update({index, index - 1} if argv[index] == text else {index})
-        axis = parse_axis(text)
+    for found in sweep_values(argv, option_specs):
+        taken |= found.indices
+        axis = parse_axis(found.text)
         if any(other.name == axis.name for other in axes):
-            raise UsageError(f"{SWEEP_FLAG} {text}: the axis {axis.name!r} is given twice")
+            raise UsageError(f"{SWEEP_FLAG} {found.text}: the axis {axis.name!r} is given twice")
         axes.append(axis)
     return axes, taken
 
@@ -173,6 +215,44 @@ def substitute(text: str, values: dict[str, str]) -> str:
         return values[match.group(1)]
 
     return PLACEHOLDER.sub(replace, text)
+
+
+def _template_folder(template: str) -> tuple[int, str] | None:
+    """Where the path of a flag value with ``{NAME}`` starts, and the folder its
+    fixed text names before the first placeholder (``--out=runs/{bs}.json``:
+    ``runs``); None when it names none (``{m}``, ``--module={m}.vmfb``)."""
+    first = next((match for match in PLACEHOLDER.finditer(template) if match.group(1)), None)
+    if first is None:
+        return None
+    before = template[:first.start()]
+    start = max(before.rfind("="), before.rfind("@")) + 1  # KEY=@dir/{v}.bin: the path
+    folder, sep, _ = before[start:].rpartition("/")
+    if not sep:
+        return None
+    return start, folder or "/"
+
+
+def check_inside_folder(template: str, arg: str, point: str) -> None:
+    """Refuses a value that leads out of the folder its template names.
+
+    ``--benchmark_out=runs/{v}.json`` with ``v=../../x`` would write
+    ``x.json`` two folders up. A path with ``..`` is resolved as the kernel
+    resolves it (``..`` after a symbolic link climbs from the link's target,
+    which plain text normalisation gets wrong) and must stay inside
+    ``runs``; one without only descends (through the folder's own links,
+    which are its owner's).
+    """
+    found = _template_folder(template)
+    if found is None:
+        return
+    start, folder = found
+    if ".." not in arg[start:].split("/"):
+        return
+    base = os.path.realpath(folder)
+    path = os.path.realpath(arg[start:])
+    if os.path.commonpath([base, path]) != base:
+        raise UsageError(f"{printable(arg)} (point {printable(point)}): the value leads out of "
+                         f"the folder {folder!r} its template {printable(template)} names")
 
 
 def _flag_of(arg: str) -> str:
@@ -212,39 +292,32 @@ def flag_axes(axes: list[Axis], argv: list[str], taken: set[int],
         if spec is None and not is_runtime_flag(axis.name, axis.values[0]):
             raise UsageError(f"{axis.flag}: {axis.name!r} is neither a flag nor used as "
                              f"{{{axis.name}}} in a flag value")
+        if spec is not None and not spec.per_point:  # as a suite refuses `plugin`
+            allowed = ", ".join(sorted(name for name, other in by_flag.items()
+                                       if other.per_point and name == other.name))
+            raise UsageError(f"{axis.flag}: --{axis.name} applies to the whole run, so it "
+                             f"cannot be an axis (an axis sets one of: {allowed}, or a "
+                             "runtime flag)")
         setting[axis.name] = spec
     return setting, used
 
 
 def _axis_expressions(argv: list[str], option_specs: dict) -> set[int]:
     """The indexes in ``argv`` of the values of options marked ``axis_expression``
-    (``--counter flops=2*{bs}``): their plugin evaluates ``{AXIS}`` per benchmark,
-    so they are left as they are."""
-    flags = {flag for spec in option_specs.values() if spec.axis_expression
-             for flag in spec.flags}
-    found = set()
-    for index, arg in enumerate(argv):
-        if _flag_of(arg) in flags:
-            found.add(index)
-        elif arg in flags:
-            found |= {index, index + 1}
-    return found
+    (``--counter flops=2*{bs}``, ``--counter=flops=2*{bs}``): their plugin
+    evaluates ``{AXIS}`` per benchmark, so they are left as they are."""
+    return {found.value for found in scan_options(argv, option_specs)
+            if found.spec.axis_expression and found.value is not None}
 
 
-def _without_flag(argv: list[str], name: str, spec) -> list[str]:
-    """``argv`` without any ``--name`` (and its value when it is the next argument)."""
-    flags = {f"--{name}"} | (set(spec.flags) if spec is not None else set())
-    takes_value = spec is None or spec.takes_value
-    result, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-            continue
-        if _flag_of(arg) in flags or arg in flags:
-            skip = takes_value and "=" not in arg and spec is not None
-            continue
-        result.append(arg)
-    return result
+def _without_flag(argv: list[str], name: str, spec, option_specs: dict) -> list[str]:
+    """``argv`` without any ``--name`` (an option in any form click reads, with its
+    value; a runtime flag ``--name=value`` or ``--name``)."""
+    if spec is not None:
+        dropped = set().union(*(found.indices for found in scan_options(argv, option_specs)
+                                if found.spec.name == spec.name))
+        return [arg for index, arg in enumerate(argv) if index not in dropped]
+    return [arg for arg in argv if _flag_of(arg) != f"--{name}" and arg != f"--{name}"]
 
 
 def point_specs(argv: list[str], option_specs: dict, label_prefix: str = "",
@@ -255,10 +328,15 @@ def point_specs(argv: list[str], option_specs: dict, label_prefix: str = "",
     the flag axes set. ``label_prefix`` starts each point's label in
     messages (a suite entry), ``name_prefix`` prefixes its rows' names.
     """
-    axes, taken = parse_axes(argv)
+    axes, taken = parse_axes(argv, option_specs)
     if not axes:
         return None
     setting, _ = flag_axes(axes, argv, taken, option_specs)
+    count = math.prod(len(axis.values) for axis in axes)
+    if count > MAX_POINTS:  # said before a single point is made
+        raise UsageError(f"{' '.join(axis.flag for axis in axes)}: {count} points "
+                         f"({' x '.join(str(len(axis.values)) for axis in axes)}), more than "
+                         f"the {MAX_POINTS} a run measures; narrow the axes or split the sweep")
     rest = [arg for index, arg in enumerate(argv) if index not in taken]
     own = _axis_expressions(rest, option_specs)
     specs = []
@@ -267,8 +345,12 @@ def point_specs(argv: list[str], option_specs: dict, label_prefix: str = "",
         texts = {name: format_value(value) for name, value in params.items()}
         point_argv = [arg if index in own else substitute(arg, texts)
                       for index, arg in enumerate(rest)]
+        for template, arg in zip(rest, point_argv):
+            if arg != template:
+                check_inside_folder(template, arg, describe_params(params))
         for name, spec in setting.items():
-            point_argv = _without_flag(point_argv, name, spec) + [f"--{name}={texts[name]}"]
+            point_argv = _without_flag(point_argv, name, spec, option_specs) + [
+                f"--{name}={texts[name]}"]
         label = describe_params(params)
         specs.append(PointSpec(params, point_argv,
                                f"{label_prefix}, {label}" if label_prefix else label,

@@ -40,11 +40,12 @@ from pathlib import Path
 
 import iree.runtime as rt
 from click.core import ParameterSource
+from ireebench.cli.argv import read_small_file
 from ireebench.cli.command import build_command, make_context, option_specs, parse_points
 from ireebench.cli.options import GroupedOption
 from ireebench.errors import UsageError, one_line
 from ireebench.names import format_value
-from ireebench.points import PointSpec
+from ireebench.points import MAX_POINTS, PointSpec
 from ireebench.results import RunResult
 from ireebench.runner import run_config
 from ireebench.stash import StashKey
@@ -65,8 +66,12 @@ Usage: ireebench run SUITE.toml [flags]
 """
 
 TOP_LEVEL_KEYS = ("benchmark", "defaults")
+# A suite is a few kilobytes; anything much larger is a mistake (a device, a dump).
+MAX_SUITE_BYTES = 4 << 20
 # Keys that cannot be in a suite: they shape how ireebench itself starts.
 COMMAND_LINE_ONLY = {"plugin", "p", "version", "V", "help", "h", "point_index"}
+# Keys whose values are file paths: a number there is a mistake in the file.
+PATH_KEYS = ("module", "parameters")
 ENTRY_NAME = re.compile(r"[A-Za-z0-9_.:+-]+")
 INPUT_FILE = re.compile(r"^((?:[^=@+*]*=)?)([@+*])(.+)$")
 
@@ -84,11 +89,9 @@ class SuiteError(UsageError):
 
 
 def load(path: str) -> dict:
-    """The suite's TOML, or one line saying why it cannot be read."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as exc:
-        raise UsageError(f"run: {path}: cannot read: {exc.strerror or exc}") from None
+    """The suite's TOML, or one line saying why it cannot be read (a FIFO, a
+    device such as ``/dev/zero`` or a file over :data:`MAX_SUITE_BYTES` too)."""
+    data = read_small_file(path, f"run: {path}", MAX_SUITE_BYTES)
     toml = _toml()
     try:
         return toml.loads(data.decode("utf-8"))
@@ -101,8 +104,9 @@ def load(path: str) -> dict:
 class SuiteReader:
     """Checks a suite's tables and turns each entry into its command line."""
 
-    def __init__(self, path: str, command):
+    def __init__(self, path: str, command, given: set[str] = frozenset()):
         self.path = path
+        self.given = given  # the options the command line sets
         self.folder = Path(path).resolve().parent
         self.params = {}  # key (flag without dashes) -> the click option
         for param in command.params:
@@ -149,6 +153,11 @@ class SuiteReader:
             keys.update({key: value for key, value in entry.items() if key != "name"})
             if isinstance(defaults.get("sweep"), dict) and isinstance(entry.get("sweep"), dict):
                 keys["sweep"] = {**defaults["sweep"], **entry["sweep"]}
+            if "module" not in keys and "module" not in keys.get("sweep", {}) \
+                    and "module" not in self.given:
+                raise self.fail(where, "no key 'module': every entry names the module it "
+                                       "measures (or [defaults] does, or --module after the "
+                                       "suite file)")
             found.append((where, name, keys))
         return found
 
@@ -194,6 +203,10 @@ class SuiteReader:
             raise self.fail(where, f"key {key!r}: expected a string, number or boolean"
                                    f"{' (or a list of them)' if multiple else ''}, got "
                                    f"{type(value).__name__}")
+        if key in PATH_KEYS and not isinstance(value, str):
+            raise self.fail(where, f"key {key!r}: expected a path (a string such as "
+                                   f"\"model.vmfb\"), got {_text(value)} "
+                                   f"({type(value).__name__})")
 
     def check_sweep(self, where: str, value) -> None:
         if not isinstance(value, dict) or not value:
@@ -279,7 +292,7 @@ def run_main(argv: list[str], invocation) -> RunResult:
     if ctx is None:  # --help after the file
         return RunResult(0, [])
     replaced = _given_on_command_line(command, ctx)
-    reader = SuiteReader(path, command)
+    reader = SuiteReader(path, command, replaced)
     specs = option_specs(command)
     points: list[PointSpec] = []
     for where, name, keys in reader.entries(load(path)):
@@ -292,6 +305,9 @@ def run_main(argv: list[str], invocation) -> RunResult:
         except UsageError as exc:
             raise UsageError(f"{path}: {where}: {exc}") from None
         points.extend(expanded or [PointSpec({}, entry_argv, label, name)])
+        if len(points) > MAX_POINTS:
+            raise UsageError(f"{path}: {where}: the entries so far make {len(points)} points, "
+                             f"more than the {MAX_POINTS} a run measures; split the suite")
     config = parse_points(points, invocation, ["run", path, *cmdline], command,
                           prog="ireebench run")
     if config is None:

@@ -113,7 +113,7 @@ def test_a_peak_an_earlier_benchmark_hid(compile_mlir, ireebench):
     assert big["max_bytes_used"] >= 256 * 256 * 4
     assert "max_bytes_used" not in small and "device_bytes_peak" not in small
     assert "total_allocated_bytes" in small
-    assert ("--memory_statistics: BM_small: its peak is not known: it stayed under the peak "
+    assert ("ireebench: note: --memory_statistics: BM_small: its peak is not known: it stayed under the peak "
             "an earlier benchmark reached") in result.stderr
     alone = ireebench(f"--module={module}", "--device=local-sync", "--benchmark_min_time=2x",
                       "--memory_statistics", "--benchmark_format=json",
@@ -129,7 +129,8 @@ def test_local_task_allocates_from_its_pools(compile_mlir, ireebench):
     assert result.returncode == 0, result.stderr
     (row,) = _repetitions(result.json())
     assert row["max_bytes_used"] == 0 and row["total_allocated_bytes"] == 0
-    assert ("--memory_statistics: the allocators of --device=local-task recorded no "
+    assert ("ireebench: note: --memory_statistics: the allocators of --device=local-task "
+            "recorded no "
             "allocation") in result.stderr
 
 

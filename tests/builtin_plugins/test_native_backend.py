@@ -66,11 +66,13 @@ def test_same_names_for_the_same_module(ireebench, compile_mlir):
 
 
 def test_times_are_per_iteration_in_the_reported_unit(ireebench, compile_mlir):
-    """Same ~1 ms matmul on both backends: every repetition's time, times its
-    iterations, lasted at least --benchmark_min_time (Google Benchmark runs
-    until it has), and all repetitions together no longer than the process
-    that measured them. Load only adds time, so neither bound can break; a
-    wrong unit or divisor (x1000, /iterations twice) breaks one of them."""
+    """Same ~1 ms matmul on both backends: the first repetition's time, times
+    its iterations, lasted at least --benchmark_min_time (Google Benchmark
+    grows the count until it has; the later repetitions reuse the count, so
+    a quieter moment can make one of them shorter), and all repetitions
+    together no longer than the process that measured them. Load only adds
+    time, so neither bound can break; a wrong unit or divisor (x1000,
+    /iterations twice) breaks one of them."""
     module = compile_mlir(MATMUL)
     for backend in ("runtime", "native"):
         started = time.monotonic()
@@ -83,7 +85,7 @@ def test_times_are_per_iteration_in_the_reported_unit(ireebench, compile_mlir):
         assert [r["name"] for r in rows] == ["BM_matmul/process_time/real_time"] * 4
         assert {r["time_unit"] for r in rows} == {"ms"}
         seconds = [r["real_time"] * 1e-3 * r["iterations"] for r in rows]
-        assert all(s >= 0.05 for s in seconds), (backend, rows)
+        assert seconds[0] >= 0.05, (backend, rows)
         assert sum(seconds) < wall, (backend, seconds, wall)
         assert all(r["cpu_time"] > 0 for r in rows), rows
 

@@ -441,7 +441,7 @@ def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
     (["{mid}"], {"module": "{base}"}, "--module is not a ranking's option"),
     (["{mid}"], {"cpu_workers": 64}, "lower --cpu_workers"),
     (["{mid}"], {"function": "nope"}, "exports no such function"),
-    (["{mid}"], {"rank_out": "{base}"}, "an input of the ranking"),
+    (["{mid}"], {"rank_out": "{base}"}, "is the same file as --baseline={base} (an input"),
     (["{mid}"], {"rerank_rounds": 1}, "--rerank_rounds=1: must be at least 2"),
     (["{mid}"], {"cpu_sets": "0:0"}, "the sets overlap"),
     (["{mid}"], {"rank_by": "device_time"}, "--rank_by=device_time: needs --device_time"),

@@ -270,9 +270,9 @@ def test_agents_md(ireebench):
     (["--device_replay_output={tmp}/missing/x.ireereplay"], "does not exist"),
     (["--device_replay_output={tmp}"], ": is a directory"),
     (["--device_replay_output=-"], "must be written to a file"),
-    (["--device_replay_output={module}"], "would overwrite --module="),
+    (["--device_replay_output={module}"], "is the same file as --module="),
     (["--device_replay_output={tmp}/same", "--benchmark_out={tmp}/same"],
-     "would overwrite --benchmark_out="),
+     "is the same file as --benchmark_out="),
 ])
 def test_invalid_capture_flags(ireebench, modules, tmp_path, args, expected):
     module = modules["sync"]

@@ -189,7 +189,7 @@ def test_two_runs_compared_with_the_verdicts_of_compare(reports, ireebench):
     folder = reports["folder"]
     result = ireebench("compare", folder / "first.json", folder / "second.json",
                        "--reporter=json")
-    assert result.returncode in (0, 1), result.stderr
+    assert result.returncode in (0, 1, 4), result.stderr  # 4: cannot judge, on this noise
     comparison = result.json()
     text = _text(reports["compare.html"])
     assert _sections(reports["compare.html"])[:2] == ["inputs", "comparison"]

@@ -87,10 +87,36 @@ def test_axes_of_a_real_sweep(ireebench):
     ("flops=__import__('os')", "unexpected '_' at position 1"),
     ("flops=1/(2-2)", "division by zero"),
     ("real_time=1", "'real_time' is a field or counter ireebench sets itself"),
+    # Bounded: the parser and the evaluation recurse (a RecursionError before).
+    ("x=" + "(" * 2000 + "1" + ")" * 2000, "longer than 2000 characters"),
+    ("x=" + "(" * 40 + "1" + ")" * 40, "parentheses and signs nested more than 32 deep"),
+    ("x=" + "-" * 40 + "1", "parentheses and signs nested more than 32 deep"),
+    ("x=" + "+".join(["1"] * 1000), "longer than 200 numbers, axes and operators"),
+    # A constant that is not a finite number would put Infinity into the JSON.
+    ("x=1e999", "1e999 is not a finite number"),
 ])
 def test_bad_counters_are_one_line_naming_the_flag(mlp, ireebench, value, reason):
     line = one_error_line(ireebench(f"--module={mlp}", f"--counter={value}"))
-    assert line.startswith(f"ireebench: error: --counter={value}: {reason}"), line
+    shown = value if len(value) <= 80 else f"{value[:80]}..."  # a long one is cut
+    assert line.startswith(f"ireebench: error: --counter={shown}: {reason}"), line
+
+
+def _no_constants(name):
+    raise AssertionError(f"bare {name} in the JSON report")
+
+
+def test_a_rate_beyond_a_double_is_null_in_valid_json(mlp, ireebench, tmp_path):
+    """1e308 per iteration over microseconds overflows: JSON has no Infinity, so the
+    report says null (Google Benchmark writes a bare Infinity, which jq, browsers and
+    most parsers refuse); the console shows inf."""
+    out = tmp_path / "run.json"
+    result = ireebench(f"--module={mlp}", "--device=local-sync", "--benchmark_min_time=2x",
+                       "--counter=huge=1e308", f"--benchmark_out={out}",
+                       "--benchmark_format=json")
+    assert result.returncode == 0, result.stderr
+    for text in (result.stdout, out.read_text()):
+        (row,) = _repetitions(json.loads(text, parse_constant=_no_constants))
+        assert row["huge"] is None
 
 
 def test_needs_the_in_process_backend(mlp, ireebench):

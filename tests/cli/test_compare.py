@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import ireebench
 import pytest
@@ -98,6 +99,9 @@ def test_same_module_twice_no_significant_change(modules, ireebench, tmp_path):
     are the alternate repetitions of one run of 18: the same module, measured
     under the same conditions, interleaved in time. Under the null hypothesis
     the test is significant 5 % of the time; up to four attempts are made.
+    Under load the halves can be too noisy to show a change of 10 %
+    (``--detectable``): that pair is ``cannot judge`` (exit 4), which is
+    the right answer there (never a regression).
     """
     outcomes = []
     for attempt in range(4):
@@ -112,6 +116,11 @@ def test_same_module_twice_no_significant_change(modules, ireebench, tmp_path):
         [bench] = data["benchmarks"]
         assert result.returncode == data["exit_status"]
         outcomes.append((result.returncode, bench["verdict"], round(bench["change"], 3)))
+        if bench["verdict"] == "cannot judge":
+            assert result.returncode == 4 and bench["detectable"] > 0.10, bench
+            assert bench["reason"].startswith("detectable "), bench
+            assert "CANNOT JUDGE: 1 benchmark(s)" in result.stdout
+            return
         if result.returncode == 0 and bench["verdict"] == "no significant change":
             row = next(line for line in result.stdout.splitlines() if line.startswith(NAME))
             assert "no significant change" in row and "9 vs 9" in row
@@ -190,7 +199,7 @@ def test_native_tool_json_is_read(modules, reports, native_tool, ireebench, tmp_
     stdout_file.write_text(native.stdout)
     for old in (out_file, stdout_file):
         result = ireebench("compare", old, reports["heavy"], "--threshold=5%",
-                           "--reporter=json")
+                           "--reporter=json", "--metric=auto")
         assert result.returncode == 1, result.stderr
         data = _json(result)
         assert data["benchmarks"][0]["verdict"] == "slower"
@@ -207,7 +216,7 @@ def test_extra_aggregate_rows_are_read(reports, ireebench, tmp_path):
     data["benchmarks"].append(p90)
     with_p90 = tmp_path / "p90.json"
     with_p90.write_text(json.dumps(data))
-    result = ireebench("compare", with_p90, reports["light"])
+    result = ireebench("compare", with_p90, reports["light"], "--accept_cannot_judge")
     assert result.returncode == 0, result.stderr
     data["benchmarks"] = [b for b in data["benchmarks"] if b["run_type"] == "aggregate"]
     aggregates_only = tmp_path / "aggregates.json"
@@ -236,13 +245,13 @@ def test_fewer_than_nine_repetitions_says_so(modules, ireebench, tmp_path):
 def test_out_file_in_every_format(reports, ireebench, tmp_path, reporter):
     out = tmp_path / f"comparison.{reporter}"
     result = ireebench("compare", reports["light"], reports["heavy"], "--reporter=console",
-                       f"--out={out}", f"--out_format={reporter}")
+                       f"--out={out}", f"--out_format={reporter}", "--metric=auto")
     assert result.returncode == 1, result.stderr
     text = out.read_text()
     if reporter == "json":
         assert json.loads(text)["regressions"] == [NAME]
     elif reporter == "markdown":
-        assert f"| `{NAME}` |" in text and "**slower: REGRESSION (> 0%)**" in text
+        assert f"| `{NAME}` |" in text and "**slower: REGRESSION (> 0%)" in text
         assert "| Benchmark " in text and "|---" in text.replace("-|-", "|-")
     else:
         assert text.startswith("Comparing ")
@@ -327,6 +336,9 @@ def test_help(ireebench):
     assert result.returncode == 0 and result.stderr == ""
     assert result.stdout.startswith("Usage: ireebench compare OLD.json NEW.json [OPTIONS]")
     assert "--threshold [PATTERN=]PERCENT" in result.stdout
+    assert "--detectable PERCENT" in result.stdout and "--accept_cannot_judge" in result.stdout
+    assert "--correction bh|holm|none" in result.stdout
+    assert "4 a benchmark cannot be judged" in result.stdout
     assert "console|json|markdown" in result.stdout
     assert "Runtime flags" not in result.stdout
 
@@ -356,7 +368,7 @@ def test_third_party_compare_reporter(reports, ireebench, tmp_path):
     plugin = tmp_path / "tsv_compare.py"
     plugin.write_text(THIRD_PARTY)
     result = ireebench("compare", reports["light"], reports["heavy"], f"--plugin={plugin}",
-                       "--reporter=tsv")
+                       "--reporter=tsv", "--metric=auto")
     assert result.returncode == 1, result.stderr
     assert result.stdout == f"{NAME}\tslower\tTrue\n"
 
@@ -393,7 +405,7 @@ def test_a_wrapper_on_compare_reporters_is_refused(reports, ireebench, tmp_path)
 def test_python_api_returns_the_comparison(reports, capfd):
     out = io.StringIO()
     result = ireebench.run(["compare", str(reports["light"]), str(reports["heavy"]),
-                            "--threshold=5%"], stdout=out)
+                            "--threshold=5%", "--metric=auto"], stdout=out)
     assert result.exit_code == 1 and result.runs == []
     assert [b.name for b in result.comparison.regressions] == [NAME]
     assert out.getvalue().startswith("Comparing ")
@@ -528,7 +540,8 @@ def test_different_allocator_settings_are_one_warning(reports, ireebench, tmp_pa
         unrecorded: "old: malloc_trim=off, new: not recorded",
     }
     for new, settings in expected.items():
-        result = ireebench("compare", reports["light"], new, "--reporter=json")
+        result = ireebench("compare", reports["light"], new, "--reporter=json",
+                           "--accept_cannot_judge")  # the same times: as noisy as they are
         assert result.returncode == 0, result.stderr
         note = (f"old and new were measured with different allocator settings ({settings}): "
                 "the heap regime alone can change the times; see --malloc_trim in "
@@ -537,3 +550,282 @@ def test_different_allocator_settings_are_one_warning(reports, ireebench, tmp_pa
         assert note in _json(result)["notes"]
     same = ireebench("compare", reports["light"], reports["heavy"])
     assert "allocator" not in same.stderr + same.stdout
+
+
+# --- what the gate can see: the detectable change, disturbances, many benchmarks ------
+
+LOAD = {"load_average": "load average 3.03 is above the 2 CPUs: other work competes for them"}
+BUSY = {"busy_processes": "other busy processes: stress (pid 42, 100% of a CPU): they "
+                          "compete for the CPUs"}
+
+
+def _tight(level: float) -> list[float]:
+    """Nine repetitions within 0.8 % of ``level``: a run that had the machine."""
+    return [level * (1 + 0.002 * (k - 4)) for k in range(9)]
+
+
+def _iterations(report: dict) -> list[dict]:
+    return [row for row in report["benchmarks"] if row["run_type"] == "iteration"]
+
+
+def _median_time(report: dict, member: str = "real_time") -> float:
+    values = sorted(row[member] for row in _iterations(report))
+    return values[len(values) // 2]
+
+
+def _run_like(path, report: dict, index: int, real=None, cpu=None, scale=None,
+              context=None, findings=None):
+    """A report with ``report``'s context and benchmark, its own run id and date, and
+    controlled times: ``scale`` times its own (CPU time = real time: it had its CPU),
+    or the ``real`` and ``cpu`` lists (cpu defaults to real)."""
+    rows = _iterations(report)
+    if scale is not None:
+        real = [row["real_time"] * scale for row in rows]
+    cpu = real if cpu is None else cpu
+    written = {"context": {**report["context"], "ireebench_run_id": f"{index + 1:x}" * 32,
+                           "date": f"2026-01-{index + 1:02d}T00:00:00+00:00",
+                           **(context or {})},
+               "benchmarks": [dict(row, real_time=r, cpu_time=c)
+                              for row, r, c in zip(rows, real, cpu)]}
+    if findings:
+        written["findings"] = findings
+    path.write_text(json.dumps(written))
+    return path
+
+
+def _import(ireebench, storage: str, *files):
+    result = ireebench("store", "import", *files, storage)
+    assert result.returncode == 0, result.stderr
+    return [line.split(" as run ")[1].split()[0] for line in result.stdout.splitlines()]
+
+
+def _row(result) -> str:
+    return next(line for line in result.stdout.splitlines() if line.startswith(NAME))
+
+
+def test_a_history_made_noisy_cannot_judge(reports, ireebench, store_url, tmp_path):
+    """Three stored runs at 0.6x, 1x and 1.7x the new run's own times: their band is
+    so wide that no change of 10% could show; the gate says so (exit 4) instead of
+    passing (issue 32 item 1: the +54-78% regression that passed with exit 0)."""
+    light = json.loads(reports["light"].read_text())
+    files = [_run_like(tmp_path / f"run{i}.json", light, i, scale=scale)
+             for i, scale in enumerate((0.6, 1.0, 1.7))]
+    storage = f"--benchmark_storage={store_url}"
+    _import(ireebench, storage, *files)
+    result = ireebench("compare", "stored:history", reports["light"], storage)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert "cannot judge (detectable " in _row(result) and "% > 10%" in _row(result)
+    assert result.stdout.rstrip().endswith(
+        f"CANNOT JUDGE: 1 benchmark(s) could not be judged: {NAME} (see the verdicts; exit 4, "
+        "--accept_cannot_judge passes)")
+    assert "Detectable" in result.stdout.splitlines()[3]
+    data = _json(ireebench("compare", "stored:history", reports["light"], storage,
+                           "--reporter=json"))
+    [bench] = data["benchmarks"]
+    assert bench["verdict"] == "cannot judge" and not bench["regression"]
+    assert bench["detectable"] > 0.5  # the band reaches 1.7x the baseline's median
+    assert data["exit_status"] == 4 and data["cannot_judge"] == [NAME]
+    accepted = ireebench("compare", "stored:history", reports["light"], storage,
+                         "--accept_cannot_judge")
+    assert accepted.returncode == 0 and "cannot judge" in _row(accepted)
+    assert "OK (accepted): no significant regression, but 1 benchmark(s) cannot be judged" \
+        in accepted.stdout
+    # Without the detectable change the same history passes: what the gate said before.
+    blind = ireebench("compare", "stored:history", reports["light"], storage,
+                      "--detectable=100000%")
+    assert blind.returncode == 0 and "no significant change" in _row(blind)
+
+
+def test_disturbed_stored_runs_are_left_out_of_the_baseline_and_named(modules, reports,
+                                                                      ireebench, tmp_path):
+    """Three quiet stored runs of the light module, one measured under load and one
+    whose repetitions fell into two regimes, both 12x slower: left out, so a real run
+    of the 8x heavier module is still a regression (one bad night does not blind the
+    gate)."""
+    heavy = tmp_path / "heavy.json"
+    run = ireebench(f"--module={modules['heavy']}", *RUN, f"--benchmark_out={heavy}",
+                    "--benchmark_format=json")
+    assert run.returncode == 0, run.stderr
+    light = json.loads(reports["light"].read_text())
+    level = _median_time(light, "cpu_time")
+    quiet = [_run_like(tmp_path / f"quiet{i}.json", light, i, real=_tight(level * factor))
+             for i, factor in enumerate((1.0, 1.01, 0.99))]
+    loaded = _run_like(tmp_path / "loaded.json", light, 3, real=_tight(12 * level),
+                       context={"environment_warnings": LOAD})
+    regimes = {"multimodal_repetitions": {NAME: {
+        "metric": "real_time", "time_unit": "ms",
+        "groups": [{"repetitions": 6, "median": 1.0}, {"repetitions": 3, "median": 2.0}]}}}
+    bimodal = _run_like(tmp_path / "bimodal.json", light, 4, real=_tight(12 * level),
+                        findings=regimes)
+    storage = f"--benchmark_storage={new_store_url_for(tmp_path)}"
+    *_, loaded_id, bimodal_id = _import(ireebench, storage, *quiet, loaded, bimodal)
+    gate = ["compare", "stored:history", heavy, "--metric=cpu_time", "--threshold=100%",
+            storage]
+    result = ireebench(*gate)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "slower: REGRESSION (> 100%)" in _row(result)
+    assert (f"Note: {NAME}: disturbed stored run(s) left out of its baseline: "
+            f"stored:{bimodal_id} (repetitions form 2 separate groups (6 + 3 repetitions)), "
+            f"stored:{loaded_id} (load average 3.03 is above the 2 CPUs)") in result.stdout
+    assert (f"Disturbed: stored:{loaded_id} (stored run): load average 3.03 is above the 2 "
+            "CPUs") in result.stdout
+    [bench] = _json(ireebench(*gate, "--reporter=json"))["benchmarks"]
+    assert len(bench["baseline_runs"]) == 3 and len(bench["left_out"]) == 2
+    assert bench["new_median_seconds"] > bench["band_high_seconds"]
+
+
+def new_store_url_for(tmp_path) -> str:
+    return f"sqlite:///{tmp_path / 'results.sqlite'}"
+
+
+def test_a_new_run_that_shared_its_cpus_is_named_and_a_rerun_advised(reports, ireebench,
+                                                                     tmp_path):
+    """A new run that shared its CPUs (busy processes; its CPU share halved) is 1.5x
+    slower in real time than a quiet history: the halved share explains it, so it
+    cannot be judged (exit 4), the disturbance is named and a re-run advised; with
+    --metric=auto the CPU time is compared and the run is faster."""
+    light = json.loads(reports["light"].read_text())
+    level = _median_time(light)
+    history = [_run_like(tmp_path / f"quiet{i}.json", light, i, real=_tight(level * factor))
+               for i, factor in enumerate((1.0, 1.01, 0.99))]
+    storage = f"--benchmark_storage={new_store_url_for(tmp_path)}"
+    _import(ireebench, storage, *history)
+    new = _run_like(tmp_path / "new.json", light, 9, real=_tight(1.5 * level),
+                    cpu=_tight(0.75 * level), context={"environment_warnings": BUSY})
+    result = ireebench("compare", "stored:history", new, storage)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert _row(result).endswith(
+        "cannot judge (slower in real time, but its CPU share fell 2.00x: it waited for the "
+        "CPU); re-run advised")
+    assert (f"Disturbed: {new} (new): other busy processes: stress (pid 42, 100% of a CPU): "
+            "re-run advised") in result.stdout
+    assert ("real time and CPU time disagree on a synchronous CPU device (CPU share 0.50 in "
+            f"{new}: preempted): the real times measured the wait; --metric=auto compares the "
+            "CPU time") in result.stdout
+    auto = ireebench("compare", "stored:history", new, storage, "--metric=auto",
+                     "--reporter=json")
+    assert auto.returncode == 0, auto.stdout + auto.stderr
+    [bench] = _json(auto)["benchmarks"]
+    assert bench["metric"] == "cpu_time" and bench["verdict"] == "faster"
+    assert bench["advice"] == "re-run advised" and "compared on cpu_time (--metric=auto)" in \
+        " ".join(bench["notes"])
+
+
+def _suite_report(path, samples: dict[str, list[float]], member: str = "real_time",
+                  values=None) -> Path:
+    """A report of several benchmarks (times in ms; ``member``'s values per benchmark
+    from ``values`` when given, else the times)."""
+    rows = []
+    for name, times in samples.items():
+        for index, value in enumerate(times):
+            row = {"name": name, "run_name": name, "run_type": "iteration", "iterations": 1,
+                   "repetitions": len(times), "repetition_index": index, "real_time": value,
+                   "cpu_time": value, "time_unit": "ms"}
+            if values is not None:
+                row[member] = values[name][index]
+            rows.append(row)
+    path.write_text(json.dumps({"context": {}, "benchmarks": rows}))
+    return path
+
+
+def test_many_benchmarks_are_corrected_for_multiple_comparisons(ireebench, tmp_path):
+    """Twenty benchmarks, one of them slower with p = 0.015 on its own: among twenty
+    that is what chance gives (Benjamini-Hochberg, the default, and Holm say no
+    change); --correction=none makes it a regression."""
+    base = [1 + i / 1000 for i in range(9)]
+    names = [f"BM_f{index}" for index in range(20)]
+    old = _suite_report(tmp_path / "old.json", {name: base for name in names})
+    new = _suite_report(tmp_path / "new.json", {
+        name: [v + 0.004 for v in base] if name == "BM_f7" else base for name in names})
+    for correction, status, header in (("bh", 0, "p (BH)"), ("holm", 0, "p (Holm)"),
+                                       ("none", 1, "p-value")):
+        result = ireebench("compare", old, new, f"--correction={correction}")
+        assert result.returncode == status, result.stdout + result.stderr
+        assert header in result.stdout.splitlines()[3]
+        row = next(line for line in result.stdout.splitlines() if line.startswith("BM_f7 "))
+        if status == 0:
+            assert "no significant change" in row and "0.2982" in row  # 0.0149 x 20
+            assert "p-values adjusted over 20 benchmarks" in result.stdout
+        else:
+            assert "slower: REGRESSION" in row and "0.0149" in row
+
+
+def test_a_count_of_zero_is_compared(ireebench, tmp_path):
+    """Page faults 0 in most repetitions of one run (normal for a count): compared as a
+    difference, not "not compared" (issue 26 item 4)."""
+    base = [1 + i / 1000 for i in range(9)]
+    old = _suite_report(tmp_path / "old.json", {"BM_x": base}, "page_faults",
+                        {"BM_x": [0, 1, 0, 2, 0, 1, 0, 0, 1]})
+    new = _suite_report(tmp_path / "new.json", {"BM_x": base}, "page_faults",
+                        {"BM_x": [5, 6, 5, 7, 6, 5, 6, 7, 5]})
+    result = ireebench("compare", old, new, "--metric=page_faults", "--reporter=json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    [bench] = _json(result)["benchmarks"]
+    assert bench["verdict"] == "slower" and bench["regression"] and bench["pvalue"] < 0.001
+    assert bench["old_median"] == 0 and bench["new_median"] == 6
+    assert "values of 0 or below: compared as a difference (Hodges-Lehmann shift +5" in \
+        bench["notes"][0]
+    same = ireebench("compare", old, old, "--metric=page_faults", "--reporter=json")
+    assert same.returncode == 0 and _json(same)["benchmarks"][0]["verdict"] == \
+        "no significant change"
+
+
+@pytest.mark.parametrize("value, shown", [("abc", "'abc'"), (float("nan"), "nan"),
+                                          (float("inf"), "inf")])
+def test_a_metric_that_is_not_a_number_is_bad_input(ireebench, tmp_path, value, shown):
+    """``--metric=flops`` whose values are text, NaN or Infinity: exit 2, one line naming
+    the file, the row and the metric (issue 25 item 9), not "not compared"."""
+    base = [1 + i / 1000 for i in range(9)]
+    good = _suite_report(tmp_path / "good.json", {"BM_x": base}, "flops",
+                         {"BM_x": [1e9] * 9})
+    bad = _suite_report(tmp_path / "bad.json", {"BM_x": base}, "flops",
+                        {"BM_x": [1e9, 1e9, value] + [1e9] * 6})
+    result = ireebench("compare", good, bad, "--metric=flops")
+    assert _usage(result) == f"compare: {bad}: benchmark #3 (BM_x): flops is not a finite " \
+                             f"number ({shown})"
+    assert ireebench("compare", good, bad).returncode == 0  # real_time is fine
+
+
+def test_reports_whose_every_row_failed_say_so(ireebench, tmp_path):
+    """Two reports of error rows only (the native tool's when every function failed):
+    "every row failed", naming the first error, exit 2 (issue 26 item 4)."""
+    rows = [{"name": name, "run_name": name, "run_type": "iteration", "iterations": 0,
+             "real_time": 0, "cpu_time": 0, "time_unit": "ns", "error_occurred": True,
+             "error_message": f"{name}: INVALID_ARGUMENT; input shape mismatch"}
+            for name in ("BM_a/process_time/real_time", "BM_b/process_time/real_time")]
+    native = tmp_path / "nat.json"
+    native.write_text(json.dumps({"context": {"executable": "iree-benchmark-module"},
+                                  "benchmarks": rows}))
+    result = ireebench("compare", native, native)
+    assert _usage(result) == (
+        f"compare: {native}: every row failed (2 error row(s) in 2 benchmark(s); the first: "
+        "BM_a/process_time/real_time: BM_a/process_time/real_time: INVALID_ARGUMENT; input "
+        "shape mismatch)")
+
+
+def test_a_change_whose_sign_differs_from_the_medians_is_marked(ireebench, tmp_path):
+    """Medians 1.10 and 1.12 ms (+1.8 %) and a Hodges-Lehmann change of -5 %: correct,
+    but it reads like a bug; the change is marked and a footnote says what it is
+    (issue 26 item 6)."""
+    old = _suite_report(tmp_path / "old.json", {"BM_x": [1.00, 1.01, 1.02, 1.03, 1.10, 1.20,
+                                                          1.21, 1.22, 1.23]})
+    new = _suite_report(tmp_path / "new.json", {"BM_x": [0.95, 0.96, 0.97, 0.98, 1.12, 1.13,
+                                                          1.14, 1.15, 1.16]})
+    result = ireebench("compare", old, new, "--detectable=100%")
+    assert result.returncode == 0, result.stdout + result.stderr
+    row = next(line for line in result.stdout.splitlines() if line.startswith("BM_x "))
+    assert "1.1 ms" in row and "1.12 ms" in row and "-5.00% *" in row
+    assert ("* Change is the Hodges-Lehmann estimate (the median of the new/old ratios of all "
+            "pairs of repetitions), not the ratio of the medians shown; where marked the two "
+            "differ in sign (the medians' change: BM_x +1.82%)") in result.stdout
+    [bench] = _json(ireebench("compare", old, new, "--reporter=json"))["benchmarks"]
+    assert round(bench["median_change"], 4) == 0.0182 and round(bench["change"], 4) == -0.05
+
+
+@pytest.mark.parametrize("flag, message", [
+    ("--detectable=ten", "--detectable=ten: expected a percentage >= 0 such as 10%"),
+    ("--detectable=-1%", "--detectable=-1%: expected a percentage >= 0 such as 10%"),
+    ("--correction=bonferroni", "--correction=bonferroni: one of bh, holm, none"),
+])
+def test_bad_gate_flags(reports, ireebench, flag, message):
+    assert _usage(ireebench("compare", reports["light"], reports["heavy"], flag)) == message

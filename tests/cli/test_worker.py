@@ -27,7 +27,7 @@ import time
 
 import ireebench
 import pytest
-from conftest import FIXTURE_PLUGINS, TESTS_DIR, ireebench_lines, one_error_line
+from conftest import FIXTURE_PLUGINS, TESTS_DIR, ireebench_lines
 
 GOOD = """
 func.func @{name}() -> tensor<4xf32> {{
@@ -229,6 +229,25 @@ def test_a_second_signal_to_a_hanging_worker_keeps_the_first_signals_status(hang
     assert _leftovers(tmp_path, "out.json") == []
 
 
+def test_a_worker_killed_after_closing_its_reports_ends_with_the_signal(four_module, tmp_path):
+    """A signal while the run ends (a page drawn in native code, a save stuck in a C
+    call) that the worker cannot acknowledge: killed, and the run exits 130 with a
+    line saying what was cut short, never 0 (the reports were closed: complete)."""
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_deaf=sessionfinish",
+              f"--benchmark_out={out}", cwd=tmp_path)
+    cli.wait_for("DEAF sessionfinish")
+    cli.signal(signal.SIGINT)
+    _, stderr = cli.finish()
+    assert cli.proc.returncode == 130, stderr
+    assert stderr.splitlines()[-2:] == [
+        ("ireebench: warning: the worker process did not answer SIGINT in "
+        "ireebench_sessionfinish and was killed after closing its reports: what that step "
+        "had not finished is lost"), "ireebench: interrupted"]
+    assert len(json.loads(out.read_text())["benchmarks"]) == 4
+    assert _leftovers(tmp_path, "out.json") == []
+
+
 def test_a_terminal_ctrl_c_ends_a_hang(hang_module, tmp_path):
     """On a real terminal: Ctrl-C reaches the supervisor (the foreground process
     group); the worker, in a group of its own, gets it forwarded once."""
@@ -372,11 +391,12 @@ def test_a_crash_in_a_sweep_is_that_points_error_row(crash_module, tmp_path):
     run = _ireebench(f"--module={crash_module}", *FAST, "--sweep=function=good,crash,later",
                      "--benchmark_format=json", cwd=tmp_path)
     assert run.returncode == 1, run.stderr
-    rows = json.loads(run.stdout)["benchmarks"]
-    assert [row["params"] for row in rows] == [{"function": name}
-                                                for name in ("good", "crash", "later")]
-    assert [bool(row.get("error_occurred")) for row in rows] == [False, True, False]
-    assert "SIGSEGV" in rows[1]["error_message"]
+    # Interleaved (a sweep's default), the crashed point's row may come first.
+    rows = {row["params"]["function"]: row for row in json.loads(run.stdout)["benchmarks"]}
+    assert sorted(rows) == ["crash", "good", "later"]
+    assert {name: bool(row.get("error_occurred")) for name, row in rows.items()} == {
+        "good": False, "crash": True, "later": False}
+    assert "SIGSEGV" in rows["crash"]["error_message"]
 
 
 def test_a_fifo_report_continues_after_a_crash(crash_module, tmp_path):
@@ -404,8 +424,10 @@ def test_an_abort_is_an_error_row_and_the_console_continues(four_module, tmp_pat
     lines = stdout.splitlines()
     assert [line.split()[0] for line in lines if line.startswith("BM_")] == [
         f"BM_f{i}/process_time/real_time" for i in range(4)]
+    # The row names the hook (and the plugin) the process died in.
     assert "BM_f1/process_time/real_time ERROR OCCURRED: 'the process crashed: SIGABRT " \
-           "(Aborted) while running BM_f1'" in lines
+           "(Aborted) while running BM_f1 (in ireebench_workload_start of plugin " \
+           "'worker_probe')'" in lines
     # The console continued where the dead worker stopped: one header, one context.
     assert sum(line.startswith("Benchmark ") for line in lines) == 1
     assert stderr.count("Run on (") == 1
@@ -414,22 +436,39 @@ def test_an_abort_is_an_error_row_and_the_console_continues(four_module, tmp_pat
 
 
 def test_a_worker_that_dies_before_any_benchmark_is_one_line(four_module, tmp_path):
+    """In a plugin's hook: the plugin's error (exit 3), naming the hook, as if it raised."""
     out = tmp_path / "out.json"
     cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=sessionstart",
               f"--benchmark_out={out}", cwd=tmp_path)
-    stdout, stderr = cli.finish()
-    assert cli.proc.returncode == 1, stderr
+    _stdout, stderr = cli.finish()
+    assert cli.proc.returncode == 3, stderr
     # The finalizer worker still called ireebench_sessionfinish (the probe's line).
     stderr = "".join(line for line in stderr.splitlines(True) if not line.startswith("PROBE "))
-    line = one_error_line(_Result(1, stdout, stderr))
-    assert line == ("ireebench: error: the worker process crashed: SIGABRT (Aborted) "
-                    "before any benchmark ran")
+    assert [line for line in stderr.splitlines() if line.strip()] == [
+        ("ireebench: plugin error: plugin 'worker_probe' failed in ireebench_sessionstart: "
+        "WorkerDied: the process crashed: SIGABRT (Aborted) before any benchmark ran")]
     assert _leftovers(tmp_path) == []  # no file, no temporary
 
 
-def test_a_worker_that_dies_after_closing_its_reports_keeps_its_status(four_module, tmp_path):
+def test_a_worker_that_dies_in_a_hook_after_closing_its_reports_is_the_plugins_error(
+        four_module, tmp_path):
+    """What the hook had to do (a save, a page) is not done: never exit 0; the reports
+    are complete."""
     out = tmp_path / "out.json"
     cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=sessionfinish",
+              f"--benchmark_out={out}", cwd=tmp_path)
+    _, stderr = cli.finish()
+    assert cli.proc.returncode == 3, stderr
+    assert "ireebench: plugin error: plugin 'worker_probe' failed in ireebench_sessionfinish: " \
+           "WorkerDied: the process crashed: SIGABRT (Aborted) after closing the reports" \
+           in stderr.splitlines()
+    assert len(json.loads(out.read_text())["benchmarks"]) == 4
+    assert _leftovers(tmp_path, "out.json") == []
+
+
+def test_a_worker_that_dies_in_its_teardown_keeps_its_status(four_module, tmp_path):
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=cleanup",
               f"--benchmark_out={out}", cwd=tmp_path)
     _, stderr = cli.finish()
     assert cli.proc.returncode == 0, stderr
@@ -437,6 +476,53 @@ def test_a_worker_that_dies_after_closing_its_reports_keeps_its_status(four_modu
            "its reports" in stderr
     assert len(json.loads(out.read_text())["benchmarks"]) == 4
     assert _leftovers(tmp_path, "out.json") == []
+
+
+def test_a_plugin_that_crashes_on_a_measured_row_keeps_the_rows_and_is_named(four_module,
+                                                                             tmp_path):
+    """os.abort() in ireebench_benchmark_result of BM_f1's row: BM_f0's and BM_f1's rows
+    (measured) are reported, the run stops as on the plugin's exception (exit 3), and
+    the line names the plugin and the hook, not 'while running BM_f1'."""
+    out = tmp_path / "out.json"
+    cli = Cli(f"--module={four_module}", *FAST, PROBE, "--probe_abort=result:BM_f1",
+              f"--benchmark_out={out}", cwd=tmp_path)
+    _, stderr = cli.finish()
+    assert cli.proc.returncode == 3, stderr
+    assert "ireebench: plugin error: plugin 'worker_probe' failed in ireebench_benchmark_result: " \
+           "WorkerDied: the process crashed: SIGABRT (Aborted); the rows measured before are " \
+           "kept" in stderr.splitlines()
+    rows = json.loads(out.read_text())["benchmarks"]
+    assert [(row["name"], row.get("error_occurred", False)) for row in rows] == [
+        ("BM_f0/process_time/real_time", False), ("BM_f1/process_time/real_time", False)]
+    assert _leftovers(tmp_path, "out.json") == []
+
+
+@pytest.mark.parametrize("fd", [1, 2])
+def test_a_plugin_that_closes_stdout_or_stderr_is_named_and_the_rows_kept(four_module,
+                                                                          tmp_path, fd):
+    """Not the console or environment plugin that writes there next: the hook's plugin,
+    and the rows measured are in --benchmark_out."""
+    plugin = tmp_path / "closer.py"
+    plugin.write_text(textwrap.dedent(f"""
+        import os
+        from ireebench import hookimpl
+
+        @hookimpl
+        def ireebench_benchmark_result(config, run):
+            if run.run_name.startswith("BM_f1/"):
+                os.close({fd})
+    """))
+    out = tmp_path / "out.json"
+    run = _ireebench(f"--module={four_module}", *FAST, f"--plugin={plugin}",
+                     f"--benchmark_out={out}", cwd=tmp_path)
+    assert run.returncode == 3, run.stderr
+    stream = "standard output (fd 1)" if fd == 1 else "standard error (fd 2)"
+    assert run.stderr.decode().splitlines()[-1] == (
+        "ireebench: plugin error: plugin 'closer' failed in ireebench_benchmark_result: "
+        f"StandardStreamClosed: closed or replaced the process's {stream}, where ireebench "
+        "writes")
+    assert [row["name"] for row in json.loads(out.read_text())["benchmarks"]] == [
+        "BM_f0/process_time/real_time", "BM_f1/process_time/real_time"]
 
 
 # --- SIGINT / SIGTERM on local-task ------------------------------------------

@@ -1,5 +1,7 @@
-"""The gate against a history (``comparison.history``) and change points
-(``comparison.changes``) on fixed data; PELT against ruptures'."""
+"""The gate against a history (``comparison.history``), disturbances
+(``comparison.disturbance``), the suite's verdicts (``comparison.judgement``)
+and change points (``comparison.changes``) on fixed data; PELT against
+ruptures'."""
 
 from __future__ import annotations
 
@@ -7,8 +9,20 @@ import math
 
 import numpy as np
 import pytest
-from ireebench.comparison import CompareOptions, benchmark_file, parse_threshold
+from ireebench.comparison import (
+    CANNOT_JUDGE,
+    EXIT_CANNOT_JUDGE,
+    CompareOptions,
+    benchmark_file,
+    compare,
+    parse_threshold,
+)
 from ireebench.comparison.changes import RunValues, change_points, noise_sigma, pelt
+from ireebench.comparison.disturbance import (
+    benchmark_disturbances,
+    cpu_share,
+    run_disturbances,
+)
 from ireebench.comparison.history import compare_history, run_spread
 from ireebench.comparison.machine import describe_machine, machine_fingerprint
 from ireebench.comparison.model import FASTER, INCONCLUSIVE, NO_CHANGE, SLOWER
@@ -39,7 +53,15 @@ def test_a_new_median_inside_the_band_is_no_change_even_when_the_test_rejects():
     [bench] = comparison.benchmarks
     assert bench.pvalue < 0.05 and bench.change > 0.05  # the U test alone would fail it
     assert bench.verdict == NO_CHANGE and not bench.regression
-    assert "within the band" in bench.notes[0]
+    # Said beside the verdict, not in a note: the run-level test does not reject
+    # (1.19 is within what four runs from 1.0 to 1.2 have done).
+    assert "within the runs' own spread" in bench.reason and bench.run_pvalue > 0.05
+    # One stored run (no run-level test): the band alone demotes it.
+    skewed = [1.0 + 0.001 * i for i in range(9)] + [1.2, 1.21, 1.22]  # interval [1.002, 1.2]
+    [one] = compare_history([report("stored:0", skewed)],
+                            report("new.json", spread(1.1, 0.002, 20)), OPTIONS).benchmarks
+    assert one.pvalue < 0.05 and one.run_pvalue is None and one.verdict == NO_CHANGE
+    assert "but within the band: the stored runs drifted as much" in one.reason
     assert bench.band_low == pytest.approx(0.9925e-3)
     assert bench.band_high == pytest.approx(1.2075e-3)
     assert bench.baseline_runs == ["stored:0", "stored:1", "stored:2", "stored:3"]
@@ -130,3 +152,100 @@ def test_change_points_find_a_step_and_no_step_in_noise():
     spike = [run(1.0) for _ in range(5)] + [run(3.0)] + [run(1.0) for _ in range(5)]
     assert change_points(spike) == []
     assert math.isfinite(noise_sigma(step))
+
+
+# --- disturbances: what a report says of its machine ------------------------------
+
+LOADED = {"ireebench_version": "0", "environment_warnings": {
+    "load_average": "load average 3.03 is above the 2 CPUs: other work competes for them",
+    "aslr": "ASLR is enabled: ..."}}
+GATE = CompareOptions(thresholds=(parse_threshold("5%"),), detectable=0.10, correction="bh")
+
+
+def timed(label, real, cpu=None, context=None, devices=None, findings=None):
+    cpu = real if cpu is None else cpu
+    rows = [{"name": NAME, "run_name": NAME, "run_type": "iteration", "iterations": 1,
+             "real_time": r, "cpu_time": c, "time_unit": "ms",
+             **({"iree_devices": devices} if devices else {})} for r, c in zip(real, cpu)]
+    report = {"context": context or {}, "benchmarks": rows}
+    if findings:
+        report["findings"] = findings
+    return benchmark_file(label, report)
+
+
+def test_what_disturbs_a_run():
+    assert [str(d) for d in run_disturbances(timed("r", [1.0], context=LOADED))] == [
+        "load average 3.03 is above the 2 CPUs"]  # ASLR is the machine, not the moment
+    native = {"load_avg": [3.5, 1.0, 1.0], "num_cpus": 2}
+    assert [d.what for d in run_disturbances(timed("n", [1.0], context=native))] == [
+        "load_average"]
+    # ireebench with its checks off says nothing of the load: nothing is assumed.
+    assert run_disturbances(timed("i", [1.0], context={**native, "ireebench_version": "0"})) \
+        == []
+
+
+def test_what_disturbs_a_benchmark():
+    real = [1.0] * 5
+    preempted = timed("p", real, [0.5] * 5, devices=["local-sync"])
+    assert cpu_share(preempted.benchmarks[NAME]) == 0.5
+    [share] = benchmark_disturbances(preempted, preempted.benchmarks[NAME])
+    assert share.what == "cpu_share" and "CPU share 0.50" in str(share)
+    # local-task runs on a pool of threads: its CPU share says nothing of preemption.
+    pool = timed("t", real, [0.5] * 5, devices=["local-task"])
+    assert benchmark_disturbances(pool, pool.benchmarks[NAME]) == []
+    context_devices = timed("c", real, [0.5] * 5, context={"iree_devices": ["local-sync"]})
+    assert benchmark_disturbances(context_devices, context_devices.benchmarks[NAME])
+    bimodal = timed("b", real, findings={"multimodal_repetitions": {NAME: {
+        "metric": "cpu_time", "groups": [{"repetitions": 3}, {"repetitions": 2}]}}})
+    [regimes] = benchmark_disturbances(bimodal, bimodal.benchmarks[NAME])
+    assert str(regimes) == "repetitions form 2 separate groups in CPU time (3 + 2 repetitions)"
+
+
+def test_a_disturbed_stored_run_is_left_out_and_when_all_are_they_are_kept():
+    quiet = [report(f"stored:{i}", spread(1.0, 0.01)) for i in range(2)]
+    loaded = timed("stored:bad", spread(3.0, 0.01), context=LOADED)
+    new = report("new.json", spread(1.5, 0.01))
+    [bench] = compare_history([loaded, *quiet], new, GATE).benchmarks
+    assert bench.baseline_runs == ["stored:0", "stored:1"] and bench.regression
+    assert bench.left_out == ["stored:bad (load average 3.03 is above the 2 CPUs)"]
+    # Every run disturbed: all kept (the band is theirs), and a note says so.
+    [bench] = compare_history([loaded], new, GATE).benchmarks
+    assert bench.baseline_runs == ["stored:bad"] and bench.left_out == []
+    assert "every stored run was disturbed (load above the CPUs): the baseline is" in \
+        bench.notes[-1]
+
+
+def test_a_slowdown_that_the_drop_of_the_cpu_share_explains_cannot_be_judged():
+    """Against quiet runs, a slowdown no larger than the drop of the CPU share cannot be
+    judged; like with like (stored runs with the same share) it stands."""
+    sync = {"iree_devices": ["local-sync"]}
+    new = timed("new.json", spread(2.0, 0.01), spread(1.0, 0.005), context={**LOADED, **sync})
+    quiet = [timed(f"stored:{i}", spread(1.0, 0.01), context=sync) for i in range(3)]
+    [bench] = compare_history(quiet, new, GATE).benchmarks
+    assert bench.verdict == CANNOT_JUDGE and bench.advice == "re-run advised"
+    assert "slower in real time, but its CPU share fell 2.00x" in bench.reason
+    loaded = [timed(f"stored:{i}", spread(1.0, 0.01), spread(0.5, 0.005),
+                    context={**LOADED, **sync}) for i in range(3)]
+    [bench] = compare_history(loaded, new, GATE).benchmarks
+    assert bench.verdict == SLOWER and bench.regression and bench.advice == "re-run advised"
+    # Four times slower where the share fell 2x: beyond what the share explains.
+    slower = timed("new.json", spread(4.0, 0.01), spread(2.0, 0.005), context={**LOADED, **sync})
+    [bench] = compare_history(quiet, slower, GATE).benchmarks
+    assert bench.verdict == SLOWER and bench.regression
+
+
+def test_two_reports_the_detectable_change_and_the_exit_status():
+    noisy_old = report("old.json", [1.0, 1.3, 0.8, 1.2, 0.9, 1.1, 1.25, 0.85, 1.05])
+    noisy_new = report("new.json", [1.02, 1.28, 0.82, 1.18, 0.92, 1.12, 1.2, 0.88, 1.0])
+    comparison = compare(noisy_old, noisy_new, GATE)
+    [bench] = comparison.benchmarks
+    assert bench.verdict == CANNOT_JUDGE and bench.detectable > 0.10
+    assert comparison.exit_status == EXIT_CANNOT_JUDGE
+    accepted = compare(noisy_old, noisy_new, CompareOptions(detectable=0.10,
+                                                            accept_cannot_judge=True))
+    assert accepted.exit_status == 0 and accepted.benchmarks[0].verdict == CANNOT_JUDGE
+    # The engine's default (detectable None) never says "cannot judge".
+    assert compare(noisy_old, noisy_new, CompareOptions()).benchmarks[0].verdict == NO_CHANGE
+    tight = compare(report("old.json", spread(1.0, 0.01)), report("new.json", spread(1.0, 0.01)),
+                    GATE)
+    assert tight.benchmarks[0].verdict == NO_CHANGE and tight.benchmarks[0].detectable < 0.10

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from ireebench import UsageError
 from ireebench.comparison import (
+    CANNOT_JUDGE,
     FASTER,
     INCONCLUSIVE,
     NO_CHANGE,
@@ -212,14 +213,28 @@ def test_fewer_than_nine_repetitions_is_inconclusive(tmp_path):
 
 
 def test_failed_benchmark_is_not_compared(tmp_path):
-    old = _file(tmp_path, "a.json", {"BM_a": BASE})
-    rows = [{**_row("BM_a", 0.0), "error_occurred": True, "error_message": "boom"}]
+    old = _file(tmp_path, "a.json", {"BM_a": BASE, "BM_b": BASE})
+    rows = [{**_row("BM_a", 0.0), "error_occurred": True, "error_message": "boom"},
+            *(_row("BM_b", v, repetition_index=i) for i, v in enumerate(BASE))]
     new = read_benchmark_file(_report(tmp_path / "b.json", rows))
     result = compare(old, new, CompareOptions())
-    [bench] = result.benchmarks
+    bench = result.benchmarks[0]
     assert bench.verdict == NOT_COMPARED and bench.change is None
     assert "1 failed row(s) in new: boom" in bench.notes and "no time in new" in bench.notes
-    assert result.geomean_change is None and result.exit_status == 0
+    assert result.geomean_count == 1 and result.exit_status == 0
+
+
+def test_a_file_whose_every_row_failed_says_so(tmp_path):
+    """Not "no row has real_time (their metrics: none)": every row failed, and the first
+    error is named (issue 26 item 4)."""
+    rows = [{**_row(name, 0.0), "error_occurred": True, "error_message": f"{name} crashed"}
+            for name in ("BM_a", "BM_b")]
+    old = read_benchmark_file(_report(tmp_path / "a.json", rows))
+    new = read_benchmark_file(_report(tmp_path / "b.json", rows))
+    with pytest.raises(UsageError) as error:
+        compare(old, new, CompareOptions())
+    assert str(error.value) == (f"compare: {old.path}: every row failed (2 error row(s) in 2 "
+                                "benchmark(s); the first: BM_a: BM_a crashed)")
 
 
 def test_benchmarks_in_one_file_only_and_none_in_common(tmp_path):
@@ -251,7 +266,8 @@ def test_cpu_time_metric_and_json_shape(tmp_path):
     data = json.loads(json.dumps(result.to_dict()))
     assert data["metric"] == "cpu_time" and data["exit_status"] == 0
     assert data["benchmarks"][0]["verdict"] == NO_CHANGE
-    assert set(data["counts"]) == {FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, NOT_COMPARED}
+    assert set(data["counts"]) == {FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, NOT_COMPARED,
+                                   CANNOT_JUDGE}
 
 
 # --- metrics beyond the real time (--metric=NAME) -----------------------------

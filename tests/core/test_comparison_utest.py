@@ -165,3 +165,64 @@ def test_the_product_does_not_use_scipy():
                 elif isinstance(node, ast.ImportFrom):
                     names = [node.module or ""]
                 assert not any(name.split(".")[0] == "scipy" for name in names), path
+
+
+# --- the correction over a suite, the shift, the detectable change ----------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_benjamini_hochberg_is_scipys(seed):
+    pvalues = list(np.random.default_rng(seed).uniform(0, 0.2, size=int(3 + seed * 4)))
+    ours = utest.adjusted_pvalues(pvalues, "bh")
+    assert ours == pytest.approx(list(stats.false_discovery_control(pvalues, method="bh")))
+
+
+def test_holm_steps_down_and_none_keeps_them():
+    pvalues = [0.01, 0.04, 0.03, 0.5, 0.001]
+    # Sorted 0.001, 0.01, 0.03, 0.04, 0.5 times 5, 4, 3, 2, 1, made monotone, capped.
+    assert utest.adjusted_pvalues(pvalues, "holm") == pytest.approx([0.04, 0.09, 0.09, 0.5,
+                                                                     0.005])
+    assert utest.adjusted_pvalues(pvalues, "none") == pvalues
+    assert utest.adjusted_pvalues([0.2], "bh") == [0.2]
+    with pytest.raises(ValueError, match="unknown correction"):
+        utest.adjusted_pvalues(pvalues, "bonferroni")
+
+
+def test_the_correction_keeps_the_family_wise_rate_of_identical_suites():
+    """On identical builds every null is true: the chance that any of 20 benchmarks is
+    significant is about 1 - 0.95**20 = 64 % uncorrected, at most 5 % corrected."""
+    rng = np.random.default_rng(7)
+    trials, any_false = 400, {"none": 0, "bh": 0, "holm": 0}
+    for _ in range(trials):
+        pvalues = [utest.mann_whitney_u(rng.normal(1, 0.02, 9), rng.normal(1, 0.02, 9)).pvalue
+                   for _ in range(20)]
+        for correction in any_false:
+            if min(utest.adjusted_pvalues(pvalues, correction)) < 0.05:
+                any_false[correction] += 1
+    assert any_false["none"] / trials > 0.4
+    assert any_false["bh"] / trials <= 0.07 and any_false["holm"] / trials <= 0.07
+
+
+def test_the_shift_interval_is_the_additive_hodges_lehmann():
+    old, new = [0, 1, 0, 2, 0, 1, 0, 0, 1], [5, 6, 5, 7, 6, 5, 6, 7, 5]
+    interval = utest.shift_interval(old, new, 0.95)
+    assert interval.ratio == float(np.median(np.subtract.outer(new, old)))
+    assert interval.low <= interval.ratio <= interval.high and interval.low > 0
+    # The same ranks as the ratio's interval: on the logarithms they are one interval.
+    x, y = [1.0, 1.2, 1.1, 1.3, 1.25], [1.4, 1.5, 1.45, 1.6, 1.55]
+    shift = utest.shift_interval(np.log(x), np.log(y), 0.9)
+    ratio = utest.ratio_interval(x, y, 0.9)
+    assert math.exp(shift.low) == pytest.approx(ratio.low)
+    assert math.exp(shift.high) == pytest.approx(ratio.high)
+
+
+def test_the_detectable_change_is_half_the_interval():
+    old = [1 + i / 100 for i in range(9)]
+    interval = utest.ratio_interval(old, old, 0.95)
+    assert utest.detectable_ratio(old, old, 0.05) == pytest.approx(
+        math.sqrt(interval.high / interval.low))
+    # A change by more than it is significant, by less is not.
+    factor = utest.detectable_ratio(old, old, 0.05)
+    assert utest.mann_whitney_u(old, [v * factor * 1.01 for v in old]).pvalue < 0.05
+    assert utest.mann_whitney_u(old, [v * (1 + (factor - 1) / 2) for v in old]).pvalue > 0.05
+    assert utest.detectable_ratio(old[:3], old[:3], 0.05) is None  # 3 vs 3: never significant

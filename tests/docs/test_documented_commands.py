@@ -23,7 +23,9 @@ folder of its own that holds stand-ins for the files the docs name:
 Each command must exit 0 unless its line says otherwise in a trailing
 comment: ``# exits 1 on a regression`` allows 0 or 1 (a compare of two runs
 of one module exits 1 where the noise of this machine looks like a
-regression, as docs/compare.md announces), ``# exits 2`` allows 2; a command on a device this machine lacks
+regression, as docs/compare.md announces), and ``, 4 when it cannot judge``
+after it 4 too (a compare on this noisy machine often cannot); ``# exits 2``
+allows 2; a command on a device this machine lacks
 (``--device=cuda...``) or marked ``# not run here: why`` is skipped. Runs
 are shortened with Google Benchmark's variables (``BENCHMARK_MIN_TIME``),
 which a flag on the line overrides, as for any user.
@@ -125,7 +127,11 @@ def _annotation(comment: str) -> tuple[tuple[int, ...], str]:
     exits = re.search(r"\bexits?\s+(\d+)( on a regression)?", comment)
     if exits:
         code = int(exits.group(1))
-        return ((0, code) if exits.group(2) else (code,)), ""
+        codes = (0, code) if exits.group(2) else (code,)
+        # "..., 4 when it cannot judge": compare's own exit status for that
+        if re.search(r"\b4 when it cannot judge", comment):
+            codes += (4,)
+        return codes, ""
     skip = re.match(r"not run here:\s*(.*)", comment)
     return (0,), (skip.group(1) or "marked") if skip else ""
 

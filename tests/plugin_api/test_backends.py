@@ -8,11 +8,12 @@ import json
 import pytest
 from conftest import FIXTURE_PLUGINS, ROOT, one_error_line
 from ireebench.backend import forwarded_argv
-from ireebench.cli.command import load_plugins, parse_args
+from ireebench.cli.command import build_command, load_plugins, option_specs, parse_args
 
 LOCAL = ["--device=local-sync", "--benchmark_min_time=2x", "--benchmark_filter=noargs"]
 SUBPROCESS = ROOT / "examples" / "plugins" / "subprocess_backend" / "ireebench_subprocess.py"
 SEEDED = ROOT / "examples" / "plugins" / "seeded_kind" / "ireebench_seeded.py"
+FAKE = f"--plugin={FIXTURE_PLUGINS / 'fake_backend.py'}"  # for runs in this process
 
 
 def test_a_third_party_backend_with_repetition_samples_gets_statistics(ireebench,
@@ -51,10 +52,100 @@ def test_a_backend_without_the_capability_is_refused_naming_it(ireebench, compil
     (["--device_profiling_mode=queue", "--device_profiling_output=x.ireeprof"],
      "profiling_passes"),
     (["--print_statistics"], "in_process"),
+    (["--task_topology_max_group_count=2"], "native_flags"),
 ])
 def test_features_name_the_capability_they_need(ireebench, flags, capability):
     line = one_error_line(ireebench("--plugin=fake_backend", "--backend=fake", *flags))
     assert f"(capability '{capability}'); --backend=fake does not have it" in line
+
+
+# What each option needs of the backend, the audit of every flag a built-in
+# plugin adds (the core's own are every backend's: see ALWAYS_HONOURED). Given
+# to a backend without the capability, each is one line, never ignored.
+REFUSED = [
+    ("--device_replay_output=x.ireereplay", "measured_workloads"),
+    ("--device_replay_file_policy=capture", "measured_workloads"),
+    ("--device_replay_file_validation=none", "measured_workloads"),
+    ("--benchmark_cold_start", "in_process"),
+    ("--memory_statistics", "in_process"),
+    ("--counter=flops=2", "in_process"),
+    ("--malloc_trim=on", "in_process"),
+    ("--print_statistics", "in_process"),
+    ("--enable_output_processing", "in_process"),
+    ("--output=-", "in_process"),
+    ("--expected_output=4xf32=1", "in_process"),
+    ("--equality_mode=exact", "in_process"),
+    ("--expected_f32_threshold=0.5", "in_process"),
+    ("--output_max_element_count=4", "in_process"),
+    ("--dispatch_statistics", "profiling_passes"),
+    ("--profile_output=p.ireeprof", "profiling_passes"),
+    ("--device_time", "profiling_passes"),
+    ("--benchmark_statistics=p90", "repetition_samples"),
+    ("--confidence=0.9", "repetition_samples"),
+    ("--benchmark_min_rel_accuracy=0.01", "adaptive_repetitions"),
+    ("--benchmark_max_time=1s", "adaptive_repetitions"),
+]
+# Options every backend honours: the core's (the native tool's own, handed on
+# by forwarded_argv, and the report's and ireebench's, done in this process),
+# and plugin options that act here whatever measured.
+ALWAYS_HONOURED = {
+    "compile_flag",  # mlir_modules compiles here: forwarded module_files are .vmfb
+    "environment_warnings", "multimodal_warnings",  # checks of this machine, of the rows
+    "sweep", "shard_index", "shard_count",  # points: a backend without sweeps is refused
+    "benchmark_save", "benchmark_storage", "benchmark_report",  # the hub's rows, here
+    "agents_md",  # prints and exits
+}
+
+
+@pytest.mark.parametrize("flag, capability", REFUSED)
+def test_an_option_a_backend_cannot_honour_is_refused_naming_the_capability(flag, capability):
+    import ireebench
+
+    with pytest.raises(ireebench.UsageError) as refused:
+        ireebench.run([FAKE, "--backend=fake", flag])
+    shown = flag if "=" in flag else f"{flag}=true"
+    assert str(refused.value).startswith(f"{shown}: needs a backend that ")
+    assert str(refused.value).endswith(f"(capability '{capability}'); --backend=fake does "
+                                       "not have it")
+
+
+def test_every_option_says_which_backend_capability_it_needs():
+    """A new option of a built-in decides: it needs a capability, or every backend
+    honours it (then it is listed above, with why)."""
+    invocation = load_plugins([], io.StringIO(), io.StringIO())
+    specs = option_specs(build_command(invocation.pm))
+    for name, spec in specs.items():
+        if spec.owner != "ireebench" and not spec.requires:
+            assert name in ALWAYS_HONOURED, f"--{name} ({spec.owner}): which capability?"
+
+
+def test_require_takes_the_flag_as_written(tmp_path):
+    import ireebench
+
+    plugin = tmp_path / "rusage.py"
+    plugin.write_text(
+        "from ireebench import hookimpl\nfrom ireebench.backend import require\n\n"
+        "@hookimpl\ndef ireebench_configure(config):\n"
+        "    require(config, 'rusage', '--rusage', 'true')\n")
+    with pytest.raises(ireebench.UsageError) as refused:
+        ireebench.run([f"--plugin={plugin}", FAKE, "--backend=fake"])
+    assert str(refused.value) == ("--rusage=true: needs a backend that has it (capability "
+                                  "'rusage'); --backend=fake does not have it")
+
+
+def test_a_plugin_option_that_requires_a_capability_is_refused_before_configure(tmp_path):
+    import ireebench
+
+    plugin = tmp_path / "needs.py"
+    plugin.write_text(
+        "from ireebench import hookimpl\nfrom ireebench.backend import IN_PROCESS\n\n"
+        "@hookimpl\ndef ireebench_addoption(parser):\n"
+        "    parser.addoption('--trace_me', 'trace_me', type=bool, requires=IN_PROCESS)\n\n"
+        "@hookimpl\ndef ireebench_configure(config):\n"
+        "    raise AssertionError('configured')\n")
+    with pytest.raises(ireebench.UsageError) as refused:
+        ireebench.run([f"--plugin={plugin}", FAKE, "--backend=fake", "--trace_me"])
+    assert "--trace_me=true: needs a backend that measures in this process" in str(refused.value)
 
 
 def test_native_backend_refuses_a_plugin_kind_in_one_line(ireebench, compile_mlir):
@@ -85,10 +176,10 @@ def test_native_backend_has_statistics_from_its_repetitions(ireebench, compile_m
 def test_plugins_lists_each_backend_with_its_capabilities(ireebench):
     listed = {entry["name"]: entry for entry in json.loads(ireebench("plugins", "--json").stdout)}
     runtime = listed["runtime_backend"]["backend_capabilities"]["runtime"]
-    assert runtime == ["adaptive_repetitions", "in_process", "plugin_kinds", "profiling_passes",
-                       "repetition_samples", "sweeps"]
+    assert runtime == ["adaptive_repetitions", "in_process", "measured_workloads",
+                       "plugin_kinds", "profiling_passes", "repetition_samples", "sweeps"]
     assert listed["native_backend"]["backend_capabilities"]["native"] == [
-        "native_flags", "repetition_samples"]
+        "measured_workloads", "native_environment", "native_flags", "repetition_samples"]
 
 
 def test_a_backend_that_is_neither_object_nor_callable_is_one_line(ireebench, tmp_path):
@@ -107,9 +198,13 @@ def test_a_backend_failing_is_blamed_on_its_plugin(ireebench):
 
 
 def test_forwarded_argv_keeps_what_the_native_tool_understands():
-    """ireebench's own flags and plugins' flags go; native ones (and native_flag options) stay."""
+    """ireebench's own flags, plugins' flags and the report's flags go; native ones
+    (and native_flag options) stay."""
     argv = ["--module=m.vmfb", "--device=local-sync", "--backend=native", "-pno:console",
-            "--plugin", str(FIXTURE_PLUGINS / "fake_backend.py"), "--fake_outcome=ok", "--benchmark_repetitions=2",
+            "--plugin", str(FIXTURE_PLUGINS / "fake_backend.py"), "--fake_outcome=ok",
+            "--benchmark_repetitions=2", "--benchmark_out=run.json",
+            "--benchmark_format", "csv", "--benchmark_out_format=csv",
+            "--benchmark_counters_tabular=true", "--benchmark_display_aggregates_only",
             "--task_topology_max_group_count=2", "--enable_output_processing",
             "--reporter=json", "--print_statistics"]
     invocation = load_plugins(argv, io.StringIO(), io.StringIO())

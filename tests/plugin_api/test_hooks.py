@@ -102,14 +102,18 @@ PLUGIN_HOOKS_AFTER = {
 }
 
 
-# Hooks of commands that read saved reports: a benchmark run never calls them.
-REPORT_READING_HOOKS = ("ireebench_load_reports",)
+# Hooks of commands that read saved reports: a benchmark run never calls them
+# (the options of the readers: only for a subcommand registered reads_reports).
+REPORT_READING_HOOKS = ("ireebench_load_reports", "ireebench_load_reports_addoption")
+# Hooks of a run of several points (a sweep, a suite): a plain run never calls them
+# (tests/builtin_plugins/test_provenance.py calls ireebench_point_context).
+POINT_HOOKS = ("ireebench_point_context",)
 
 
 def _expected_run_order() -> list[str]:
     order = []
     for name in _spec_order():
-        if name in REPORT_READING_HOOKS:
+        if name in REPORT_READING_HOOKS or name in POINT_HOOKS:
             continue
         order.append(name)
         order += [hook for hook, after in PLUGIN_HOOKS_AFTER.items() if after == name]

@@ -58,14 +58,14 @@ def ireebench_register_commands(cli):
     @cli.command(name="markdown")
     @click.argument("report", type=click.Path(dir_okay=False))
     @click.pass_obj
-    def markdown(invocation, report):
+    def markdown(config, report):
         """Print a Google Benchmark JSON report as a Markdown table."""
         try:
             with open(report, encoding="utf-8") as handle:
                 data = json.load(handle)
         except (OSError, ValueError) as exc:
             raise UsageError(f"markdown: {report}: not a readable JSON report ({exc})") from None
-        reporter = MarkdownReporter(invocation.stdout, None)
+        reporter = MarkdownReporter(config.stdout, None)
         for runs in runs_from_benchmark_json(data):
             reporter.report_runs(runs)
         reporter.finalize()

@@ -28,6 +28,7 @@ import time
 from dataclasses import dataclass
 
 from ireebench import StashKey, UsageError, hookimpl
+from ireebench.backend import IN_PROCESS
 
 
 @dataclass
@@ -61,10 +62,13 @@ BRACKET = StashKey[Bracket]()
 @hookimpl
 def ireebench_addoption(parser):
     group = "profiler_bracket plugin"
+    # The bracket is a wrapper of the in-process measurement: a backend that
+    # measures elsewhere never calls it, so the flags are refused there.
     parser.addoption("--bracket_log", "bracket_log", default="", metavar="FILE.jsonl",
-                     group=group, help="Write begin/end events of each measured repetition.")
+                     group=group, requires=IN_PROCESS,
+                     help="Write begin/end events of each measured repetition.")
     parser.addoption("--bracket_perf_control", "bracket_perf_control", default="",
-                     metavar="CTL[,ACK]", group=group,
+                     metavar="CTL[,ACK]", group=group, requires=IN_PROCESS,
                      help="Enable/disable Linux perf through its --control=fifo:CTL,ACK FIFOs.")
 
 

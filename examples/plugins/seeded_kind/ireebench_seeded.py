@@ -24,9 +24,17 @@ import functools
 
 import iree.runtime as rt
 import numpy as np
-from ireebench import Batch, InvocationKind, StashKey, UsageError, hookimpl, prepare_inputs
-from ireebench.dtypes import by_name
-from ireebench.signature import declared_input_types, parse_tensor_type
+from ireebench import (
+    Batch,
+    InvocationKind,
+    StashKey,
+    UsageError,
+    declared_input_types,
+    element_type,
+    hookimpl,
+    parse_tensor_type,
+    prepare_inputs,
+)
 
 SEED = StashKey[int]()
 DYNAMIC_DIM = StashKey[int]()
@@ -79,7 +87,7 @@ class SeededKind(InvocationKind):
                 values.append(PRIMITIVES[text])
                 continue
             parsed = parse_tensor_type(text)
-            element = by_name(parsed[1]) if parsed else None
+            element = element_type(parsed[1]) if parsed else None
             if element is None or element.is_bf16:
                 raise UsageError(f"seeded_kind: argument {index} of @{function.name} is {text}, "
                                  "which this kind cannot generate")

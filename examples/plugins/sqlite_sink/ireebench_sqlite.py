@@ -28,6 +28,7 @@ import sqlite3
 import time
 
 from ireebench import ProfilingSink, StashKey, UsageError, hookimpl
+from ireebench.backend import PROFILING_PASSES
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
@@ -50,7 +51,7 @@ def ireebench_addoption(parser):
     parser.addoption("--sqlite_db", "sqlite_db", default="", metavar="FILE.db",
                      group="sqlite_sink plugin", help="Record every result in this SQLite file.")
     parser.addoption("--sqlite_dispatches", "sqlite_dispatches", type=bool,
-                     group="sqlite_sink plugin",
+                     group="sqlite_sink plugin", requires=PROFILING_PASSES,
                      help="Also record per-dispatch times (an untimed profiling pass).")
 
 

@@ -4,14 +4,21 @@
         --benchmark_statistics=p90
 
 The native ``iree-benchmark-module`` measures in a child process with a
-**clean environment** (only ``PATH``, ``HOME`` and the variables named with
+**clean environment** (only ``PATH``, ``HOME``, glibc's allocator settings
+— ``MALLOC_*`` and ``GLIBC_TUNABLES``, which ``--malloc_trim`` sets and
+the report context records — and the variables named with
 ``--subprocess_keep_env``): no ``LD_PRELOAD``, no stray ``IREE_*`` or
 ``OMP_*`` setting of the calling shell leaks into the numbers. Its Google
 Benchmark JSON comes back as ireebench rows and goes through ireebench's
 reporters, plugins and ``--benchmark_out`` like any run.
 
 The backend declares what it can do: ``repetition_samples`` (each
-repetition is a row of its own), so ``--benchmark_statistics`` works; it
+repetition is a row of its own), so ``--benchmark_statistics`` works, and
+``native_flags`` (the runtime flags and the native tool's own flags go to
+the child, and what the child prints besides its report — output
+processing, ``--print_statistics`` — comes back), so those work too, and
+``native_environment`` (the child keeps the allocator's variables, so
+``--malloc_trim`` holds there). It
 lacks ``adaptive_repetitions`` (the child decides its repetitions), so
 ``--benchmark_min_rel_accuracy`` is refused in one line naming that
 capability, and ``in_process`` (``--benchmark_cold_start``), and so on.
@@ -22,8 +29,9 @@ backend", shows that variant: the module paths must then exist on the remote
 host, and the tool must be on its PATH).
 
 Everything it uses is public: :class:`ireebench.Backend` and the helpers of
-:mod:`ireebench.backend` (the command line without ireebench's and plugins'
-own flags, Google Benchmark JSON to rows, the statistics the run selected).
+:mod:`ireebench.backend` (the command line for a tool that measures
+elsewhere, the run's modules as files, the native tool, Google Benchmark
+JSON to rows, the statistics the run selected).
 """
 
 from __future__ import annotations
@@ -34,21 +42,24 @@ import subprocess
 
 from ireebench import Backend, UsageError, hookimpl
 from ireebench.backend import (
+    BENCHMARK_TOOL,
+    NATIVE_ENVIRONMENT,
+    NATIVE_FLAGS,
     REPETITION_SAMPLES,
     aggregates,
     context_from_benchmark_json,
     forwarded_argv,
     machine_context,
+    module_files,
+    native_error_line,
     runs_from_benchmark_json,
+    split_benchmark_json,
+    tool_path,
 )
-from ireebench.modules import module_files
-from ireebench.native.gbench_json import split_benchmark_json
-from ireebench.native.tools import BENCHMARK_TOOL, native_error_line, tool_path
 
-# Google Benchmark's output flags: ireebench's reporters write the outputs.
-OUTPUT_FLAGS = ("--benchmark_format", "--benchmark_out", "--benchmark_out_format",
-                "--benchmark_counters_tabular", "--benchmark_color",
-                "--benchmark_report_aggregates_only", "--benchmark_display_aggregates_only")
+# What the child keeps of the environment besides --subprocess_keep_env.
+KEPT_ENVIRONMENT = ("PATH", "HOME", "GLIBC_TUNABLES")
+KEPT_PREFIXES = ("MALLOC_",)
 
 
 @hookimpl
@@ -62,16 +73,16 @@ def ireebench_addoption(parser):
 
 
 def clean_environment(keep) -> dict:
-    names = {"PATH", "HOME", *keep}
-    return {name: os.environ[name] for name in names if name in os.environ}
+    return {name: value for name, value in os.environ.items()
+            if name in (*KEPT_ENVIRONMENT, *keep) or name.startswith(KEPT_PREFIXES)}
 
 
 def child_command(config) -> list[str]:
     """The native tool's command line: the run's modules (compiled, if .mlir) and
-    every flag the native tool understands, without the output flags."""
+    every flag the native tool should act on (forwarded_argv leaves out the
+    report's flags: ireebench writes the report here)."""
     prefix = shlex.split(config.getoption("subprocess_prefix"))
-    args = [arg for arg in forwarded_argv(config)
-            if not arg.startswith("--module") and not arg.startswith(OUTPUT_FLAGS)]
+    args = [arg for arg in forwarded_argv(config) if not arg.startswith("--module")]
     modules = [f"--module={path}" for path in module_files(config)]
     tool = BENCHMARK_TOOL if prefix else str(tool_path(BENCHMARK_TOOL))
     return [*prefix, tool, *modules, *args, "--benchmark_format=json"]
@@ -87,7 +98,7 @@ def run_in_subprocess(config, hub) -> int:
     if hub is None:
         config.stdout.write(proc.stdout)
         return proc.returncode
-    report, _ = split_benchmark_json(proc.stdout)
+    report, printed_after = split_benchmark_json(proc.stdout)
     if report is None:
         raise UsageError(f"--backend=subprocess: {command[0]} failed: "
                          f"{native_error_line(proc.stderr, proc.returncode)}")
@@ -102,10 +113,14 @@ def run_in_subprocess(config, hub) -> int:
         # The statistics the run selected, after the tool's own aggregates.
         hub.report(runs + aggregates(config, repetitions, gbench=False))
         failed = failed or any(run.error_occurred for run in runs)
+    # What the native flags made the child print (outputs, allocator statistics).
+    config.stdout.write(printed_after)
+    config.stderr.write(proc.stderr)
     return 1 if failed or proc.returncode else 0
 
 
 @hookimpl
 def ireebench_backends(config):
-    return [Backend("subprocess", run_in_subprocess, {REPETITION_SAMPLES},
+    return [Backend("subprocess", run_in_subprocess,
+                    {REPETITION_SAMPLES, NATIVE_FLAGS, NATIVE_ENVIRONMENT},
                     "the native tool in a child process with a clean environment")]

@@ -1,0 +1,74 @@
+"""What ireebench promises to keep, and how a public name changes (docs/plugins.md, "Stability").
+
+The public API is:
+
+* the names in the ``__all__`` of the modules of :data:`PUBLIC_MODULES`;
+* the hooks (:mod:`ireebench.hookspecs`, and those the built-in plugins
+  declare): their names, arguments and what they return;
+* the documented fields and methods of the objects those names and hooks
+  hand out (``Run``, ``Counter``, ``Config``, a workload, a point, a
+  repetition, the report context), wherever their class is defined;
+* the command line (flags, subcommands, exit statuses) and the file
+  formats.
+
+Every other module is internal, even when a page of docs/ names it to say
+how something works: it may change in any release. Built-in plugins
+(``ireebench.plugins.*``) are internal code too; what they add to the
+public surface is their flags, subcommands and declared hooks.
+
+A public name does not change or go away in a minor version without a
+deprecation first: for at least one minor version the old name keeps
+working and warns with :class:`IreebenchDeprecationWarning`
+(:func:`deprecated_names` for a module's names; a hook's spec gets
+``warn_on_impl``; an old flag a warning line), as pytest does with its
+``PytestDeprecationWarning``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import warnings
+
+# The public modules: `tests/plugin_api/test_public_api.py` checks that the
+# examples and the docs' code import nothing else, and that every name in
+# these modules' __all__ exists.
+PUBLIC_MODULES = (
+    "ireebench",  # the Python API, and the types and markers plugins use
+    "ireebench.backend",  # backends: Backend, the capabilities, the helpers
+    "ireebench.testing",  # the pytest plugin that tests a plugin
+    "ireebench.hookspecs",  # the core's hooks and the hookimpl/hookspec markers
+    "ireebench.comparison",  # the comparison engine: reports read, verdicts, reporters
+    "ireebench.profiling",  # profiling sinks and the rows of a profiling pass
+    "ireebench.reporting",  # the Reporter base class and the run's reported rows
+)
+
+
+class IreebenchDeprecationWarning(DeprecationWarning):
+    """A public name, hook or flag that changes in a coming minor version.
+
+    Shown by default in tests (pytest shows ``DeprecationWarning``); turn it
+    into an error with ``-W error::ireebench.IreebenchDeprecationWarning``
+    to find every use before upgrading.
+    """
+
+
+def deprecated_names(module: str, renamed: dict[str, tuple[str, str]]):
+    """A module ``__getattr__`` that keeps renamed public names working, with a warning.
+
+    ``renamed``: old name -> (the new name's full dotted path, the version
+    that removes the old one). In the public module::
+
+        __getattr__ = deprecated_names(__name__, {"old_helper": ("ireebench.new_helper",
+                                                                 "0.3")})
+    """
+
+    def __getattr__(name: str):
+        if name not in renamed:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        new, removed_in = renamed[name]
+        warnings.warn(f"{module}.{name} is deprecated and will be removed in ireebench "
+                      f"{removed_in}: use {new}", IreebenchDeprecationWarning, stacklevel=2)
+        owner, _, attribute = new.rpartition(".")
+        return getattr(importlib.import_module(owner), attribute)
+
+    return __getattr__
