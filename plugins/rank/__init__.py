@@ -23,7 +23,8 @@ from a benchmark tool, in one command and one Python call:
   and :func:`benchmark_module`, ``iree.runtime.benchmark_module`` through a
   warm worker (:mod:`.api`).
 
-Hooks: ``ireebench_register_commands`` (``rank``). The measurement in a
+Hooks: ``ireebench_register_commands`` (``rank``), ``ireebench_continue_repetitions``
+(``tryfirst``: with ``--rank_by=cpu_time``, the adaptive rule on the CPU time). The measurement in a
 worker calls the run's hooks as a run does (``sessionstart``,
 ``discovery_finish``, ``workload_start``, ``measure_cold_start``,
 ``measure_repetition``, ``continue_repetitions``, ``workload_finish``,
@@ -35,9 +36,11 @@ from __future__ import annotations
 
 from ireebench import hookimpl
 from ireebench.cli.commands import ArgvCommand
+from ireebench.plugins.statistics import continue_until_precise
 
 from . import command
 from .api import WarmBenchmark, benchmark_module, close_workers, warm_workers
+from .measure import RANKED_METRIC
 from .results import CandidateResult, Measurement, Ranking, Rerank, State
 
 
@@ -46,6 +49,16 @@ def ireebench_register_commands(cli):
     """Registers ``ireebench rank``."""
     cli.add_command(ArgvCommand("rank", command.main, help=command.HELP,
                                 short_help="Rank candidate modules against a baseline."))
+
+
+@hookimpl(tryfirst=True)
+def ireebench_continue_repetitions(config, workload, runs):
+    """In a ranking by CPU time (``--rank_by=cpu_time``), adaptive stopping judges
+    the CPU time's precision, the time it ranks; otherwise nothing (None)."""
+    if config.stash.get(RANKED_METRIC, None) != "cpu_time":
+        return None
+    return continue_until_precise(config, workload, [run.cpu_seconds for run in runs],
+                                  "CPU time ")
 
 
 __all__ = ["CandidateResult", "Measurement", "Ranking", "Rerank", "State", "WarmBenchmark",

@@ -70,7 +70,7 @@ from . import cache as rank_cache
 from . import report
 from .candidates import Candidate, resolve
 from .devices import DeviceSpec, fingerprint, worker_devices
-from .measure import Job, RerankResult
+from .measure import RANKED_METRIC, Job, RerankResult
 from .ordering import interpolate, kendall_tau, signed_rank_test
 from .results import (
     FAILED_STATES,
@@ -166,6 +166,7 @@ class Ranker:
             rt.query_available_drivers())]
         self.cache = rank_cache.RankCache(settings.cache, settings.remeasure).open()
         self.stream = rank_cache.Stream(settings.rank_stream)
+        config.stash[RANKED_METRIC] = settings.metric  # the workers' stopping rule
         try:
             self._prepare()
             self._first_pass()
