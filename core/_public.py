@@ -36,6 +36,7 @@ import warnings
 PUBLIC_MODULES = (
     "ireebench",  # the Python API, and the types and markers plugins use
     "ireebench.backend",  # backends: Backend, the capabilities, the helpers
+    "ireebench.executor",  # executors: where a run's points are measured
     "ireebench.testing",  # the pytest plugin that tests a plugin
     "ireebench.hookspecs",  # the core's hooks and the hookimpl/hookspec markers
     "ireebench.comparison",  # the comparison engine: reports read, verdicts, reporters

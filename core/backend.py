@@ -49,6 +49,9 @@ The capabilities (strings, so a plugin can declare one of its own):
 ``measured_workloads``
     it calls ``ireebench_measurements_finish`` with the workloads it
     measured, so follow-up passes rerun them (``--device_replay_output``).
+``executors``
+    it measures its points where ``--executor`` says (:mod:`ireebench.executor`:
+    on this machine, or each point a task of a cluster: ``--executor=ray``).
 
 Each option says which capability it needs (``parser.addoption(...,
 requires=CAPABILITY)``); :func:`check_capabilities` refuses an option given
@@ -103,6 +106,7 @@ NATIVE_FLAGS = "native_flags"
 SWEEPS = "sweeps"
 MEASURED_WORKLOADS = "measured_workloads"
 NATIVE_ENVIRONMENT = "native_environment"
+EXECUTORS = "executors"
 
 # What each built-in capability means, in the words of a refusal.
 CAPABILITY_MEANING = {
@@ -116,6 +120,7 @@ CAPABILITY_MEANING = {
                   "tool that measures",
     MEASURED_WORKLOADS: "hands the workloads it measured to ireebench_measurements_finish",
     NATIVE_ENVIRONMENT: "runs the native tool with this process's environment",
+    EXECUTORS: "measures its points where --executor says",
 }
 
 # Google Benchmark's flags that shape the report, which ireebench writes in
@@ -320,7 +325,7 @@ def check_kinds(config, backend: Backend) -> None:
 
 
 __all__ = [
-    "ADAPTIVE_REPETITIONS", "BENCHMARK_TOOL", "CAPABILITY_MEANING", "IN_PROCESS",
+    "ADAPTIVE_REPETITIONS", "BENCHMARK_TOOL", "CAPABILITY_MEANING", "EXECUTORS", "IN_PROCESS",
     "LOCAL_OUTPUT_OPTIONS", "MEASURED_WORKLOADS", "NATIVE_ENVIRONMENT", "NATIVE_FLAGS",
     "PLUGIN_KINDS",
     "PROFILING_PASSES", "REPETITION_SAMPLES", "SWEEPS", "Backend", "aggregates",

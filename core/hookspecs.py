@@ -83,7 +83,7 @@ def named_objects_of(function) -> str | None:
 
 # -------------------------------------------------------------------------
 # Initialization: plugins are registered, the command line is built and parsed,
-# the backend is chosen.
+# the backend and the executor are chosen.
 # -------------------------------------------------------------------------
 
 
@@ -197,6 +197,28 @@ def ireebench_backends(config):
         ``config.add_cleanup`` callbacks, the scratch directory. Features
         that need something of the backend check
         ``config.backend.has(capability)`` (see :mod:`ireebench.backend`).
+    """
+
+
+@hookspec
+@named_objects("executor")
+def ireebench_executors(config):
+    """Return the executors this plugin provides: where a run's points are measured.
+
+    Called once per run, right after the backend is chosen and before
+    ``ireebench_configure``; ``--executor NAME`` picks one (default
+    ``local``: this machine; the built-in ``ray_executor`` adds ``ray``). A
+    backend with the ``executors`` capability hands its points to it as
+    :class:`ireebench.executor.PointJob` (each point's own ireebench command
+    line) and reports the :class:`ireebench.executor.PointOutcome` each
+    yields as it finishes (see :mod:`ireebench.executor`). A name defined
+    twice is an error naming both plugins. Import a heavy library only when
+    the executor runs, not when it is returned.
+
+    :param config: the run's :class:`Config`, or ``None`` when the names
+        are only listed (``--help``, ``ireebench plugins``).
+    :return: a list of :class:`ireebench.executor.Executor` objects, or a
+        dict of name to ``Executor``.
     """
 
 

@@ -62,6 +62,7 @@ BUILTIN_PLUGINS = {
     "discovery": "ireebench.plugins.discovery",
     "kinds": "ireebench.plugins.kinds",
     "runtime_backend": "ireebench.plugins.runtime_backend",
+    "local_executor": "ireebench.plugins.local_executor",
     "native_backend": "ireebench.plugins.native_backend",
     "replay_backend": "ireebench.plugins.replay_backend",
     "compare": "ireebench.plugins.compare",
@@ -86,6 +87,7 @@ BUILTIN_PLUGINS = {
     "memory_statistics": "ireebench.plugins.memory_statistics",
     "user_counters": "ireebench.plugins.user_counters",
     "sweeps": "ireebench.plugins.sweeps",
+    "ray_executor": "ireebench.plugins.ray_executor",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",
     "rank": "ireebench.plugins.rank",
@@ -93,7 +95,7 @@ BUILTIN_PLUGINS = {
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like
 # pytest's essential plugins.
-ESSENTIAL_PLUGINS = frozenset({"discovery", "kinds", "runtime_backend"})
+ESSENTIAL_PLUGINS = frozenset({"discovery", "kinds", "runtime_backend", "local_executor"})
 
 # The owner of the hooks in ireebench.hookspecs.
 CORE_OWNER = "ireebench"

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from . import names
 from .backend import SWEEPS
 from .errors import PluginError, UsageError
+from .executor import measures_here, select_executor
 from .hookcall import implementations
 from .native.flags import USER_PASS_FLAGS
 from .native.gbench_json import RUN_KEYS
@@ -205,10 +206,19 @@ def check_points(config, points: list[Point]) -> None:
                 continue
             raise UsageError(f"{_shown_flag(name, value)} (point {point.label}): cannot vary "
                              "per point: it applies to the whole run")
-    if len(points) == 1 and not (points[0].params or points[0].name_prefix):
+    here = measures_here(run)
+    if not here and run.options.get("benchmark_enable_random_interleaving"):
+        raise UsageError(f"--benchmark_enable_random_interleaving=true: needs every point in "
+                         f"this process; --executor={select_executor(run).name} measures each "
+                         "point in a process of its own")
+    if len(points) == 1 and not (points[0].params or points[0].name_prefix) and here:
         return
+    # Measured elsewhere, even one configuration is a point of its own process there.
+    what = (f"a sweep or suite ({len(points)} points)" if here or len(points) > 1 else
+            f"--executor={select_executor(run).name} (each point is measured in a process "
+            "of its own)")
     backend = run.backend
-    if not backend.has(SWEEPS):
+    if len(points) > 1 and not backend.has(SWEEPS):
         raise UsageError(f"a run of {len(points)} configurations (point {points[0].label}"
                          f"{' ...' if len(points) > 1 else ''}) needs "
                          f"a backend that measures many configurations in one run (capability "
@@ -217,12 +227,11 @@ def check_points(config, points: list[Point]) -> None:
         value = run.options.get(spec.name)
         if spec.whole_run and value not in (None, spec.default, (), [], ""):
             raise UsageError(f"{_shown_flag(spec.name, value)}: concerns the whole run of one "
-                             f"configuration and cannot be used with a sweep or suite "
-                             f"({len(points)} points)")
+                             f"configuration and cannot be used with {what}")
     for flag in run.runtime_flags:
         if flag.startswith(USER_PASS_FLAGS):
             raise UsageError(f"{flag}: a native pass over the whole run of one configuration; "
-                             f"it cannot be used with a sweep or suite ({len(points)} points)")
+                             f"it cannot be used with {what}")
 
 
 def interleaves(config) -> bool:
@@ -232,8 +241,12 @@ def interleaves(config) -> bool:
     false (its environment variable too); unset, a run of several points (a
     sweep, a suite) interleaves, unlike Google Benchmark: its points are
     compared with each other, and drift over the run must fall on all of
-    them alike. A plain run does not, as Google Benchmark does not.
+    them alike. A plain run does not, as Google Benchmark does not. Never
+    when an executor measures the points elsewhere (``--executor=ray``): each
+    point is then measured on its own.
     """
+    if not measures_here(config.run):
+        return False
     value = config.run.options.get("benchmark_enable_random_interleaving")
     if value is not None:
         return bool(value)

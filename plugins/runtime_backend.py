@@ -48,22 +48,22 @@ the hooks get the point's config) and each closes before the next one
 opens (the last one with the run). A point whose session or inputs fail is
 an error row per benchmark it would have reported, and the others run.
 When the points' runtime flags differ, each point is measured by a process
-of its own (:func:`_run_point_processes`).
+of its own; with an executor that measures elsewhere (``--executor=ray``),
+every point is, on the node the executor picks, a plain run's one point
+too (:func:`_run_point_jobs`, :mod:`ireebench.executor`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import os
 import random
-import subprocess
-import sys
 from dataclasses import dataclass, field
 
 from ireebench import hookimpl, names
 from ireebench.backend import (
     ADAPTIVE_REPETITIONS,
+    EXECUTORS,
     IN_PROCESS,
     MEASURED_WORKLOADS,
     PLUGIN_KINDS,
@@ -82,6 +82,7 @@ from ireebench.discovery import (
     unloaded_run_name,
 )
 from ireebench.errors import UsageError, one_line
+from ireebench.executor import PointJob, measures_here, outcomes, select_executor
 from ireebench.hookcall import call_hook
 from ireebench.measure import WorkloadMeasurement, error_run, measure_workload, time_repetition
 from ireebench.modules import last_images
@@ -111,7 +112,7 @@ def ireebench_backends(config):
     """Provides ``--backend=runtime``."""
     return [Backend("runtime", run_in_process,
                     {IN_PROCESS, REPETITION_SAMPLES, ADAPTIVE_REPETITIONS, PLUGIN_KINDS,
-                     PROFILING_PASSES, SWEEPS, MEASURED_WORKLOADS},
+                     PROFILING_PASSES, SWEEPS, MEASURED_WORKLOADS, EXECUTORS},
                     "measures in this process with the IREE runtime (the default)")]
 
 
@@ -142,7 +143,7 @@ def _release_inputs(workloads) -> None:
 
 def run_in_process(config, hub) -> int:
     """The default backend: measures in this process with iree.runtime."""
-    if is_sweep(config) or interleaves(config):
+    if is_sweep(config) or interleaves(config) or not measures_here(config):
         return run_points(config, hub)
     session = Session(config)
     config.add_cleanup(functools.partial(_close_session, config, session))
@@ -335,8 +336,8 @@ def run_points(config, hub) -> int:
         if plan.error and not all(hub.already_reported(name) for name in plan.run_names):
             exit_code = _report_failed(hub, [plan], plan.error, family)
     run = _run_sessions
-    if runtime_flags_vary([plan.point for plan in measured]):
-        run = _run_point_processes
+    if not measures_here(config) or runtime_flags_vary([plan.point for plan in measured]):
+        run = _run_point_jobs
     elif interleaves(config):
         run = _interleave
     code, workloads = run(config, hub, measured, family, single=len(plans) == 1)
@@ -600,50 +601,80 @@ def _interleave(config, hub, plans: list[PointPlan], family: _Family,
     return exit_code, workloads
 
 
-# The environment of a point's own process: the parent warns about the machine.
-_CHILD_ENV = {"IREEBENCH_ENVIRONMENT_WARNINGS": "false"}
+def _run_point_jobs(config, hub, plans: list[PointPlan], family: _Family,
+                    single: bool) -> tuple[int, list]:
+    """Each point measured alone by the run's executor (:mod:`ireebench.executor`).
 
-
-def _run_point_processes(config, hub, plans: list[PointPlan], family: _Family,
-                         single: bool) -> tuple[int, list]:
-    """Each point measured by a process of its own (the points' runtime flags differ).
-
-    IREE's runtime flags are process-global, and drivers read some of them
-    once per process (local-task its ``--task_topology_*`` when the driver is
-    first created), so a point with other flags cannot share this process.
-    Each process is this command line with ``--point_index`` (and JSON on
-    stdout); its rows are reported here as they come. A process that fails
-    is its point's error rows.
+    Here, by a process of its own when the points' runtime flags differ
+    (IREE's runtime flags are process-global, and drivers read some of them
+    once per process: local-task its ``--task_topology_*`` when the driver
+    is first created), or on a Ray cluster's node (``--executor=ray``).
+    Each is this command line with ``--point_index`` (and JSON on stdout),
+    run where the executor runs it; its rows are reported here as each point
+    finishes, in whatever order they finish (the executor's). A point whose
+    process failed, or that the executor could not measure, is its point's
+    error rows.
     """
     exit_code, workloads = 0, []
-    environment = {**os.environ, **_CHILD_ENV}
-    hub.ensure_context()
-    for plan in plans:
-        if plan.run_names and all(hub.already_reported(name) for name in plan.run_names):
-            continue  # a worker resumed after a crash: the one before reported it
-        command = [sys.executable, "-m", "ireebench", *point_command(config, plan.index)]
-        proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                              check=False, stdin=subprocess.DEVNULL, env=environment)
-        report, _ = split_benchmark_json(proc.stdout)
-        if report is None:
-            lines = [line for line in proc.stderr.splitlines() if line.strip()]
-            reason = lines[-1].removeprefix("ireebench: error: ") if lines else \
-                f"exit status {proc.returncode}"
-            exit_code = _report_failed(hub, [plan], UsageError(
-                f"the process of point {plan.point.label} failed: {one_line(reason)}"), family)
-            continue
-        if proc.stderr:
-            config.stderr.write(proc.stderr)
-        exit_code = max(exit_code, proc.returncode)
-        point_config = plan.point.config
-        for runs in runs_from_benchmark_json(report, point_config.getoption("batch_size")):
-            family_index, instance = family.number(runs[0].function, point_config.name_prefix)
-            for run in runs:
-                run.name = names.family_of(run.run_name)
-                run.params = dict(point_config.params)
-                run.family_index, run.per_family_instance_index = family_index, instance
-            stamp_rows(point_config, runs)
-            workloads.append(named_workload(point_config, runs[0].function, runs[0].time_unit))
-            workloads[-1].params = dict(point_config.params)
-            hub.report(runs)
+    jobs = [PointJob(plan.index, plan.point.config, point_command(config, plan.index),
+                     plan.point.label, list(plan.run_names))
+            for plan in plans
+            # a worker resumed after a crash: the one before reported them
+            if not (plan.run_names and all(hub.already_reported(n) for n in plan.run_names))]
+    by_index = {plan.index: plan for plan in plans}
+    # Numbered in the points' order, as a local run numbers them, whatever order
+    # the executor's points finish in.
+    numbers = {(plan.index, names.function_of(name)):
+               family.number(names.function_of(name), plan.point.config.name_prefix)
+               for plan in plans for name in plan.run_names}
+    stream = outcomes(config, select_executor(config), jobs)  # its refusals: before the context
+    try:
+        hub.ensure_context()
+        for outcome in stream:
+            plan = by_index[outcome.job.index]
+            code = _report_outcome(config, hub, plan, outcome, family, workloads, numbers)
+            exit_code = max(exit_code, code)
+    finally:
+        stream.close()  # what still runs stops (Ctrl-C, an error)
     return exit_code, workloads
+
+
+def _report_outcome(config, hub, plan: PointPlan, outcome, family: _Family,
+                    workloads: list, numbers: dict) -> int:
+    """A point's rows from what its process printed (or its error rows)."""
+    report = None
+    if not outcome.failure:
+        report, _ = split_benchmark_json(outcome.stdout)
+    if report is None:
+        reason = outcome.failure
+        if not reason:
+            lines = [line for line in outcome.stderr.splitlines() if line.strip()]
+            reason = lines[-1].removeprefix("ireebench: error: ") if lines else \
+                f"exit status {outcome.returncode}"
+            reason = f"the process of point {plan.point.label} failed: {one_line(reason)}"
+        rows = _error_rows(plan, reason, family)
+        for row in rows:
+            row.provenance = {**row.provenance, **outcome.provenance}
+            row.family_index, row.per_family_instance_index = numbers.get(
+                (plan.index, row.function), (row.family_index, row.per_family_instance_index))
+        if rows:
+            hub.report(rows)
+        return 1
+    if outcome.stderr:
+        config.stderr.write(outcome.stderr)
+    point_config = plan.point.config
+    entries = point_context(point_config) if is_sweep(config) else {}
+    for runs in runs_from_benchmark_json(report, point_config.getoption("batch_size")):
+        family_index, instance = numbers.get((plan.index, runs[0].function)) or \
+            family.number(runs[0].function, point_config.name_prefix)
+        for run in runs:
+            run.name = names.family_of(run.run_name)
+            run.params = dict(point_config.params)
+            run.family_index, run.per_family_instance_index = family_index, instance
+            # What this run knows of the point (its module as given here) and where
+            # the executor measured it (host_name) win over what its process said.
+            run.provenance = {**run.provenance, **entries, **outcome.provenance}
+        workloads.append(named_workload(point_config, runs[0].function, runs[0].time_unit))
+        workloads[-1].params = dict(point_config.params)
+        hub.report(runs)
+    return outcome.returncode

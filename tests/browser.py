@@ -67,6 +67,7 @@ class PageLoad:
     console_errors: list[str] = field(default_factory=list)
     requests: list[str] = field(default_factory=list)  # every URL but the page's and data:
     screenshot: bytes = b""  # PNG, the whole page
+    values: list = field(default_factory=list)  # what each expression evaluated to
 
     @property
     def problems(self) -> list[str]:
@@ -155,9 +156,11 @@ class Browser:
                 if reply["method"] == method and reply.get("sessionId") == session:
                     return
 
-    def load(self, path: Path) -> PageLoad:
-        """Loads ``path`` from file:// in a new tab: its console errors, its
-        requests and a full-page screenshot."""
+    def load(self, path: Path, viewport: tuple[int, int] = VIEWPORT,
+             evaluate: tuple[str, ...] = ()) -> PageLoad:
+        """Loads ``path`` from file:// in a new tab of ``viewport`` CSS pixels: its
+        console errors, its requests, a full-page screenshot and the values of the
+        JavaScript expressions ``evaluate`` (each returning JSON: sizes, texts)."""
         url = Path(path).resolve().as_uri()
         target = self.call("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.call("Target.attachToTarget",
@@ -166,7 +169,7 @@ class Browser:
         try:
             for domain in ("Page", "Runtime", "Log", "Network"):
                 self.call(f"{domain}.enable", session=session)
-            width, height = VIEWPORT
+            width, height = viewport
             self.call("Emulation.setDeviceMetricsOverride",
                       {"width": width, "height": height, "deviceScaleFactor": 1,
                        "mobile": False}, session=session)
@@ -183,6 +186,11 @@ class Browser:
                 "clip": {"x": 0, "y": 0, "width": max(size["width"], 1),
                          "height": max(size["height"], 1), "scale": 1}}, session=session)
             result = PageLoad(url, screenshot=base64.b64decode(shot["data"]))
+            for expression in evaluate:
+                answer = self.call("Runtime.evaluate", {"expression": expression,
+                                                        "returnByValue": True},
+                                   session=session)
+                result.values.append(answer.get("result", {}).get("value"))
             for event in self._events:
                 if event.get("sessionId") != session:
                     continue

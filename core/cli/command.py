@@ -26,6 +26,7 @@ import iree.runtime as rt
 from ..backend import check_capabilities, check_runtime_flags_honoured
 from ..config import Config, OptionSpec
 from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
+from ..executor import select_executor
 from ..hookcall import call_hook, collect_named, implementations
 from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
 from ..pluginmanager import (
@@ -90,6 +91,7 @@ class GroupedCommand(click.Command):
             return
         reporters = known_names(self.pm, "ireebench_reporters", "reporter")
         backends = known_names(self.pm, "ireebench_backends", "backend")
+        executors = known_names(self.pm, "ireebench_executors", "executor")
         for option in self.params:
             if option.name in ("reporter", "benchmark_format", "benchmark_out_format") \
                     and reporters:
@@ -99,6 +101,10 @@ class GroupedCommand(click.Command):
                                "--benchmark_format.")
             if option.name == "backend" and backends:
                 option.help = f"Measurement backend, one of: {backends} (default runtime)."
+            if option.name == "executor" and executors:
+                option.help = (f"Where the points of the run are measured, one of: {executors} "
+                               "(default local: this machine; ray: each point a task of a Ray "
+                               "cluster on a node that holds its device, see docs/fleet.md).")
 
     def format_options(self, ctx, formatter):
         self._list_plugin_objects()
@@ -376,8 +382,11 @@ def parse_args(argv: list[str], invocation: Invocation) -> Config | None:
                                      first_word=argv[0] if argv else None)
     if print_native_information(runtime_flags, invocation.stdout):
         return None
-    config = Config(pm, dict(ctx.params), runtime_flags, list(argv), invocation.stdout,
-                    invocation.stderr, option_specs(command))
+    specs = option_specs(command)
+    # A plain run's own process (--point_index=0, on an executor's node) measures
+    # here and writes no run output, as a sweep's point process does.
+    config = Config(pm, point_process_options(dict(ctx.params), specs), runtime_flags,
+                    list(argv), invocation.stdout, invocation.stderr, specs)
     return configure(config, invocation.selection)
 
 
@@ -436,6 +445,7 @@ def configure(config: Config, selection: PluginSelection, points: list | None = 
         check_runtime_flags(config, selection.blocked)
         config.backend  # noqa: B018 - chosen now: plugins check its capabilities in configure
         check_capabilities(config)
+        select_executor(config)  # an unknown --executor is one line before plugins configure
         call_hook(config.pm, "ireebench_configure", config=config)
         check_runtime_flags_honoured(config)
         points = list(points) if points else [Point(config)]

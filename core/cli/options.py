@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import click
 
+from ..backend import EXECUTORS
 from ..config import OptionSpec
 from ..errors import INVALID_ARGUMENT, UsageError
 from ..outfiles import register_input, register_output, value_file
@@ -78,8 +79,11 @@ class GroupedOption(click.Option):
     ``{AXIS}`` placeholders are the option's plugin's to evaluate per
     benchmark (``--counter flops=2*{bs}*512``), so a sweep leaves them.
     ``run_output=True``: an output of the whole run (a report file, the
-    store, the HTML report): a point that runs in a process of its own
-    (``--point_index``) gets the default, so the run saves and reports once.
+    store, the HTML report), or where the run measures its points
+    (``--executor`` and its executor's options): a point that runs in a
+    process of its own (``--point_index``, here or on a cluster's node) gets
+    the default, so the run saves and reports once, and the point is
+    measured where its process runs.
     ``module_source=True`` (with ``per_point``): the option only says how
     the module is made (``--compile_flag``); points whose modules have the
     same bytes are measured once, whatever it says.
@@ -260,6 +264,11 @@ def add_core_options(parser: OptionParser) -> None:
              "plugin NAME (built-in or installed); repeatable.")
     add("--backend", "backend", default="runtime", group=i, metavar="NAME",
         help="Measurement backend: runtime (in-process, default) or one a plugin adds.")
+    add("--executor", "executor", default="local", group=i, metavar="NAME",
+        run_output=True, requires=EXECUTORS,
+        help="Where the points of the run are measured: local (this machine, default), ray "
+             "(each point a task of a Ray cluster, on a node that holds its device; see "
+             "docs/fleet.md) or one a plugin adds.")
     _bool(parser, "strict_flags",
           "Refuse unknown flags and stray arguments (by default each is ignored with a "
           "warning line, as the native tool ignores them).", i, "IREEBENCH_STRICT_FLAGS")

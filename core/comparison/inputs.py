@@ -302,6 +302,10 @@ class ReportHistory(list):
         super().__init__(reports)
         self.notes = list(notes)
 
+    def oldest_first(self) -> list[tuple[str, dict]]:
+        """The runs in the order they were measured (as a report draws a history)."""
+        return list(reversed(self))
+
 
 def load_reports(config, reference: str, like: dict | None = None,
                  command: str = "compare") -> list[tuple[str, dict]]:

@@ -5,14 +5,25 @@
   CSV reporters;
 * :mod:`.hub`: the :class:`ReportHub` that builds the display and
   ``--benchmark_out`` reporters and sends every row to them;
-* :mod:`.humanize`: numbers printed as Google Benchmark prints them.
+* :mod:`.humanize`: numbers printed as Google Benchmark prints them;
+* :mod:`.sections`: :class:`ReportSection`, a section of the HTML report
+  (what ``ireebench_report_sections`` returns).
 
-Public (``__all__``): :class:`Reporter`, :func:`print_basic_context` and
+Public (``__all__``): :class:`Reporter`, :func:`print_basic_context`,
 :func:`reported` (the context and every row the run reported, for a plugin
-that needs the whole run at its end).
+that needs the whole run at its end), :class:`ReportSection` and
+:data:`SECTION_ORDER` (the places of the report's own sections).
 """
 
 from .hub import reported
 from .reporter import Reporter, print_basic_context
+from .sections import DEFAULT_SECTION_ORDER, SECTION_ORDER, ReportSection
 
-__all__ = ["Reporter", "print_basic_context", "reported"]
+__all__ = [
+           "DEFAULT_SECTION_ORDER",
+           "SECTION_ORDER",
+           "ReportSection",
+           "Reporter",
+           "print_basic_context",
+           "reported",
+]

@@ -14,10 +14,18 @@ HTML page (inline SVG, no script, nothing from the network):
   run ends;
 * :mod:`.data` reads a report's rows whole, :mod:`.analysis` works out
   what to draw (distributions, sweeps, comparisons with ``ireebench
-  compare``'s engine, trends and change points), :mod:`.render` checks
-  what comes before drawing and imports it lazily, :mod:`.build` makes the
-  sections, :mod:`.charts` draws with matplotlib (the ``report`` extra),
-  :mod:`.page` writes the HTML.
+  compare``'s engine, trends and change points, units), :mod:`.model`
+  holds it all (:class:`~.model.ReportData`, reports oldest first),
+  :mod:`.verdict` says what changed, :mod:`.render` checks what comes
+  before drawing and imports it lazily, :mod:`.build` asks for the sections
+  and draws them, :mod:`.builtin_sections` is the report's own sections,
+  :mod:`.charts` draws with matplotlib (the ``report`` extra), :mod:`.page`
+  writes the HTML.
+
+The page is made of sections (:class:`ireebench.reporting.ReportSection`,
+public) that plugins return from ``ireebench_report_sections``, declared here
+(``ireebench_addhooks``, :mod:`.hooks`); the report's own sections come
+through the same hook.
 
 Hooks of a run with ``--benchmark_report``, in the order they run:
 ``ireebench_configure`` (the path checked, matplotlib present: a run of
@@ -25,7 +33,8 @@ hours must not fail at its end), ``ireebench_sessionfinish`` (the report
 written from the context and rows the run reported,
 ``ireebench.reporting.hub.reported``, also after an error, an interrupt or
 a crash the worker survived, with the rows finished by then, as
-``--benchmark_out`` keeps them).
+``--benchmark_out`` keeps them; a plugin whose section failed then
+ends the run with its error).
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ from ireebench.reporting.hub import reported
 
 from .command import HELP, report_main
 from .data import read_report
+from .hooks import ReportHooks
 from .render import load_renderer, require_renderer
 
 GROUP = "Report"
@@ -58,6 +68,12 @@ class RunRows:
 
 
 RUN_ROWS = StashKey[RunRows]()
+
+
+@hookimpl
+def ireebench_addhooks(pluginmanager):
+    """Declares ``ireebench_report_sections``."""
+    pluginmanager.add_hookspecs(ReportHooks)
 
 
 @hookimpl
@@ -119,5 +135,7 @@ def ireebench_sessionfinish(config):
         config.stderr.write(f"ireebench: warning: {_flag(config)}: nothing to draw "
                             f"({reason}); not written\n")
         return
-    load_renderer(_flag(config)).write([report], CompareOptions(), html_path=state.path,
-                                       flag="benchmark_report")
+    renderer = load_renderer(_flag(config))
+    document = renderer.write([report], CompareOptions(), config, html_path=state.path,
+                              flag="benchmark_report")
+    renderer.raise_failures(document, config)

@@ -8,12 +8,20 @@
 * :class:`Sweep`: the points of one benchmark family that differ only in
   their axes (``params``), and per axis the lines to draw (one per
   combination of the other axes); :func:`is_geometric` picks log axes;
-* :func:`pairs`: which reports are compared, with the engine of ``ireebench
-  compare`` (:func:`ireebench.comparison.compare`: the U test, the
-  Hodges-Lehmann change and its interval, verdicts, geometric mean);
+* :func:`comparisons`: what the latest report is judged against, with the
+  engine of ``ireebench compare`` (:func:`ireebench.comparison.compare`: the
+  U test, the Hodges-Lehmann change and its interval, verdicts, geometric
+  mean; against a history, the gate's
+  :func:`~ireebench.comparison.history.compare_history`);
 * :class:`Trend` and :func:`change_points`: a benchmark over a history of
   reports and where its level shifted;
-* :class:`Quantity`: the unit of each metric, for axes that say what they show.
+* :class:`Quantity`, :class:`Units`: what each metric measures and the one
+  unit each quantity is shown in on a page.
+
+Reports are always **oldest first** here (the order of the command line; a
+history, which a store hands over newest first, is turned round once when
+it is read: :func:`ireebench.plugins.report.command.read_inputs`), so the
+last report is the latest.
 """
 
 from __future__ import annotations
@@ -29,11 +37,11 @@ from ireebench.comparison import (
     BenchmarkRows,
     CompareOptions,
     Comparison,
-    benchmark_file,
     compare,
 )
 from ireebench.comparison.changes import RunValues
 from ireebench.comparison.changes import change_points as series_change_points
+from ireebench.comparison.history import compare_history
 from ireebench.comparison.model import compare_benchmark
 from ireebench.errors import UsageError
 from ireebench.plugins.statistics import median_ci, percentile
@@ -41,26 +49,33 @@ from ireebench.plugins.statistics import median_ci, percentile
 from .data import BYTE_METRICS, COUNT_METRICS, Benchmark, Report
 
 CONFIDENCE = 0.95
-# Up to this many reports, each later one is compared with the first (and
-# drawn beside it); more reports read as a history: the latest is compared
-# with the one before it, and the trend shows the rest.
+# Up to this many reports given one by one, each later one is compared with
+# the first (and drawn beside it); more, or a history (stored:history), read
+# as a history: the latest against all before it, and the trend the rest.
 MAX_PAIRWISE = 4
 # A trend needs this many reports.
 MIN_TREND = 3
 # A level shift smaller than this is not drawn as a change point.
 MIN_SHIFT = 0.02
-# Context keys that may hold the commit a report was measured at
-# (a results store, --benchmark_context=git_commit=...).
-COMMIT_KEYS = ("git_commit", "commit", "git_sha", "git_revision", "revision", "vcs_revision")
+# Context keys that may hold the commit a report was measured at: a tag the
+# user gave (--benchmark_context=git_commit=...) first, then the checkout's
+# commit ireebench records (the results store's "commit").
+COMMIT_KEYS = ("git_commit", "commit", "git_sha", "git_revision", "revision", "vcs_revision",
+               "ireebench_git_commit")
 
 _TIME_UNITS = (("s", 1.0), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9))
 _BYTE_UNITS = (("GiB", 2.0 ** -30), ("MiB", 2.0 ** -20), ("KiB", 2.0 ** -10), ("B", 1.0))
+_RATE_PREFIXES = (("T", 1e-12), ("G", 1e-9), ("M", 1e-6), ("k", 1e-3), ("", 1.0))
+
+
+def _typical(values) -> float:
+    positive = [abs(v) for v in values if v]
+    return pystats.median(positive) if positive else 0.0
 
 
 def time_scale(seconds: list[float]) -> tuple[float, str]:
     """The factor and unit that show these seconds with a typical value in [1, 1000)."""
-    positive = [abs(v) for v in seconds if v]
-    typical = pystats.median(positive) if positive else 1.0
+    typical = _typical(seconds) or 1.0
     for unit, factor in _TIME_UNITS:
         if typical * factor >= 1.0:
             return factor, unit
@@ -68,66 +83,116 @@ def time_scale(seconds: list[float]) -> tuple[float, str]:
 
 
 def byte_scale(values: list[float]) -> tuple[float, str]:
-    largest = max((abs(v) for v in values), default=0.0)
+    """Binary units with a typical value of at least 1."""
+    typical = _typical(values)
     for unit, factor in _BYTE_UNITS:
-        if largest * factor >= 1.0:
+        if typical * factor >= 1.0:
             return factor, unit
     return 1.0, "B"
 
 
+def rate_scale(values: list[float]) -> tuple[float, str]:
+    typical = _typical(values)
+    for prefix, factor in _RATE_PREFIXES:
+        if typical * factor >= 1.0:
+            return factor, f"{prefix}/s"
+    return 1.0, "/s"
+
+
+def significant(value: float, digits: int = 4) -> str:
+    """``value`` with ``digits`` significant digits, never in exponent form
+    (``0.001234``, ``12.34``, ``123457``): a column of one unit reads down."""
+    if not value or not math.isfinite(value):
+        return "0" if value == 0 else str(value)
+    magnitude = math.floor(math.log10(abs(value)))
+    return f"{value:.{max(0, digits - 1 - magnitude)}f}"
+
+
 @dataclass(frozen=True)
 class Quantity:
-    """What a metric measures: its label and how its values scale to a unit."""
+    """What a metric measures: its kind (which unit) and the words for its axis."""
 
     metric: str
     kind: str  # "time", "bytes", "count", "rate", "percent", "value"
     what: str  # words for the axis
 
-    def scale(self, values: list[float]) -> tuple[float, str]:
-        if self.kind == "time":
-            return time_scale(values)
-        if self.kind == "bytes":
-            return byte_scale(values)
-        if self.kind == "rate":
-            return rate_scale(values)
-        return 1.0, {"count": "count", "percent": "%", "value": "as reported"}[self.kind]
-
     def label(self, unit: str) -> str:
-        return f"{self.what} ({unit})"
+        return f"{self.what} ({unit})" if unit else self.what
 
 
-_RATE_PREFIXES = (("T", 1e-12), ("G", 1e-9), ("M", 1e-6), ("k", 1e-3), ("", 1.0))
+TIME_WORDS = {"real_time": "wall time per iteration", "cpu_time": "CPU time per iteration",
+              "device_time": "device time per iteration"}
 
 
-def rate_scale(values: list[float]) -> tuple[float, str]:
-    largest = max((abs(v) for v in values), default=0.0)
-    for prefix, factor in _RATE_PREFIXES:
-        if largest * factor >= 1.0:
-            return factor, f"{prefix}/s"
-    return 1.0, "/s"
-
-
-def quantity(metric: str, report: Report | None = None) -> Quantity:
+def quantity(metric: str, reports: list[Report] = ()) -> Quantity:
     """The :class:`Quantity` of a metric, by its name (Google Benchmark's and ireebench's).
 
-    A counter's unit is not in Google Benchmark's JSON: ``*_per_second``
-    counters are rates, and so are the user counters of a report ireebench
-    wrote (``--counter`` makes rate counters); others are shown as reported.
+    A counter's unit is not in Google Benchmark's JSON: a counter is a rate
+    when it is named ``*_per_second`` or a report lists it in its context's
+    ``rate_counters`` (``--counter`` records its rates there); any other
+    counter (a count of page faults, a plugin's value) is drawn as reported,
+    without a unit.
     """
-    times = {"real_time": "wall time per iteration", "cpu_time": "CPU time per iteration",
-             "device_time": "device time per iteration"}
-    if metric in times:
-        return Quantity(metric, "time", times[metric])
+    if metric in TIME_WORDS:
+        return Quantity(metric, "time", TIME_WORDS[metric])
     if metric in BYTE_METRICS:
         return Quantity(metric, "bytes", metric)
     if metric in COUNT_METRICS:
         return Quantity(metric, "count", "allocations per iteration")
     if metric == "percent":
         return Quantity(metric, "percent", metric)
-    if metric.endswith(("_per_second", "PerSecond")) or (
-            report is not None and report.written_by_ireebench):
+    if metric.endswith(("_per_second", "PerSecond")) or any(
+            metric in report.rate_counters for report in reports):
         return Quantity(metric, "rate", f"{metric} per second")
     return Quantity(metric, "value", metric)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a quantity's values are shown: multiplied by ``factor``, in ``unit``."""
+
+    factor: float
+    unit: str
+
+    def text(self, value: float | None) -> str:
+        """``12.34 µs``: the value in this unit, 4 significant digits ("-" for None)."""
+        if value is None:
+            return "-"
+        return f"{significant(value * self.factor)} {self.unit}".rstrip()
+
+
+class Units:
+    """One unit per quantity on a page: every time (wall, CPU, device; each
+    table and chart) in the unit that suits the page's typical median, all
+    bytes in one binary unit, each rate counter in one SI prefix."""
+
+    def __init__(self, reports: list[Report]):
+        self._reports = list(reports)
+        medians = [pystats.median(b.metric("real_time")) for r in self._reports
+                   for b in r.drawable]
+        self.time = Scale(*time_scale(medians))
+        byte_values = [v for r in self._reports for b in r.benchmarks.values()
+                       for name in BYTE_METRICS for v in b.metric(name)]
+        self.bytes = Scale(*byte_scale(byte_values))
+        self._rates: dict[str, Scale] = {}
+
+    def of(self, kind: Quantity) -> Scale:
+        """The scale of a quantity on this page."""
+        if kind.kind == "time":
+            return self.time
+        if kind.kind == "bytes":
+            return self.bytes
+        if kind.kind == "rate":
+            if kind.metric not in self._rates:
+                values = [v for r in self._reports for b in r.benchmarks.values()
+                          for v in b.metric(kind.metric)]
+                self._rates[kind.metric] = Scale(*rate_scale(values))
+            return self._rates[kind.metric]
+        return Scale(1.0, "%" if kind.kind == "percent" else "")
+
+    def metric(self, metric: str) -> tuple[Quantity, Scale]:
+        kind = quantity(metric, self._reports)
+        return kind, self.of(kind)
 
 
 # --- distributions ---------------------------------------------------------------
@@ -149,12 +214,24 @@ class Distribution:
 
     @property
     def cv(self) -> float | None:
+        """The coefficient of variation (sample standard deviation over the mean), in
+        floats (statistics.stdev's exact fractions cost a millisecond a benchmark)."""
         if len(self.samples) < 2 or not self.median:
             return None
-        return pystats.stdev(self.samples) / pystats.fmean(self.samples)
+        mean = math.fsum(self.samples) / len(self.samples)
+        variance = math.fsum((v - mean) ** 2 for v in self.samples) / (len(self.samples) - 1)
+        return math.sqrt(variance) / mean if mean else None
 
 
 def distribution(benchmark: Benchmark, metric: str = "real_time") -> Distribution | None:
+    """The distribution of a metric's repetitions (worked out once per benchmark)."""
+    key = ("distribution", metric)
+    if key not in benchmark.cache:
+        benchmark.cache[key] = _distribution(benchmark, metric)
+    return benchmark.cache[key]
+
+
+def _distribution(benchmark: Benchmark, metric: str) -> Distribution | None:
     samples = benchmark.values.get(metric) or []
     if not samples:
         values = benchmark.metric(metric)
@@ -279,34 +356,72 @@ def sweep_metrics(sweep: Sweep) -> list[str]:
 
 @dataclass
 class Pair:
-    """Two reports compared with ``ireebench compare``'s engine."""
+    """The latest report (or each later one) judged against its baseline with
+    ``ireebench compare``'s engine: one report (``compare OLD NEW``) or the
+    reports before it as a history (``compare stored:history NEW``, the gate)."""
 
-    old: int  # indexes into the reports
-    new: int
+    new: int  # indexes into the reports (oldest first)
+    baseline: list[int]  # one report, or the history's reports, oldest first
     comparison: Comparison | None
     problem: str = ""  # why there is no comparison
+    title: str = ""
+
+    @property
+    def is_history(self) -> bool:
+        return len(self.baseline) > 1
 
 
-def pairs(reports: list[Report], options: CompareOptions) -> list[Pair]:
-    """Each later report against the first (up to :data:`MAX_PAIRWISE` reports),
-    else the latest against the one before it."""
+def _tag(reports: list[Report], index: int) -> str:
+    return f"#{index + 1} {reports[index].label}"
+
+
+def _against_one(reports, old: int, new: int, options: CompareOptions) -> Pair:
+    pair = Pair(new, [old], None, title=f"{_tag(reports, new)} against {_tag(reports, old)}")
+    problem = reports[old].rows_problem or reports[new].rows_problem
+    try:
+        if problem:
+            raise UsageError(problem)
+        pair.comparison = compare(reports[old].rows, reports[new].rows, options)
+    except UsageError as exc:
+        pair.problem = str(exc)
+    return pair
+
+
+def _against_history(reports, earlier: list[int], new: int, options: CompareOptions) -> Pair:
+    span = f"#{earlier[0] + 1}" if len(earlier) == 1 else f"#{earlier[0] + 1}–#{earlier[-1] + 1}"
+    pair = Pair(new, list(earlier), None,
+                title=f"{_tag(reports, new)} (the latest) against the {len(earlier)} "
+                      f"report(s) before it ({span}), as the gate judges it")
+    history = [reports[i].rows for i in reversed(earlier)]  # newest first, as the gate's
+    problem = next((reports[i].rows_problem for i in [*earlier, new]
+                    if reports[i].rows_problem), "")
+    try:
+        if problem:
+            raise UsageError(problem)
+        pair.comparison = compare_history(history, reports[new].rows, options, label=span)
+    except UsageError as exc:
+        pair.problem = str(exc)
+    return pair
+
+
+def comparisons(reports: list[Report], options: CompareOptions,
+                as_history: bool) -> list[Pair]:
+    """What the latest report is judged against (``reports`` oldest first).
+
+    Up to :data:`MAX_PAIRWISE` reports given one by one: each later one
+    against the first (the baseline, as compare.py's). A history (a
+    store's ``stored:history``, or more reports than that): the latest
+    against every report before it, pooled, with the band of their medians
+    (:func:`ireebench.comparison.history.compare_history`, what ``ireebench
+    compare stored:history NEW`` says); the trend's change points say where
+    in the history a level shifted.
+    """
     usable = [i for i, report in enumerate(reports) if report.drawable]
     if len(usable) < 2:
         return []
-    if len(usable) <= MAX_PAIRWISE:
-        chosen = [(usable[0], index) for index in usable[1:]]
-    else:
-        chosen = [(usable[-2], usable[-1])]
-    found = []
-    for old, new in chosen:
-        try:
-            comparison = compare(benchmark_file(reports[old].label, reports[old].raw),
-                                 benchmark_file(reports[new].label, reports[new].raw), options)
-        except UsageError as exc:
-            found.append(Pair(old, new, None, str(exc)))
-            continue
-        found.append(Pair(old, new, comparison))
-    return found
+    if as_history or len(usable) > MAX_PAIRWISE:
+        return [_against_history(reports, usable[:-1], usable[-1], options)]
+    return [_against_one(reports, usable[0], index, options) for index in usable[1:]]
 
 
 # --- trends ------------------------------------------------------------------------
@@ -329,6 +444,7 @@ class ChangePoint:
     low: float | None
     high: float | None
     verdict: str
+    pvalue: float | None = None  # the U test of the two levels' pooled repetitions
 
 
 @dataclass
@@ -339,6 +455,14 @@ class Trend:
     indexes: list[int]  # into the reports
     distributions: list[Distribution]
     changes: list[ChangePoint] = field(default_factory=list)
+
+    @property
+    def shift(self) -> float:
+        """How far it moved: its largest change point, else latest / first median - 1."""
+        if self.changes:
+            return max((c.change for c in self.changes), key=lambda c: abs(math.log1p(c)))
+        first, last = self.distributions[0].median, self.distributions[-1].median
+        return last / first - 1.0 if first > 0 and last > 0 else 0.0
 
 
 def _rows(name: str, samples: list[list[float]]) -> BenchmarkRows:
@@ -374,7 +498,7 @@ def change_points(name: str, samples: list[list[float]],
         result = compare_benchmark(name, _rows(name, before), _rows(name, after), options)
         if result.verdict in (FASTER, SLOWER) and abs(result.change) >= MIN_SHIFT:
             found.append(ChangePoint(start, result.change, result.low, result.high,
-                                     result.verdict))
+                                     result.verdict, result.pvalue))
     return found
 
 
@@ -383,9 +507,9 @@ def trends(reports: list[Report], options: CompareOptions) -> list[Trend]:
     (when :data:`MIN_TREND` or more do), and its change points."""
     if len([r for r in reports if r.drawable]) < MIN_TREND:
         return []
-    names = []
+    names: dict[str, None] = {}  # the latest report's first, then the others'
     for report in reversed(reports):
-        names += [b.name for b in report.drawable if b.name not in names]
+        names.update(dict.fromkeys(b.name for b in report.drawable))
     found = []
     for name in names:
         indexes, shapes = [], []
@@ -399,7 +523,7 @@ def trends(reports: list[Report], options: CompareOptions) -> list[Trend]:
             continue
         trend = Trend(name, indexes, shapes)
         points = change_points(name, [s.samples for s in shapes], options)
-        trend.changes = [ChangePoint(indexes[p.index], p.change, p.low, p.high, p.verdict)
-                         for p in points]
+        trend.changes = [ChangePoint(indexes[p.index], p.change, p.low, p.high, p.verdict,
+                                     p.pvalue) for p in points]
         found.append(trend)
     return found

@@ -20,16 +20,21 @@ Benchmark's):
   counters (``items_per_second``, ``device_bytes_peak``, a ``--counter``).
 
 Times are kept in seconds per iteration. Any problem with a report is one
-:class:`~ireebench.UsageError` line naming it.
+:class:`~ireebench.UsageError` line naming it. The rows are also read once
+by ``ireebench compare``'s reader (:attr:`Report.rows`), so that the
+comparisons are that engine's, and the parsed JSON is not kept.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import dataclass, field
 
-from ireebench.comparison.inputs import row_identity
+from ireebench.comparison.inputs import BenchmarkFile, benchmark_file, row_identity
+from ireebench.comparison.machine import ROW_KEYS as IDENTITY_KEYS
+from ireebench.comparison.machine import combined_provenance, row_context
 from ireebench.errors import UsageError, one_line
 from ireebench.names import TIMING_SUFFIX
 from ireebench.results import TIME_UNIT_MULTIPLIER
@@ -63,6 +68,8 @@ def _fail(label: str, reason: str) -> UsageError:
 
 
 def _number(value) -> float | None:
+    if type(value) is float:  # nearly every number of a report: the fast path
+        return value if math.isfinite(value) else None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
@@ -130,6 +137,8 @@ class Benchmark:
     errors: list[str] = field(default_factory=list)
     extra_rows: list[ExtraRow] = field(default_factory=list)
     family_index: int | None = None
+    # What the analysis worked out of it once (its distribution), by key.
+    cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def display(self) -> str:
@@ -181,7 +190,16 @@ class Report:
     label: str
     context: dict
     benchmarks: dict[str, Benchmark]
-    raw: dict  # the parsed report (for the comparison engine)
+    # The same rows as the comparison engine reads them (ireebench compare's reader),
+    # or why it cannot: what the comparisons compare.
+    rows: BenchmarkFile | None = None
+    rows_problem: str = ""
+    # What its rows were measured on, each row's own (a sweep's or suite's points:
+    # machine.row_context), every value once: devices, modules ({"path",
+    # "sha256"}), host names.
+    devices: list[str] = field(default_factory=list)
+    modules: list[dict] = field(default_factory=list)
+    hosts: list[str] = field(default_factory=list)
 
     @property
     def drawable(self) -> list[Benchmark]:
@@ -190,6 +208,15 @@ class Report:
     @property
     def written_by_ireebench(self) -> bool:
         return "ireebench_version" in self.context
+
+    @property
+    def rate_counters(self) -> set[str]:
+        """The counters this report says are rates (``rate_counters`` in its context, as
+        ``--counter`` records them; Google Benchmark's JSON does not say)."""
+        listed = self.context.get("rate_counters")
+        if isinstance(listed, str):
+            listed = listed.split(",")
+        return {str(name) for name in listed} if isinstance(listed, list) else set()
 
     def nothing_to_draw(self) -> str:
         """Why this report has nothing to draw ("" when it has something)."""
@@ -216,11 +243,11 @@ def _row_metrics(label: str, where: str, entry: dict, unit: str) -> dict[str, fl
             raise _fail(label, f"{where}: {key} is not a finite number ({entry.get(key)!r})")
         metrics[key] = value if percentage else value * scale
     for key, raw in entry.items():
-        if key in ROW_KEYS:
-            continue
+        if key in ROW_KEYS or isinstance(raw, str):
+            continue  # the row's identity; text is not a metric
         value = _number(raw)
         if value is None:
-            continue  # text, lists: not a metric
+            continue  # lists, objects: not a metric
         metrics[key] = value if (percentage or key != "device_time") else value * scale
     return metrics
 
@@ -279,4 +306,32 @@ def read_report(label: str, report: dict) -> Report:
             continue  # a kind of row this reader does not know (complexity fits)
         for key, value in _row_metrics(label, where, entry, unit).items():
             benchmark.values.setdefault(key, []).append(value)
-    return Report(label, context if isinstance(context, dict) else {}, benchmarks, report)
+    try:
+        rows, problem = benchmark_file(label, report), ""
+    except UsageError as exc:
+        rows, problem = None, str(exc)
+    context = context if isinstance(context, dict) else {}
+    found = Report(label, context, benchmarks, rows, problem)
+    found.devices, found.modules, found.hosts = row_provenance(context, report["benchmarks"])
+    return found
+
+
+def row_provenance(context: dict, entries: list) -> tuple[list[str], list[dict], list[str]]:
+    """``(devices, modules, hosts)`` of a report's rows: each row's identity
+    (:func:`ireebench.comparison.machine.row_context`: the context overlaid by
+    the row's own keys, which every row of a sweep or suite carries), every
+    value once, in order."""
+    contexts, seen, bare = [], set(), False
+    for entry in entries:
+        if not isinstance(entry, dict) or not any(key in entry for key in IDENTITY_KEYS):
+            bare = True
+            continue
+        key = json.dumps([entry.get(name) for name in IDENTITY_KEYS], default=str)
+        if key not in seen:
+            seen.add(key)
+            contexts.append(row_context(context, entry))
+    if bare or not contexts:
+        contexts.insert(0, context)
+    devices, modules = combined_provenance(contexts)
+    hosts = list(dict.fromkeys(str(c["host_name"]) for c in contexts if c.get("host_name")))
+    return devices, modules, hosts

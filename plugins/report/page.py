@@ -32,6 +32,7 @@ th, td { border: 1px solid #ddd; padding: 0.15rem 0.45rem; text-align: left;
 th { background: #f4f4f4; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.name { overflow-wrap: break-word; max-width: 34rem; }
+.narrow td.name { overflow-wrap: anywhere; }
 .table { overflow-x: auto; }
 .charts { display: flex; flex-wrap: wrap; gap: 0.8rem 1.2rem; }
 figure { margin: 0.3rem 0; max-width: 100%; }
@@ -40,6 +41,9 @@ figcaption { font-size: 0.85rem; color: #333; margin-bottom: 0.15rem; word-break
 .verdict-faster { color: #2e7d32; font-weight: 600; }
 .verdict-slower { color: #c62828; font-weight: 600; }
 .verdict-inconclusive { color: #a86a00; }
+p.headline { font-size: 1.1rem; margin: 0.5rem 0 0.4rem; }
+p.section-error { color: #c62828; border: 1px solid #c62828; padding: 0.4rem 0.6rem;
+                  background: #fff5f5; }
 details { margin: 0.3rem 0 0.6rem; }
 summary { cursor: pointer; color: #333; }
 """
@@ -55,20 +59,28 @@ class Section:
 
 
 def table(headers: list[str], rows: list[list], numeric: set[int] = frozenset(),
-          names: set[int] = frozenset()) -> str:
-    """An HTML table; cells are text (escaped) unless given as :class:`Raw`."""
+          names: set[int] = frozenset(), css: str = "") -> str:
+    """An HTML table; cells are text (escaped) unless given as :class:`Raw`; ``css``:
+    a class of its own (``narrow``: its names wrap anywhere, to fit a small screen)."""
     head = "".join(f"<th>{escape(h)}</th>" for h in headers)
     body = []
     for row in rows:
         cells = []
         for index, cell in enumerate(row):
-            css = " class=\"num\"" if index in numeric else \
+            kind = " class=\"num\"" if index in numeric else \
                 " class=\"name\"" if index in names else ""
             text = cell.html if isinstance(cell, Raw) else escape(str(cell))
-            cells.append(f"<td{css}>{text}</td>")
+            cells.append(f"<td{kind}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f"<div class=\"table\"><table><thead><tr>{head}</tr></thead>"
+    return (f"<div class=\"table{' ' + css if css else ''}\"><table><thead><tr>{head}</tr></thead>"
             f"<tbody>{''.join(body)}</tbody></table></div>")
+
+
+def fields(rows: list[tuple[str, str]]) -> str:
+    """A table of named values, one per row: its name a header, its value a cell."""
+    body = "".join(f"<tr><th>{escape(name)}</th><td>{escape(str(value))}</td></tr>"
+                   for name, value in rows)
+    return f"<div class=\"table\"><table><tbody>{body}</tbody></table></div>"
 
 
 @dataclass(frozen=True)

@@ -71,9 +71,11 @@ def ireebench_addoption(parser):
     parser.addoption("--benchmark_save", "benchmark_save", type=bool, group=GROUP,
                      run_output=True, help="Store the run (its JSON report, provenance, tags and samples) in "
                           "the results store when it ends; see docs/store.md.")
+    # run_output: where the run saves is the run's alone, as --benchmark_save is (a
+    # point's own process, here or on a cluster's node, is never told the URL).
     parser.addoption("--benchmark_storage", "benchmark_storage", default="", group=GROUP,
                      metavar="URL", envvar="IREEBENCH_STORAGE", show_envvar=True,
-                     help=STORAGE_HELP)
+                     run_output=True, help=STORAGE_HELP)
 
 
 @hookimpl(optionalhook=True)

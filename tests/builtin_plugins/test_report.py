@@ -2,15 +2,17 @@
 
 The inputs are real: runs of real compiled modules (repetitions, dispatch
 statistics, the cold start), the same module run twice (a comparison), the
-native tool's JSON, a history of four runs whose module got heavier (read
-through the real ``ireebench_load_reports`` hook by a test plugin, as the
-results store answers ``stored:history``), a real ``--sweep`` over n and
-dtype with a ``--counter``, and a run with ``--device_time
---memory_statistics``.
+native tool's JSON, five runs saved to the real results store (SQLite; the
+same runs imported into the session's real PostgreSQL) whose module does
+512x the work from the fourth, read back as ``stored:history``, a real
+``--sweep`` over n and dtype with a ``--counter``, a run with
+``--device_time --memory_statistics``, a counter that is not a rate, and
+the example plugin that adds a section (examples/plugins/report_slowest).
 
-Every page is then loaded in a real headless Chromium from file:// (one
-browser for all of them, :mod:`browser`): no console error, no request,
-a screenshot that is not blank.
+The pages are made once for the session (all pytest-xdist workers share
+them) and each is then loaded in a real headless Chromium from file://
+(one browser for all of them, :mod:`browser`): no console error, no
+request, a screenshot that is not blank, the Inputs table within 800 px.
 """
 
 from __future__ import annotations
@@ -25,12 +27,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+import ireebench as ireebench_api
 import pytest
 from browser import Browser, blank_fraction, find_chromium
-from conftest import _env, one_error_line
+from conftest import ROOT, STORE_KINDS, _env, new_store_url, one_error_line
 from ireebench.comparison import CompareOptions
 from ireebench.plugins.report.analysis import change_points, is_geometric
 from ireebench.plugins.report.data import family_and_args, read_report
+from ireebench.reporting import ReportSection
 
 LOCAL = "--device=local-sync"
 QUICK = ("--benchmark_repetitions=9", "--benchmark_min_time=5x")
@@ -112,20 +116,34 @@ def reports(compile_mlir, ireebench, native_tool, tmp_path_factory):
         if to_make:
             _make_reports(folder, compile_mlir, ireebench, native_tool)
     return {**{name: folder / name for name in PAGES}, "folder": folder,
-            "history": folder / "history", "svg": folder / "svg", "png": folder / "png"}
+            "history": folder / "history", "svg": folder / "svg", "png": folder / "png",
+            "outputs": json.loads((folder / "outputs.json").read_text())}
 
 
 PAGES = ("run.html", "compare.html", "native.html", "history.html", "sweep.html",
-         "metrics.html")
+         "metrics.html", "section.html")
+SLOWEST = ROOT / "examples" / "plugins" / "report_slowest" / "ireebench_report_slowest.py"
+# The history: the module does 512x the work from the fourth run on.
+HISTORY_MODULES = ("light", "light", "light", "heavy", "heavy")
+
+
+def _report(ireebench, folder: Path, name: str, *args, env=None) -> dict:
+    """``ireebench report ARGS -o NAME``: what it printed (it must succeed, silently
+    but for the path it wrote)."""
+    result = ireebench("report", *args, "-o", folder / name, cwd=folder, env=env)
+    assert result.returncode == 0, result.stderr
+    return {"stdout": result.stdout, "stderr": result.stderr}
 
 
 def _make_reports(folder: Path, compile_mlir, ireebench, native_tool) -> None:
     module = compile_mlir(_matmul("matmul", 64) + SMALL)
     files = {"run.html": folder / "run.html"}
+    outputs = {}
     # A run that writes its own report; its JSON is the base of the others.
-    _ok(ireebench(f"--module={module}", LOCAL, *QUICK, "--dispatch_statistics",
-                  "--benchmark_cold_start", f"--benchmark_out={folder / 'first.json'}",
-                  f"--benchmark_report={files['run.html']}"))
+    run = _ok(ireebench(f"--module={module}", LOCAL, *QUICK, "--dispatch_statistics",
+                        "--benchmark_cold_start", f"--benchmark_out={folder / 'first.json'}",
+                        f"--benchmark_report={files['run.html']}"))
+    outputs["run.html"] = {"stdout": "", "stderr": run.stderr}
     _ok(ireebench(f"--module={module}", LOCAL, *QUICK,
                   f"--benchmark_out={folder / 'second.json'}"))
     native = native_tool("iree-benchmark-module", f"--module={module}", LOCAL,
@@ -133,13 +151,18 @@ def _make_reports(folder: Path, compile_mlir, ireebench, native_tool) -> None:
                          "--benchmark_format=json")
     assert native.returncode == 0, native.stderr
     (folder / "native.json").write_text(native.stdout)
+    # Five runs saved to a real store (SQLite) as a user saves them, each with the
+    # commit it measured; their JSON is kept for the PostgreSQL test.
     history = folder / "history"
     history.mkdir()
-    light, heavy = compile_mlir(_matmul("work", 16)), compile_mlir(_matmul("work", 128))
-    for number, path in enumerate((light, light, heavy, heavy), 1):
-        _ok(ireebench(f"--module={path}", LOCAL, *QUICK,
-                      f"--benchmark_context=git_commit=c0ffee{number}0000000",
-                      f"--benchmark_out={history / f'run{number}.json'}"))
+    store = {"IREEBENCH_STORAGE": f"sqlite:///{folder / 'store.sqlite'}"}
+    paths = {"light": compile_mlir(_matmul("work", 16)),
+             "heavy": compile_mlir(_matmul("work", 128))}
+    for number, kind in enumerate(HISTORY_MODULES, 1):
+        _ok(ireebench(f"--module={paths[kind]}", LOCAL, *QUICK,
+                      f"--benchmark_context=git_commit=c0ffee{number}",
+                      f"--benchmark_out={history / f'run{number}.json'}", "--benchmark_save",
+                      env=store))
     # A real sweep: n (geometric) and dtype (a module per dtype, named by the axis).
     for dtype in ("f32", "i32"):
         shutil.copy(compile_mlir(_dynamic_matmul(dtype)), folder / f"mm_{dtype}.vmfb")
@@ -148,18 +171,21 @@ def _make_reports(folder: Path, compile_mlir, ireebench, native_tool) -> None:
                   "--input={n}x{n}x{dtype}=1", "--input={n}x{n}x{dtype}=1",
                   "--counter=flops=2*{n}*{n}*{n}", "--benchmark_repetitions=6",
                   "--benchmark_min_time=5x", f"--benchmark_out={folder / 'sweep.json'}"))
-    # Device time and memory as the run measures them.
+    # Device time and memory as the run measures them, a rate counter (--counter)
+    # and one that is not a rate (a plugin's count of page faults).
     _ok(ireebench(f"--module={module}", LOCAL, *QUICK, "--dispatch_statistics",
-                  "--device_time", "--memory_statistics",
-                  f"--benchmark_out={folder / 'metrics.json'}"))
-    for name, inputs, extra in (
-            ("compare.html", ["first.json", "second.json"], []),
-            ("native.html", ["native.json"], []),
-            ("history.html", [f"history:{history}"], ["-p", "report_history"]),
+                  "--device_time", "--memory_statistics", "--counter=flops=2*64*64*64",
+                  "--plugin=page_faults", f"--benchmark_out={folder / 'metrics.json'}"))
+    for name, inputs, extra, env in (
+            ("compare.html", ["first.json", "second.json"], [], None),
+            ("native.html", ["native.json"], [], None),
+            ("history.html", ["stored:history"], [], store),
             ("sweep.html", ["sweep.json"], ["--output_dir", str(folder / "png"),
-                                            "--format=png"]),
-            ("metrics.html", ["metrics.json"], ["--output_dir", str(folder / "svg")])):
-        _ok(ireebench("report", *inputs, "-o", folder / name, *extra, cwd=folder))
+                                            "--format=png"], None),
+            ("metrics.html", ["metrics.json"], ["--output_dir", str(folder / "svg")], None),
+            ("section.html", ["first.json", "second.json"], [f"--plugin={SLOWEST}"], None)):
+        outputs[name] = _report(ireebench, folder, name, *inputs, *extra, env=env)
+    (folder / "outputs.json").write_text(json.dumps(outputs))
 
 
 def _text(path: Path) -> str:
@@ -170,18 +196,36 @@ def _sections(path: Path) -> list[str]:
     return re.findall(r'<section id="([^"]+)">', _text(path))
 
 
+def _section(path: Path, anchor: str) -> str:
+    return _text(path).split(f'<section id="{anchor}">', 1)[1].split("</section>", 1)[0]
+
+
 def _charts(path: Path) -> int:
     return len(re.findall(r"<figure>", _text(path)))
 
 
+def test_every_page_says_where_it_is_and_nothing_else(reports):
+    """`ireebench report` prints the path it wrote (one line on stdout) and nothing on
+    stderr: no matplotlib warning naming its own files; a run's --benchmark_report
+    is as quiet."""
+    for name, printed in reports["outputs"].items():
+        if name == "run.html":  # a run's stderr has its context; no warning
+            assert "Warning" not in printed["stderr"] and "matplotlib" not in printed["stderr"]
+            continue
+        assert printed["stderr"] == "", (name, printed["stderr"])
+        assert printed["stdout"].splitlines()[0] == f"wrote {reports[name].resolve()}"
+
+
 def test_a_run_writes_its_report(reports):
-    """--benchmark_report: the run's rows, drawn when it ends, dispatches and all."""
+    """--benchmark_report: the run's rows, drawn when it ends; the verdict first, the
+    provenance last; one dispatch per benchmark is a table, not a chart."""
     page = reports["run.html"]
-    assert _sections(page) == ["inputs", "benchmarks", "dispatches"]
+    assert _sections(page) == ["summary", "benchmarks", "dispatches", "inputs"]
     text = _text(page)
     assert "BM_matmul" in text and "BM_add" in text and "cold start" in text
-    assert "dispatch_0_matmul_64x64x64_f32" in text
-    assert _charts(page) == 3  # two distributions, the matmul's dispatches (add has none)
+    assert "dispatch_0_matmul_64x64x64_f32" in _section(page, "dispatches")
+    assert "run one dispatch each" in _section(page, "dispatches")
+    assert _charts(page) == 1  # both benchmarks on one shared axis
 
 
 def test_two_runs_compared_with_the_verdicts_of_compare(reports, ireebench):
@@ -191,8 +235,9 @@ def test_two_runs_compared_with_the_verdicts_of_compare(reports, ireebench):
                        "--reporter=json")
     assert result.returncode in (0, 1, 4), result.stderr  # 4: cannot judge, on this noise
     comparison = result.json()
-    text = _text(reports["compare.html"])
-    assert _sections(reports["compare.html"])[:2] == ["inputs", "comparison"]
+    page = reports["compare.html"]
+    assert _sections(page)[:2] == ["summary", "comparison"]
+    text = _section(page, "comparison")
     for benchmark in comparison["benchmarks"]:
         name = benchmark["name"].removesuffix("/process_time/real_time")
         row = re.search(rf"<tr><td class=\"name\">{re.escape(name)}</td>.*?</tr>", text)
@@ -200,26 +245,63 @@ def test_two_runs_compared_with_the_verdicts_of_compare(reports, ireebench):
     geomean = comparison["geomean"]["change"] * 100
     assert f"Geometric mean of the changes: {geomean:+.2f}%" in text
     # Both runs beside each other in each benchmark's distribution.
-    assert text.count("#1 first.json") >= 2 and text.count("#2 second.json") >= 2
+    assert _text(page).count("#1 first.json") >= 2 and _text(page).count("#2 second.json") >= 2
 
 
-def test_a_history_shows_the_trend_and_the_change_point(reports):
-    """Four stored runs, the module's matmul 512x the work from the third (a shift
-    far beyond what load does to a median): one change point, at the third run's
-    commit."""
-    page = reports["history.html"]
-    assert "trend" in _sections(page)
-    text = _text(page)
-    table = text.split('id="trend"', 1)[1].split("</table>", 1)[0]
-    assert table.count("<tr><td") == 1, table
-    assert "c0ffee30000000" in table and "slower" in table and "history:run3" in table
+def _check_history(page: Path) -> None:
+    """Five stored runs, 512x the work from run 4: "slower" at the top (the change
+    point, from #4 at its commit) and in the trend; the trend oldest first; the
+    latest is #5, judged against the four before it as the gate judges it."""
+    summary = _section(page, "summary")
+    assert _sections(page)[0] == "summary"
+    assert 'class="headline verdict-slower"' in summary
+    # The change point (by its first report and commit), and the latest against the
+    # runs before it as the gate judges it (slower, or within their band: no finding).
+    assert re.search(r'verdict-slower">slower[^<]*</span></td><td class="name">BM_work</td>'
+                     r'<td class="num">\+[\d.]+%</td>', summary), summary
+    assert re.search(r"from #4 stored:\w+ \(commit c0ffee4, ", summary), summary
+    assert "faster" not in summary
+    trend = _section(page, "trend")
+    rows = re.findall(r"<tr><td>.*?</tr>", trend.split("</table>", 1)[0])
+    assert len(rows) == 1 and "slower" in rows[0] and "#4 stored:" in rows[0], rows
+    assert "c0ffee4" in rows[0]
+    # The x axis oldest first (the tick labels, kept by matplotlib as comments).
+    ticks = re.findall(r"<!-- (c0ffee\d) -->", trend)
+    assert ticks[:5] == [f"c0ffee{n}" for n in range(1, 6)], ticks
+    assert "<!-- slower +" in trend  # the change point's label on the chart
+    comparison = _section(page, "comparison")
+    assert re.search(r"#5 stored:\w+ \(the latest\) against the 4 report\(s\) before it",
+                     comparison)
+    inputs = _section(page, "inputs").split("<th>#</th>", 1)[1].split("</table>", 1)[0]
+    commits = re.findall(r"<td class=\"name\">(c0ffee\d)</td>", inputs)
+    assert commits == [f"c0ffee{n}" for n in range(1, 6)], commits
+
+
+def test_a_stored_history_reads_oldest_first_in_sqlite(reports):
+    """The store hands a history over newest first; the page reads it oldest first."""
+    _check_history(reports["history.html"])
+
+
+@pytest.mark.parametrize("store_kind", [kind for kind in STORE_KINDS if kind != "sqlite"])
+def test_a_stored_history_reads_oldest_first_in(store_kind, request, reports, ireebench,
+                                                 tmp_path):
+    """The same five runs imported into the session's real PostgreSQL."""
+    url = new_store_url(request, store_kind, tmp_path)
+    runs = [reports["history"] / f"run{n}.json" for n in range(1, 6)]
+    env = {"IREEBENCH_STORAGE": url}
+    result = ireebench("store", "import", *runs, env=env)
+    assert result.returncode == 0, result.stderr
+    page = tmp_path / "history.html"
+    result = ireebench("report", "stored:history", "-o", page, env=env)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    _check_history(page)
 
 
 def test_the_native_tools_json(reports):
     page = reports["native.html"]
-    assert _sections(page) == ["inputs", "benchmarks"]
+    assert _sections(page) == ["summary", "benchmarks", "inputs"]
     assert "iree-benchmark-module" in _text(page)
-    assert _charts(page) == 2
+    assert _charts(page) == 1
 
 
 def test_a_sweep_against_each_axis_and_its_files(reports):
@@ -234,63 +316,168 @@ def test_a_sweep_against_each_axis_and_its_files(reports):
     assert "n (sweep axis, log scale)" in text  # log axis (matplotlib keeps the text as a comment)
     files = sorted(path.name for path in reports["png"].iterdir())
     assert "sweep-BM_mm-n-real_time.png" in files and "sweep-BM_mm-dtype-flops.png" in files
-    assert len([name for name in files if name.startswith("distribution-")]) == 8
+    assert "distribution-1.png" in files  # the eight points on one axis
     assert all((reports["png"] / name).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for name in files)
+    assert reports["outputs"]["sweep.html"]["stdout"].splitlines()[1] == \
+        f"wrote {len(files)} chart file(s) to {reports['png'].resolve()}"
 
 
-def test_device_time_and_memory(reports):
+def test_a_legend_of_any_label_and_no_warning(reports, ireebench, tmp_path):
+    """A sweep axis named "_dtype" (matplotlib hides a legend label starting with "_"
+    and warns, naming the chart code's file): every line in the legend, nothing on
+    stderr."""
+    report = json.loads((reports["folder"] / "sweep.json").read_text())
+    for row in report["benchmarks"]:
+        if isinstance(row.get("params"), dict):
+            row["params"] = {("_" + key if key == "dtype" else key): value
+                             for key, value in row["params"].items()}
+    (tmp_path / "axis.json").write_text(json.dumps(report))
+    result = ireebench("report", tmp_path / "axis.json", "-o", tmp_path / "axis.html")
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+    chart = _text(tmp_path / "axis.html").split("against n</figcaption>", 1)[1]
+    assert "<!-- _dtype=f32 -->" in chart.split("</svg>", 1)[0]
+
+
+def test_device_time_memory_and_counters(reports):
+    """Bytes in one binary unit, a rate in its SI prefix per second, a count as it is:
+    never "per second" for what is not a rate; a chart only where benchmarks differ."""
     page = reports["metrics.html"]
-    assert _sections(page) == ["inputs", "benchmarks", "dispatches", "metrics"]
-    text = _text(page)
+    assert _sections(page) == ["summary", "benchmarks", "dispatches", "metrics", "inputs"]
+    text = _section(page, "metrics")
     assert "host overhead (wall − device)" in text
-    for caption in ("max_bytes_used", "total_allocated_bytes", "net_heap_growth",
-                    "device_bytes_peak", "host_bytes_peak"):
-        assert f"<figcaption>{caption}</figcaption>" in text  # bytes, never "per second"
+    headers = re.findall(r"<th>([^<]+)</th>", text)
+    assert "page_faults" in headers  # a plugin's count: no unit, not a rate
+    assert "flops (G/s)" in headers or "flops (M/s)" in headers  # --counter: a rate
+    assert {"max_bytes_used (KiB)", "host_bytes_peak (KiB)"} <= set(headers)
+    assert "page_faults per second" not in text
+    captions = re.findall(r"<figcaption>([^<]+)</figcaption>", text)
+    assert "host_bytes_peak" not in captions  # all zero: the table says it
+    assert "max_bytes_used" not in captions  # one benchmark has it: the table says it
+    assert "device time against wall time" in captions
     files = sorted(path.name for path in reports["svg"].iterdir())
-    assert "device_time.svg" in files and "metric-max_bytes_used.svg" in files
-    svg = (reports["svg"] / "device_time.svg").read_text()
+    assert "metric-total_allocated_bytes.svg" in files
+    svg = (reports["svg"] / "metric-total_allocated_bytes.svg").read_text()
     assert svg.startswith("<?xml") and "<text" not in svg  # text as paths: no font named
 
 
-REMOTE = re.compile(r"(?:https?:|ftp:|wss?:)?//[\w.-]+", re.IGNORECASE)
+def test_a_plugin_adds_a_section_at_its_place(reports):
+    """The example plugin's section comes right after the summary, its chart inlined
+    with ids of its own (no id twice on the page)."""
+    page = reports["section.html"]
+    assert _sections(page)[:3] == ["summary", "ireebench_report_slowest-Where_the_time_goes",
+                                   "comparison"]
+    assert "<svg" in _section(page, "ireebench_report_slowest-Where_the_time_goes")
+    ids = re.findall(r'\bid="([^"]+)"', _text(page))
+    assert len(ids) == len(set(ids))
 
 
-def test_no_page_names_a_remote_resource(reports):
-    """No script, stylesheet, font or image from anywhere: no <script>, <link>,
-    <img>, src=, @import, url() but the page's own #ids, and no address at all
-    but the XML namespaces of the SVG elements."""
-    for name in PAGES:
-        text = _text(reports[name])
-        for pattern in (r"<script", r"<link", r"<img", r"<iframe", r"<object", r"<embed",
-                        r"\bsrc\s*=", r"@import", r"@font-face", r"url\((?!#)"):
-            assert not re.search(pattern, text, re.IGNORECASE), (name, pattern)
-        bare = re.sub(r'\bxmlns(?::\w+)?="[^"]*"', "", text)
-        assert not REMOTE.search(bare), (name, REMOTE.search(bare).group(0))
-        assert re.findall(r'href="([^#"][^"]*)"', bare) == [], name
+def test_a_broken_section_is_its_plugins_error(reports, ireebench, tmp_path):
+    """A section that raises: the plugin named, exit 3, the page written with every
+    other section and a line in its place; the chart it drew is not kept."""
+    page = tmp_path / "broken.html"
+    result = ireebench("report", reports["folder"] / "first.json",
+                       reports["folder"] / "second.json", "-p", "report_broken_section",
+                       "-o", page)
+    assert result.returncode == 3
+    line = ("plugin 'report_broken_section' failed in ireebench_report_sections (section "
+            "'Broken'): ZeroDivisionError: the section broke")
+    assert result.stderr == f"ireebench: plugin error: {line}\n", result.stderr
+    assert result.stdout == f"wrote {page.resolve()}\n"
+    assert _sections(page) == ["summary", "comparison", "report_broken_section-Broken",
+                               "benchmarks", "inputs"]
+    broken = _section(page, "report_broken_section-Broken")
+    assert "could not be drawn" in broken and "never shown" not in broken
+    assert "<svg" not in broken and "drawn before the failure" not in _text(page)
 
 
-def test_the_page_grows_by_tens_of_kilobytes_a_benchmark(reports, ireebench, tmp_path):
-    """20 benchmarks (real rows of one, renamed and scaled) take under 40 kB each, so a
-    100-benchmark run stays a few MB (docs/report.md: 2.0 MB measured)."""
+class _NotASection:
+    """A plugin whose hook returns text instead of sections."""
+
+    @staticmethod
+    @ireebench_api.hookimpl(optionalhook=True)
+    def ireebench_report_sections():
+        return "a section, honest"
+
+
+def test_what_is_not_a_section_is_its_plugins_error(reports, tmp_path):
+    """Through the Python API and the real plugin manager: the plugin named, what it
+    returned said, the page written with the built-in sections."""
+    page = tmp_path / "page.html"
+    with pytest.raises(ireebench_api.PluginError) as caught:
+        ireebench_api.run(["report", str(reports["folder"] / "first.json"), "-o", str(page)],
+                          plugins=[_NotASection()])
+    assert str(caught.value) == (
+        "plugin '_NotASection' failed in ireebench_report_sections: TypeError: returned "
+        "str; expected a ReportSection, a list of them, or None")
+    assert _sections(page) == ["summary", "benchmarks", "dispatches", "inputs"]
+
+
+class _TwoSvgSections:
+    """A plugin drawing the same SVG of its own twice, its ids the same each time."""
+
+    SVG = ('<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20"><defs>'
+           '<linearGradient id="fade"><stop offset="0" stop-color="#000"/></linearGradient>'
+           '</defs><rect width="40" height="20" fill="url(#fade)"/></svg>')
+
+    @staticmethod
+    def render(report, out):
+        out.svg(_TwoSvgSections.SVG, "one")
+        out.svg(_TwoSvgSections.SVG, "two")
+
+    @staticmethod
+    @ireebench_api.hookimpl(optionalhook=True)
+    def ireebench_report_sections():
+        return [ReportSection("Own SVG", _TwoSvgSections.render, order=95)]
+
+
+def test_an_svg_of_its_own_gets_ids_of_its_own(reports, tmp_path):
+    """The chart helper prefixes every id of an SVG a section made itself, so two
+    copies on one page never share one; the --output_dir files are kept as given."""
+    page = tmp_path / "page.html"
+    ireebench_api.run(["report", str(reports["folder"] / "first.json"), "-o", str(page),
+                       "--output_dir", str(tmp_path / "charts")], plugins=[_TwoSvgSections()])
+    section = _section(page, "TwoSvgSections-Own_SVG")
+    ids = re.findall(r'\bid="([^"]+)"', section)
+    assert len(ids) == 2 and len(set(ids)) == 2 and all(i.endswith("-fade") for i in ids)
+    for name in ids:
+        assert f'url(#{name})' in section
+    files = sorted(path.name for path in (tmp_path / "charts").iterdir())
+    assert {"TwoSvgSections-Own_SVG-one.svg", "TwoSvgSections-Own_SVG-two.svg"} <= set(files)
+
+
+def test_past_the_chart_limit_a_summary_view(reports, ireebench, tmp_path):
+    """60 benchmarks (real rows of one, renamed and scaled), two runs: the charts show
+    the 40 most changed and say so; every benchmark is in the tables."""
     first = json.loads((reports["folder"] / "first.json").read_text())
     base = [row for row in first["benchmarks"]
             if row["run_name"] == "BM_add/process_time/real_time"]
-    rows = []
-    for index in range(20):
-        for row in base:
-            copied = dict(row)
-            run = f"BM_layer_{index:03d}_fused_attention_block/process_time/real_time"
-            copied.update(name=run + row["name"][len(row["run_name"]):], run_name=run,
-                          family_index=index)
-            if row.get("aggregate_unit") != "percentage":
-                copied.update(real_time=row["real_time"] * 1.7 ** index,
-                              cpu_time=row["cpu_time"] * 1.7 ** index)
-            rows.append(copied)
-    (tmp_path / "big.json").write_text(json.dumps({"context": first["context"],
-                                                   "benchmarks": rows}))
-    _ok(ireebench("report", tmp_path / "big.json", "-o", tmp_path / "big.html"))
-    assert _charts(tmp_path / "big.html") == 20
-    assert (tmp_path / "big.html").stat().st_size < 20 * 40_000
+
+    def renamed(factor):
+        rows = []
+        for index in range(60):
+            for row in base:
+                copied = dict(row)
+                run = f"BM_layer_{index:03d}_fused_attention_block/process_time/real_time"
+                copied.update(name=run + row["name"][len(row["run_name"]):], run_name=run,
+                              family_index=index)
+                if row.get("aggregate_unit") != "percentage":
+                    scale = 1.05 ** index * (factor if index % 2 else 1.0)
+                    copied.update(real_time=row["real_time"] * scale,
+                                  cpu_time=row["cpu_time"] * scale)
+                rows.append(copied)
+        return {"context": first["context"], "benchmarks": rows}
+
+    for name, factor in (("old.json", 1.0), ("new.json", 3.0)):
+        (tmp_path / name).write_text(json.dumps(renamed(factor)))
+    _ok(ireebench("report", tmp_path / "old.json", tmp_path / "new.json",
+                  "-o", tmp_path / "big.html"))
+    text = _text(tmp_path / "big.html")
+    assert "The chart shows 40 of 60 benchmarks (the most changed)" in text
+    benchmarks = _section(tmp_path / "big.html", "benchmarks")
+    assert all(f"BM_layer_{index:03d}_" in benchmarks for index in range(60))
+    # The odd ones tripled: they are the ones drawn in the comparison's chart.
+    chart = _section(tmp_path / "big.html", "comparison").split("<table", 1)[0]
+    assert all(f"BM_layer_{i:03d}" in chart for i in range(1, 60, 2))
 
 
 @pytest.fixture(scope="module")
@@ -306,9 +493,13 @@ def browser():
     browser.close()
 
 
+INPUTS_RIGHT = "document.querySelector('#inputs table').getBoundingClientRect().right"
+
+
 def test_every_page_renders_in_chromium(reports, browser, tmp_path):
-    """From file://: no console error, no request, a screenshot that is not blank.
-    A page that does request and log is caught (the check can fail)."""
+    """From file://: no console error, no request, a screenshot that is not blank; on
+    an 800 px wide screen the Inputs table fits. A page that does request and log is
+    caught (the check can fail)."""
     keep = os.environ.get(SCREENSHOTS_ENV)
     for name in PAGES:
         load = browser.load(reports[name])
@@ -317,6 +508,8 @@ def test_every_page_renders_in_chromium(reports, browser, tmp_path):
         if keep:
             Path(keep).mkdir(parents=True, exist_ok=True)
             (Path(keep) / f"{Path(name).stem}.png").write_bytes(load.screenshot)
+        narrow = browser.load(reports[name], viewport=(800, 900), evaluate=(INPUTS_RIGHT,))
+        assert narrow.values[0] <= 800, (name, narrow.values)
     bad = tmp_path / "bad.html"
     bad.write_text("<!DOCTYPE html><html><body><p>x</p>"
                    "<img src=\"http://127.0.0.1:9/chart.png\">"

@@ -49,6 +49,8 @@ LAZY_IMPORTS = {
                                                                              "psycopg")},
     # The report's drawing is the `report` extra (matplotlib): only when a report is made.
     "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
+    # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
+    "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
 }
 # The extras' libraries: never reached from startup but through LAZY_IMPORTS.
 EXTRA_LIBRARIES = tuple(sorted({package for lazy in LAZY_IMPORTS.values()

@@ -22,13 +22,14 @@ from ireebench.testing import TINY
 PAGE = ROOT / "docs" / "plugins.md"
 EXAMPLE = re.compile(r"^<!-- example: (\S+\.py) -->\n```python\n(.*?)^```",
                      re.DOTALL | re.MULTILINE)
-# Extension point -> its worked example (the report section is the report's page).
+# Extension point -> its worked example.
 WORKED = {
     "sink": "rows_jsonl.py", "subcommand": "leaderboard.py", "own hook": "mycorp_tags.py",
     "own hook's implementer": "mycorp_team.py", "reporter": "tsv_reporter.py",
     "comparison reporter": "tsv_compare.py", "statistic": "trimmed_mean.py",
     "metric": "peak_rss.py", "kind": "zeros_kind.py", "backend": "ssh_backend.py",
-    "a plugin's test": "test_tsv_reporter.py",
+    "executor": "pinned_executor.py",
+    "a plugin's test": "test_tsv_reporter.py", "report section": "mycorp_budget.py",
 }
 
 
@@ -222,3 +223,38 @@ def test_the_backend_over_ssh(ireebench_tester, examples, tmp_path, monkeypatch)
         ("ireebench: error: --benchmark_cold_start=true: needs a backend that measures in this "
         "process with the IREE runtime (capability 'in_process'); --backend=ssh does not have "
         "it")]
+
+
+def test_the_pinned_executor(ireebench_tester, examples):
+    """Each point in a process of its own on the CPU named: the rows of every point,
+    each saying the CPU; a CPU the process may not use is one line before anything."""
+    pinned = [examples["pinned_executor.py"]]
+    cpu = max(os.sched_getaffinity(0))
+    result = ireebench_tester.run("--executor=pinned", f"--pinned_cpu={cpu}",
+                                  "--sweep=batch_size=1,2", plugins=pinned)
+    assert result.exit_code == 0, result.stderr
+    assert [(row.params, row.provenance["pinned_cpu"]) for row in result.rows] == [
+        ({"batch_size": 1}, str(cpu)), ({"batch_size": 2}, str(cpu))]
+    refused = ireebench_tester.run("--executor=pinned", "--pinned_cpu=4096", plugins=pinned)
+    assert refused.exit_code == 1
+    assert refused.stderr.strip() == ("ireebench: error: --pinned_cpu=4096: not a CPU this "
+                                      "process may use")
+
+
+def test_the_report_section(ireebench_tester, examples):
+    """The budget section comes right after the summary, each benchmark against its
+    budget in the page's unit."""
+    run = ireebench_tester.tmp_path / "run.json"
+    result = ireebench_tester.run(f"--benchmark_out={run}")
+    assert result.exit_code == 0, result.stderr
+    page = ireebench_tester.tmp_path / "report.html"
+    result = ireebench_tester.subcommand("report", run, "-o", page,
+                                         plugins=[str(examples["mycorp_budget.py"])])
+    assert result.exit_code == 0, result.stderr
+    text = page.read_text()
+    assert re.findall(r'<section id="[^"]+"><h2>([^<]+)</h2>', text)[:2] == ["Summary",
+                                                                            "Budgets"]
+    section = text.split("Budgets</h2>", 1)[1].split("</section>", 1)[0]
+    name = TINY.removesuffix("/process_time/real_time")
+    assert re.search(rf"<td>{name}</td><td class=\"num\">[\d.]+ \S+</td>"
+                     rf"<td class=\"num\">[\d.]+ \S+</td><td>within</td>", section), section

@@ -94,6 +94,9 @@ ALWAYS_HONOURED = {
     "sweep", "shard_index", "shard_count",  # points: a backend without sweeps is refused
     "benchmark_save", "benchmark_storage", "benchmark_report",  # the hub's rows, here
     "agents_md",  # prints and exits
+    # where the points are measured: --executor=ray itself needs 'executors'; the
+    # cluster's address may be in the environment (RAY_ADDRESS) of any run
+    "ray_address", "ray_node_files",
 }
 
 
@@ -176,7 +179,7 @@ def test_native_backend_has_statistics_from_its_repetitions(ireebench, compile_m
 def test_plugins_lists_each_backend_with_its_capabilities(ireebench):
     listed = {entry["name"]: entry for entry in json.loads(ireebench("plugins", "--json").stdout)}
     runtime = listed["runtime_backend"]["backend_capabilities"]["runtime"]
-    assert runtime == ["adaptive_repetitions", "in_process", "measured_workloads",
+    assert runtime == ["adaptive_repetitions", "executors", "in_process", "measured_workloads",
                        "plugin_kinds", "profiling_passes", "repetition_samples", "sweeps"]
     assert listed["native_backend"]["backend_capabilities"]["native"] == [
         "measured_workloads", "native_environment", "native_flags", "repetition_samples"]

@@ -1,0 +1,348 @@
+"""``--executor=ray`` on a real local Ray cluster (the ``ray_executor`` plugin).
+
+One cluster for the whole session (tests/ray_cluster.py): a head offering
+``iree:local-sync`` and two worker nodes offering ``iree:local-task`` each,
+every node with a host name of its own, all in a network namespace with
+only loopback up, as are the ireebench runs under test. With pytest-xdist
+the tests of this module run on one worker (``xdist_group``, ``--dist
+loadgroup`` in pyproject.toml), so one cluster serves them all; a cluster
+left by a crashed session is cleaned up first.
+
+What is checked: a sweep and a suite give the rows a local run gives, with
+each row's host and node; the device's resource keeps two points off one
+device at once (each node's measurements never overlap: the intervals the
+node's own clock recorded); a node killed while it measures loses no point
+and duplicates none; a point that crashes or hangs is its error row; Ctrl-C
+writes what finished; a node with another ireebench is refused in one
+line; bad flags, a missing cluster and a missing extra are one line each.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import ray_cluster
+from conftest import ROOT, CliResult, _env, one_error_line, slow_function
+
+pytestmark = pytest.mark.xdist_group("ray")
+
+HEAD = {"iree:local-sync": 1}
+WORKERS = [{"iree:local-task": 1}, {"iree:local-task": 1}]
+RAY = ["--executor=ray", f"--ray_address={ray_cluster.ADDRESS}"]
+LEAN = ["--benchmark_min_time=2x", "--function=forward"]
+
+
+def _cannot(why: str):
+    """A missing component: a failure in CI, elsewhere a skip saying why."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(why)
+    pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def session_cluster():
+    why = ray_cluster.missing()
+    if why:
+        _cannot(why)
+    ray_cluster.clean_stale()
+    made = ray_cluster.RayCluster(_env())
+    try:
+        made.start(HEAD, WORKERS)
+    except ray_cluster.Unavailable as exc:
+        made.stop()
+        _cannot(str(exc))
+    except BaseException:
+        made.stop()
+        raise
+    yield made
+    made.stop()
+
+
+@pytest.fixture
+def cluster(session_cluster):
+    """The session's cluster, with its two worker nodes (one a test killed is replaced)."""
+    while len(session_cluster.workers) < len(WORKERS):
+        session_cluster.add_worker(WORKERS[0])
+    return session_cluster
+
+
+@pytest.fixture(scope="module")
+def dynamic(compile_mlir):
+    return compile_mlir("dynamic")
+
+
+def on_cluster(cluster, *args, cwd=None, timeout=300) -> CliResult:
+    """``python -m ireebench ARGS`` in the cluster's network namespace."""
+    proc = cluster.run([sys.executable, "-m", "ireebench", *map(str, args)], cwd=cwd,
+                       timeout=timeout)
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def rows_of(result: CliResult) -> list[dict]:
+    assert result.returncode == 0, result.stderr
+    return result.json()["benchmarks"]
+
+
+def shape_of(rows: list[dict]) -> list[tuple]:
+    """What a row is, wherever it was measured: name, params, kind, module, devices."""
+    return sorted((row["name"], json.dumps(row["params"], sort_keys=True), row["run_type"],
+                   row.get("aggregate_name", ""), row.get("iree_module"),
+                   row.get("iree_module_sha256"), tuple(row.get("iree_devices", ())))
+                  for row in rows)
+
+
+def _worker_hosts(cluster) -> set[str]:
+    return {f"ray-worker-{number}" for number in range(1, cluster.started + 1)}
+
+
+def test_a_sweep_gives_the_rows_of_a_local_run_each_with_its_node(cluster, ireebench,
+                                                                   dynamic, tmp_path):
+    for bs in (1, 2, 3):  # each point reads its own .npy: shipped to its node
+        np.save(tmp_path / f"in_{bs}.npy", np.full((bs, 512), 0.5, dtype=np.float32))
+    sweep = [f"--module={dynamic}", *LEAN, "--device=local-task", "--sweep=bs=1,2,3",
+             "--input=@in_{bs}.npy", "--benchmark_repetitions=2", "--benchmark_format=json"]
+    local = rows_of(ireebench(*sweep, cwd=tmp_path))
+    out = tmp_path / "ray.json"
+    store = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    result = on_cluster(cluster, *sweep, *RAY, f"--benchmark_out={out}", "--benchmark_save",
+                        f"--benchmark_storage={store}", cwd=tmp_path)
+    remote = rows_of(result)
+    assert shape_of(remote) == shape_of(local)
+    assert {row["host_name"] for row in remote} <= _worker_hosts(cluster)
+    assert all(re.fullmatch(r"[0-9a-f]{56}", row["ray_node_id"]) for row in remote)
+    # The driver wrote the file once, the same rows; its context is the driver's.
+    written = json.loads(out.read_text())
+    assert shape_of(written["benchmarks"]) == shape_of(remote)
+    assert written["context"]["host_name"] not in _worker_hosts(cluster)
+    assert "ireebench: ray: 3 points on the cluster at 127.0.0.1:6390: iree:local-task on " \
+           "2 nodes" in result.stderr
+    # Stored once, each row with its own machine: `history` says which node measured it.
+    history = ireebench("history", f"--benchmark_storage={store}")
+    assert history.returncode == 0, history.stderr
+    machines = re.findall(r"(ray-worker-\d+) \(\d+ CPUs, local-task\)", history.stdout)
+    assert len(machines) == 3 and set(machines) <= _worker_hosts(cluster), history.stdout
+    # Numbered in the points' order, whatever order they finished in.
+    by_name = {row["name"]: row["per_family_instance_index"] for row in remote}
+    assert [by_name[f"BM_forward/bs:{bs}/process_time/real_time"] for bs in (1, 2, 3)] == \
+        [0, 1, 2]
+
+
+def test_a_suite_gives_the_rows_of_a_local_run(cluster, ireebench, dynamic, tmp_path):
+    shutil.copy(dynamic, tmp_path / "model.vmfb")
+    (tmp_path / "suite.toml").write_text("""
+[defaults]
+module = "model.vmfb"
+function = "forward"
+input = ["{bs}x512xf32=0.5"]
+
+[[benchmark]]
+name = "sync"
+device = "local-sync"
+sweep = { bs = [1, 2] }
+
+[[benchmark]]
+name = "task"
+device = "local-task"
+sweep = { bs = [4] }
+""")
+    folder = tmp_path / "elsewhere"  # the suite's paths are its own, not the cwd's
+    folder.mkdir()
+    args = ["run", tmp_path / "suite.toml", "--benchmark_min_time=2x", "--benchmark_format=json"]
+    local = rows_of(ireebench(*args, cwd=folder))
+    remote = rows_of(on_cluster(cluster, *args, *RAY, cwd=folder))
+    assert shape_of(remote) == shape_of(local)
+    hosts = {row["name"].split("/", 1)[0]: row["host_name"] for row in remote}
+    assert hosts["sync"] == "ray-head"  # the only node offering iree:local-sync
+    assert hosts["task"] in _worker_hosts(cluster)
+
+
+def test_a_plain_run_is_one_point_on_the_cluster(cluster, dynamic, tmp_path):
+    plain = [f"--module={dynamic}", *LEAN, "--input=2x512xf32=0.5", "--device=local-sync"]
+    listed = on_cluster(cluster, *plain, *RAY, "--benchmark_list_tests")  # planned here
+    assert listed.returncode == 0 and listed.stdout == "BM_forward/process_time/real_time\n"
+    assert "ireebench: ray:" not in listed.stderr
+    [row] = rows_of(on_cluster(cluster, *plain, *RAY, "--benchmark_format=json"))
+    assert row["name"] == "BM_forward/process_time/real_time" and not row.get("params")
+    assert row["host_name"] == "ray-head"  # the node offering iree:local-sync
+
+
+def test_a_device_holds_one_point_at_a_time(cluster, dynamic):
+    result = on_cluster(cluster, f"--module={dynamic}", "--function=forward",
+                        "--device=local-task", "--input={bs}x512xf32=0.5",
+                        "--sweep=bs=1,2,3,4,5,6", "--benchmark_min_time=0.2s",
+                        "--benchmark_format=json", "-p", "point_interval", *RAY)
+    rows = rows_of(result)
+    measured: dict[str, list] = {}
+    for row in rows:
+        measured.setdefault(row["ray_node_id"], []).append(tuple(row["interval"]))
+    for intervals in measured.values():
+        ordered = sorted(set(intervals))
+        for (_, end), (start, _) in itertools.pairwise(ordered):
+            assert end <= start, ordered  # one node's device: one measurement at a time
+    assert len(rows) == 6
+
+
+def test_a_point_that_crashes_or_hangs_is_its_error_row(cluster, compile_mlir):
+    both = compile_mlir((ROOT / "tests" / "fixtures" / "mlir" / "simple.mlir").read_text()
+                        + slow_function("spin", 2_000_000_000))
+    result = on_cluster(cluster, f"--module={both}", "--sweep=function=noargs,spin",
+                        "--device=local-task", "--benchmark_min_time=2x", "-p", "worker_probe",
+                        "--probe_abort=BM_noargs/function:noargs", "--benchmark_format=json",
+                        "--ray_point_timeout=3", *RAY)
+    assert result.returncode == 1, result.stderr
+    rows = {row["name"]: row for row in result.json()["benchmarks"]}
+    crashed = rows["BM_noargs/function:noargs/process_time/real_time"]
+    hung = rows["BM_spin/function:spin/process_time/real_time"]
+    assert crashed["error_occurred"] and "SIGABRT" in crashed["error_message"]
+    assert hung["error_occurred"]
+    assert hung["error_message"].startswith("timed out: still running after 3 s on node ")
+    assert {crashed["host_name"], hung["host_name"]} <= _worker_hosts(cluster)
+
+
+def test_ctrl_c_cancels_the_rest_and_writes_what_finished(cluster, dynamic, tmp_path):
+    out = tmp_path / "out.json"
+    proc = subprocess.Popen(
+        [*cluster.enter(), sys.executable, "-m", "ireebench", f"--module={dynamic}",
+         "--function=forward", "--device=local-task", "--input={bs}x512xf32=0.5",
+         "--sweep=bs=1..12", "--benchmark_min_time=1s", f"--benchmark_out={out}", *RAY],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env,
+        stdin=subprocess.DEVNULL)
+    seen = b""
+    while b"BM_forward/bs:" not in seen:  # a point's row is on the console: reported
+        line = proc.stdout.readline()
+        assert line, seen.decode()
+        seen += line
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr.decode()
+    rows = json.loads(out.read_text())["benchmarks"]
+    assert 1 <= len(rows) < 12
+    assert not any(row.get("error_occurred") for row in rows)
+    # Nothing goes on measuring on the nodes.
+    deadline = time.monotonic() + 60
+    while cluster.point_processes() and time.monotonic() < deadline:
+        time.sleep(0.1)  # polling the nodes' processes, with a deadline
+    assert cluster.point_processes() == []
+
+
+def test_a_node_with_another_ireebench_is_refused_in_one_line(cluster, dynamic, tmp_path):
+    # Another installation of ireebench, first on the node's path: version 0.0.0.
+    other = tmp_path / "other"
+    shutil.copytree(ROOT / "core", other / "ireebench")
+    shutil.copytree(ROOT / "plugins", other / "ireebench" / "plugins")
+    version = other / "ireebench" / "version.py"
+    version.write_text(version.read_text().replace('__version__ = "', '__version__ = "0.0.0+'))
+    env = {"PYTHONPATH": os.pathsep.join([str(other), cluster.env["PYTHONPATH"]])}
+    node_id = cluster.add_worker({"test:other-ireebench": 1}, env=env)
+    try:
+        result = on_cluster(cluster, f"--module={dynamic}", *LEAN, "--input=1x512xf32=0",
+                            "--ray_resource=test:other-ireebench", *RAY)
+    finally:
+        cluster.kill_node(node_id)
+    line = one_error_line(result)
+    assert re.search(r"--executor=ray: node 127\.0\.0\.1 \(host ray-worker-\d+, id "
+                     + node_id[:8] + r"\) runs another ireebench or other plugins \(it has "
+                     r"ireebench 0\.0\.0\+0\.1\.0; this driver has ireebench 0\.1\.0\)", line), line
+
+
+def test_a_point_no_node_can_run_is_one_line(cluster, dynamic):
+    line = one_error_line(on_cluster(cluster, f"--module={dynamic}", *LEAN,
+                                     "--input=1x512xf32=0", "--device=local-task",
+                                     "--sweep=board=pixel8,pixel9",
+                                     "--ray_resource=board:{board}", *RAY))
+    assert line.startswith("ireebench: error: --executor=ray: no node of the cluster at "
+                           "127.0.0.1:6390 offers board:pixel8 (point board=pixel8); a node "
+                           "offers it with ray start --resources='{\"board:pixel8\": 1}' (the "
+                           "cluster offers: CPU, "), line
+
+
+def test_a_killed_node_loses_no_point_and_duplicates_none(cluster, dynamic, tmp_path):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    out = tmp_path / "out.json"
+    proc = subprocess.Popen(
+        [*cluster.enter(), sys.executable, "-m", "ireebench", f"--module={dynamic}",
+         "--function=forward", "--device=local-task", "--input={bs}x512xf32=0.5",
+         "--sweep=bs=1,2,3,4", "--benchmark_min_time=0.3s", f"--benchmark_out={out}",
+         "-p", "point_interval", f"--interval_markers={markers}", *RAY],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env,
+        stdin=subprocess.DEVNULL)
+    victim = None
+    try:
+        deadline = time.monotonic() + 120
+        while victim is None and time.monotonic() < deadline and proc.poll() is None:
+            for marker in os.listdir(markers):
+                node_id = marker.split("@", 1)[0]
+                if node_id in cluster.workers:  # a worker node is measuring: it dies now
+                    victim = node_id
+                    cluster.kill_node(victim)
+                    break
+            time.sleep(0.05)  # polling for a marker file, with a deadline
+        _stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert victim is not None, "no worker node started a point"
+    assert proc.returncode == 0, stderr.decode()
+    rows = json.loads(out.read_text())["benchmarks"]
+    names = [row["name"] for row in rows]
+    assert sorted(names) == sorted(f"BM_forward/bs:{bs}/process_time/real_time"
+                                   for bs in range(1, 5))  # each once
+    assert not any(row.get("error_occurred") for row in rows)
+    # What the dead node was measuring was measured again, elsewhere.
+    killed = {marker.split("@", 1)[1] for marker in os.listdir(markers)
+              if marker.startswith(victim)}
+    assert killed
+    assert all(row["ray_node_id"] != victim for row in rows
+               if row["name"].replace("/", "_") in killed)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--executor=ray"], "--executor=ray: which Ray cluster? give --ray_address=HOST:PORT"),
+    (["--executor=ray", "--ray_address=127.0.0.1:1"],
+     "--ray_address=127.0.0.1:1: no Ray cluster answers there: Connection refused"),
+    (["--executor=ray", "--ray_address=here"], "--ray_address=here: expected HOST:PORT"),
+    (["--ray_resource=board:x"], "--ray_resource: only for --executor=ray"),
+    (["--executor=ray", "--ray_address=x:1", "--ray_point_timeout=-1"],
+     "--ray_point_timeout=-1: must be 0 (no limit) or more seconds"),
+    (["--executor=ray", "--ray_address=x:1", "--ray_retries=-1"],
+     "--ray_retries=-1: must be 0 or more"),
+    (["--executor=ray", "--ray_address=x:1", "--benchmark_enable_random_interleaving=true"],
+     ("--benchmark_enable_random_interleaving=true: needs every point in this process; "
+     "--executor=ray measures each point in a process of its own")),
+    (["--executor=ray", "--ray_address=x:1", "--print_statistics"],
+     ("--print_statistics: concerns the whole run of one configuration and cannot be used "
+     "with --executor=ray")),
+    (["--executor=nowhere"], "--executor=nowhere: unknown executor (known: local, ray)"),
+    (["--executor=ray", "--backend=native", "--ray_address=x:1"],
+     ("--executor=ray: needs a backend that measures its points where --executor says "
+     "(capability 'executors'); --backend=native does not have it")),
+])
+def test_bad_ray_flags_are_one_line(ireebench, dynamic, flags, message):
+    line = one_error_line(ireebench(f"--module={dynamic}", *LEAN, "--input=1x512xf32=0",
+                                    *flags))
+    assert message in line, line
+
+
+def test_without_the_extra_the_executor_names_it(dynamic):
+    # Python without Ray: `import ray` fails and find_spec finds nothing, as when the
+    # package is not installed.
+    code = ("import sys; sys.modules['ray'] = None; from ireebench.cli import main; "
+            "main(sys.argv[1:])")
+    proc = subprocess.run([sys.executable, "-c", code, f"--module={dynamic}", *LEAN,
+                           "--input=1x512xf32=0", *RAY], capture_output=True, text=True,
+                          env=_env(), timeout=300, check=False)
+    line = one_error_line(CliResult(proc.returncode, proc.stdout, proc.stderr))
+    assert line == ('ireebench: error: --executor=ray: needs Ray, the ray extra: '
+                    'pip install "ireebench[ray]"')
