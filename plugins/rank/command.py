@@ -57,6 +57,11 @@ REFUSED = {
     "benchmark_enable_random_interleaving": "the re-rank interleaves the best candidates",
     "point_index": "a ranking is one process",
 }
+# Options a ranking refuses unless they keep their default.
+REFUSED_VALUES = {
+    "executor": ("local", ("a ranking measures on its own warm workers, one per --devices "
+                           "device, on this machine")),
+}
 
 
 def build_command(pm) -> GroupedCommand:
@@ -93,6 +98,9 @@ def _refuse(ctx, params: dict) -> None:
         if name in params and ctx.get_parameter_source(name) in (
                 ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
             raise UsageError(f"rank: --{name} is not a ranking's option: {reason}")
+    for name, (default, reason) in REFUSED_VALUES.items():
+        if params.get(name) not in (None, "", default):
+            raise UsageError(f"rank: --{name}={params[name]}: {reason}")
     if params.get("backend") not in (None, "runtime"):
         raise UsageError(f"rank: --backend={params['backend']}: a ranking measures in its "
                          "warm workers (the runtime backend)")
