@@ -30,6 +30,12 @@ worker calls the run's hooks as a run does (``sessionstart``,
 ``measure_repetition``, ``continue_repetitions``, ``workload_finish``,
 ``report_extra_rows``), so ``--benchmark_min_rel_accuracy``,
 ``--device_time`` and a plugin's counters work per candidate.
+
+Loading the plugin (what every ``ireebench`` process does) imports the
+command line and the typed results only; the modules that measure (the
+coordinator, the workers, :func:`benchmark_module`: the IREE runtime and
+numpy) are imported when a ranking runs (:func:`.command.main`) or a name of
+:data:`MEASURING_NAMES` is first read (PEP 562).
 """
 
 from __future__ import annotations
@@ -39,9 +45,11 @@ from ireebench.cli.commands import ArgvCommand
 from ireebench.plugins.statistics import continue_until_precise
 
 from . import command
-from .api import WarmBenchmark, benchmark_module, close_workers, warm_workers
-from .measure import RANKED_METRIC
 from .results import CandidateResult, Measurement, Ranking, Rerank, State
+from .settings import RANKED_METRIC
+
+# The public names of :mod:`.api`, imported on first use (they bring the runtime).
+MEASURING_NAMES = ("WarmBenchmark", "benchmark_module", "close_workers", "warm_workers")
 
 
 @hookimpl
@@ -59,6 +67,19 @@ def ireebench_continue_repetitions(config, workload, runs):
         return None
     return continue_until_precise(config, workload, [run.cpu_seconds for run in runs],
                                   "CPU time ")
+
+
+def __getattr__(name: str):
+    """:data:`MEASURING_NAMES` from :mod:`.api`, imported when first read."""
+    if name not in MEASURING_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import api
+    value = globals()[name] = getattr(api, name)
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *MEASURING_NAMES})
 
 
 __all__ = ["CandidateResult", "Measurement", "Ranking", "Rerank", "State", "WarmBenchmark",

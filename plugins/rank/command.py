@@ -30,7 +30,6 @@ from ireebench.runner import run_here
 
 from . import candidates as candidate_files
 from .results import Ranking
-from .schedule import Ranker
 from .settings import ADAPTIVE_MAX_TIME, RUN_DEFAULTS, add_options, settings
 
 PLUGIN = "rank"
@@ -153,6 +152,8 @@ def main(argv: list[str], invocation) -> Ranking:
         config.release()
         raise UsageError("rank: a plugin made points of this run; a ranking measures its "
                          "candidates")
+    # The coordinator and its workers measure (the runtime): imported when a ranking runs.
+    from .schedule import Ranker
     ranker = Ranker(config, options, found)
     result = run_here(config, Backend("rank", ranker.run))
     ranking = ranker.ranking

@@ -51,16 +51,11 @@ from ireebench.plugins.output_processing.compare import (
 from ireebench.plugins.output_processing.values import snapshot
 from ireebench.plugins.statistics import DEFAULT_CONFIDENCE, relative_precision
 from ireebench.session import Session
-from ireebench.stash import StashKey
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, median
 from ireebench.worker import decode, encode
 from ireebench.workload import FunctionInfo, Workload
 
 from .results import Measurement, State
-
-# In a ranking's workers: the time it ranks by (--rank_by), which the
-# stopping rule judges (the rank plugin's ireebench_continue_repetitions).
-RANKED_METRIC = StashKey[str]()
 
 
 @dataclass

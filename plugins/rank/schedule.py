@@ -70,7 +70,7 @@ from . import cache as rank_cache
 from . import report
 from .candidates import Candidate, resolve
 from .devices import DeviceSpec, fingerprint, worker_devices
-from .measure import RANKED_METRIC, Job, RerankResult
+from .measure import Job, RerankResult
 from .ordering import interpolate, kendall_tau, signed_rank_test
 from .results import (
     FAILED_STATES,
@@ -82,7 +82,7 @@ from .results import (
     State,
     metric_of,
 )
-from .settings import TIMEOUT_SLACK, RankSettings
+from .settings import RANKED_METRIC, TIMEOUT_SLACK, RankSettings
 from .worker import WorkerProcess
 
 BASELINE_ID = "baseline"

@@ -510,3 +510,20 @@ except ireebench.UsageError as exc:
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, check=False)
     assert "cannot use: rank from a fresh process" in proc.stdout, proc.stderr
+
+
+def test_loading_the_plugin_imports_none_of_its_measuring_modules():
+    # Every ireebench process loads the plugin: only a ranking (or the Python API)
+    # pays for the coordinator, the workers and benchmark_module (issue 27's rule).
+    measuring = ["ireebench.plugins.rank." + name
+                 for name in ("schedule", "measure", "worker", "api")]
+    script = f"""
+import sys, ireebench.pluginmanager as pm
+pm.build_plugin_manager(pm.PluginSelection(), autoload=False)
+print([name for name in {measuring!r} if name in sys.modules])
+from ireebench.plugins.rank import benchmark_module
+print(benchmark_module.__module__)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert proc.stdout.splitlines() == ["[]", "ireebench.plugins.rank.api"]
