@@ -139,6 +139,9 @@ class CandidateResult:
         measurement = self.measurement
         data["samples"] = list(measurement.samples) if measurement else []
         data["precision"] = measurement.precision if measurement else None
+        # The worker's CPU time per call, what --rank_by=cpu_time ranks.
+        data["cpu_samples"] = list(measurement.cpu_samples) if measurement else []
+        data["cpu_precision"] = measurement.cpu_precision if measurement else None
         data["elapsed"] = measurement.elapsed if measurement else None
         return data
 

@@ -159,6 +159,11 @@ def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, m
     ranking = _ranking(out)
     assert _order(ranking) == ["fast", "mid", "slow"], _why(ranking)
     assert set(_states(ranking).values()) == {"ok"}
+    # Each repetition's wall and CPU time (what --rank_by=real_time or cpu_time ranks).
+    for candidate in ranking["candidates"]:
+        assert len(candidate["cpu_samples"]) == len(candidate["samples"]) > 0
+        # (no interval from too few repetitions: neither has a precision)
+        assert (candidate["cpu_precision"] is None) == (candidate["precision"] is None)
     # Two workers, each pinned to a CPU of its own.
     assert [device["label"] for device in ranking["devices"]] == ["local-sync#0",
                                                                   "local-sync#1"]
