@@ -43,6 +43,7 @@ from ireebench.measure import (
     time_repetition,
 )
 from ireebench.modules import ModuleImage, open_vm_module
+from ireebench.plugins.device_time import STATE as DEVICE_TIME
 from ireebench.plugins.output_processing.compare import (
     COMPARISON_FLAGS,
     compare_lists,
@@ -56,6 +57,7 @@ from ireebench.worker import decode, encode
 from ireebench.workload import FunctionInfo, Workload
 
 from .results import Measurement, State
+from .settings import RANKED_METRIC
 
 
 @dataclass
@@ -277,7 +279,16 @@ def measure_candidate(warm: WarmDevice, job: Job) -> Measurement:
                               workload=workload, runs=runs):
             extra.extend(rows or [])
         confidence = float(point.getoption("confidence") or DEFAULT_CONFIDENCE)
-        return _summary(runs, extra, mismatch, start, loaded, confidence)
+        measurement = _summary(runs, extra, mismatch, start, loaded, confidence)
+        if measurement.state is State.OK and measurement.device_seconds is None \
+                and point.stash.get(RANKED_METRIC, None) == "device_time":
+            # Ranked by a time it does not have: a failure to say, not an unranked "ok".
+            sink = point.stash.get(DEVICE_TIME, None)
+            error = sink.errors.get(workload.name) if sink is not None else None
+            measurement.state = State.RUNTIME_ERROR
+            measurement.message = (f"--device_time: no device time measured"
+                                   f"{f': the profiling pass failed: {error}' if error else ''}")
+        return measurement
     finally:
         release(session, workload)
 

@@ -206,6 +206,10 @@ class Ranker:
             raise UsageError(f"--baseline={settings.baseline}: {baseline.message}")
         self.baseline = baseline
         self.function = self._function(compiling, baseline)
+        # Every point measures it by name, a native pass too (--device_time): without
+        # --function the native tool discovers functions itself and runs none that takes
+        # arguments. (Not in the cache's key: it is the function's own field.)
+        config.options["function"] = self.function
         self.inputs = rank_cache.inputs_identity(list(config.getoption("input") or []))
         self.flags = rank_cache.measuring_flags(config)
         run_names = []

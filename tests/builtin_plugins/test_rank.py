@@ -132,7 +132,8 @@ def _states(ranking: dict) -> dict:
 
 def _why(ranking: dict) -> str:
     """What a failed order assertion shows: each candidate's numbers."""
-    return json.dumps([{key: c[key] for key in ("id", "state", "seconds", "first_pass_ratio",
+    return json.dumps([{key: c[key] for key in ("id", "state", "seconds", "device_seconds",
+                                                "first_pass_ratio",
                                                 "ratio", "device", "samples")}
                        for c in ranking["candidates"]], indent=1)
 
@@ -187,6 +188,24 @@ def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, m
     # The console's table, after the rows.
     assert "Ranking of 3 candidates (BM_main, real time)" in result.stdout
     assert "Kendall tau, first pass vs re-rank" in result.stdout
+
+
+def test_with_device_time_candidates_are_ranked_by_the_devices_busy_time(ireebench, modules,
+                                                                        tmp_path):
+    # No --function: the ranking's function is the baseline's, which the native
+    # profiling pass of --device_time must be told (it runs no function with arguments
+    # by itself).
+    fast, mid, slow = _candidates(modules, tmp_path, "fast", "mid", "slow")
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", slow, fast, f"--baseline={mid}", *FAST, "--device_time",
+                       "--rerank_top=0", f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert ranking["metric"] == "device_time"
+    assert _order(ranking) == ["fast", "slow"], _why(ranking)
+    for candidate in ranking["candidates"]:
+        assert candidate["device_seconds"] > 0, _why(ranking)
+    assert "Ranking of 2 candidates (BM_main, device time)" in result.stdout
 
 
 def test_every_failure_state_comes_from_a_real_module(ireebench, modules, tmp_path):
