@@ -115,4 +115,4 @@ def test_each_point_of_a_sweep_profiles_its_own_module(compile_mlir, ireebench, 
     device = {row["name"]: row["device_time"] for row in json.loads(out.read_text())["benchmarks"]}
     small = device["BM_main/m:small/process_time/real_time"]
     big = device["BM_main/m:big/process_time/real_time"]
-    assert big > 4 * small, device  # 256x the work: main profiled small twice (ratio ~1)
+    assert big > 4 * small, device  # 256x the work; the first module profiled twice: ~1
