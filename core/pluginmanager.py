@@ -92,6 +92,7 @@ BUILTIN_PLUGINS = {
     "ray_executor": "ireebench.plugins.ray_executor",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",
+    "rank": "ireebench.plugins.rank",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

@@ -320,10 +320,11 @@ def interrupt(signum: int) -> BaseException:
 class Channel:
     """The worker's end: messages to the supervisor, and acknowledgements."""
 
-    def __init__(self, data_fd: int, ack_fd: int):
+    def __init__(self, data_fd: int, ack_fd: int | None = None):
         self._data = data_fd
-        self._ack = ack_fd
-        os.set_blocking(ack_fd, False)
+        self._ack = ack_fd  # None: a channel without acknowledgements
+        if ack_fd is not None:
+            os.set_blocking(ack_fd, False)
 
     def send(self, kind: str, *args) -> None:
         """One message (never interleaved with another, also when a signal
@@ -351,6 +352,8 @@ class Channel:
 
     def acknowledge(self, signum: int | None = None) -> None:
         """"A signal arrived, and Python code handles it" (from a signal handler)."""
+        if self._ack is None:
+            return
         with contextlib.suppress(OSError):
             os.write(self._ack, b"!")
 
@@ -938,3 +941,11 @@ def _finalizer(reason: BaseException) -> Backend:
         raise reason
 
     return Backend("finalizer", finish)
+
+
+# For the supervisors of other forked workers (the rank plugin's warm workers):
+# the same framing, forwarded streams, parent-death signal and group signals.
+Frames = _Frames
+ForwardedStream = _ForwardedStream
+die_with = _die_with
+signal_group = _signal_worker

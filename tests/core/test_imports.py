@@ -49,6 +49,12 @@ LAZY_IMPORTS = {
                                                                              "psycopg")},
     # The report's drawing is the `report` extra (matplotlib): only when a report is made.
     "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
+    # The rank plugin's measuring modules (its coordinator, workers and benchmark_module:
+    # the IREE runtime and numpy), only when a ranking runs or its Python API is used.
+    # They keep no package out of a plain start until the core's own imports of the
+    # runtime are lazy (issue 27); tests/builtin_plugins/test_rank.py checks the modules.
+    "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": ()},
+    "ireebench.plugins.rank": {"ireebench.plugins.rank.api": ()},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
     "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
