@@ -38,6 +38,7 @@ runtime itself, which a run imports when it first needs it
 from __future__ import annotations
 
 import io
+import os
 
 from ._public import IreebenchDeprecationWarning, lazy_names
 from .backend import Backend
@@ -74,6 +75,30 @@ def run(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
                    stderr if stderr is not None else io.StringIO(), plugins)
 
 
+def rank(candidates, baseline, *flags: str, stdout=None, stderr=None, plugins=(),
+         **options):
+    """Ranks candidate modules against ``baseline``: ``ireebench rank`` from Python.
+
+    ``candidates`` are paths (``.vmfb``, ``.mlir``, globs, manifests),
+    ``flags`` further command-line flags, and each keyword an option
+    (``devices="local-sync"``, ``cpu_workers=2``, ``benchmark_min_time="0.02s"``;
+    ``True``/``False`` as ``true``/``false``, a list or tuple repeats the flag,
+    ``None`` leaves the option out).
+    Returns the rank plugin's ``Ranking`` (a :class:`RunResult`: its ``runs``
+    are every measurement's rows; ``candidates`` the typed results, best
+    first, each with its ``state``). Errors as :func:`run`.
+    """
+    argv = ["rank", *map(os.fspath, candidates), f"--baseline={os.fspath(baseline)}", *flags]
+    for name, value in options.items():
+        if value is None:
+            continue  # an option left at its default
+        for item in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(item, bool):
+                item = "true" if item else "false"
+            argv.append(f"--{name}={os.fspath(item) if isinstance(item, os.PathLike) else item}")
+    return run(argv, stdout, stderr, plugins)
+
+
 # Public names whose modules import the IREE runtime and numpy: name ->
 # ".module:attribute" of this package, imported when first read.
 RUNTIME_NAMES = {
@@ -91,5 +116,5 @@ __all__ = [
     "Run", "RunResult", "StashKey", "Statistic", "UsageError", "Workload", "__version__",
     "call_hook", "declared_input_types", "element_type", "hookimpl", "hookspec",
     "module_functions", "parse_inputs", "parse_tensor_type", "point_of_row", "prepare_inputs",
-    "run", "stamp_rows",
+    "rank", "run", "stamp_rows",
 ]

@@ -14,7 +14,8 @@ The public API is:
 Every other module is internal, even when a page of docs/ names it to say
 how something works: it may change in any release. Built-in plugins
 (``ireebench.plugins.*``) are internal code too; what they add to the
-public surface is their flags, subcommands and declared hooks.
+public surface is their flags, subcommands and declared hooks (and the
+``rank`` plugin's Python API, listed below: a tuner imports it).
 
 A public name does not change or go away in a minor version without a
 deprecation first: for at least one minor version the old name keeps
@@ -48,6 +49,9 @@ PUBLIC_MODULES = (
     "ireebench.comparison",  # the comparison engine: reports read, verdicts, reporters
     "ireebench.profiling",  # profiling sinks and the rows of a profiling pass
     "ireebench.reporting",  # the Reporter base class and the run's reported rows
+    # A built-in plugin's Python API: the ranking's typed results and the
+    # drop-in for iree.runtime.benchmark_module that tuners import.
+    "ireebench.plugins.rank",
 )
 
 

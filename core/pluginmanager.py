@@ -89,9 +89,12 @@ BUILTIN_PLUGINS = {
     "memory_statistics": "ireebench.plugins.memory_statistics",
     "user_counters": "ireebench.plugins.user_counters",
     "sweeps": "ireebench.plugins.sweeps",
+    "scenarios": "ireebench.plugins.scenarios",
+    "llm": "ireebench.plugins.llm",
     "ray_executor": "ireebench.plugins.ray_executor",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",
+    "rank": "ireebench.plugins.rank",
 }
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like

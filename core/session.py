@@ -149,6 +149,9 @@ class Session:
         # Per module: repaired function name -> original (names not valid UTF-8).
         self.renamed_functions: list[dict[str, str]] = []
         self.context = None
+        # The modules every context of this session starts with (the HAL
+        # module, the parameters): a context for another module reuses them.
+        self.support_modules: list = []
         self._parameter_indices: list = []
 
     @property
@@ -186,6 +189,7 @@ class Session:
         parameters = list(config.getoption("parameters") or [])
         if parameters:
             vm_modules.append(self._parameters_module(parameters, parameter_mode))
+        self.support_modules = list(vm_modules)
         vm_modules.extend(self.modules)
         try:
             self.context = rt.VmContext(self.instance, modules=vm_modules)
@@ -237,6 +241,7 @@ class Session:
         # when a device outlives the objects that use it.
         self.context = None
         self.modules.clear()
+        self.support_modules.clear()
         self._parameter_indices.clear()
         gc.collect()
         self.devices.clear()

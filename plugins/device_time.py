@@ -168,7 +168,7 @@ def ireebench_workload_finish(config, workload, runs):
     sink = config.stash.get(STATE, None)
     if sink is None:
         return
-    engine(config).profile(workload, runs)  # a no-op when the pass already ran
+    engine(config).profile(workload, runs, config)  # a no-op when the pass already ran
     measured = sink.results.get(workload.name)
     repetitions = measured_repetitions(runs)
     if measured is None or not repetitions or any(r.error_occurred for r in repetitions):

@@ -434,19 +434,27 @@ def ireebench_workload_start(config, workload):
 @hookimpl
 def ireebench_continue_repetitions(config, workload, runs):
     """Adaptive stopping: go on until the median is precise enough or the budget is spent."""
+    return continue_until_precise(config, workload, [r.real_seconds for r in runs])
+
+
+def continue_until_precise(config, workload, values: list[float], what: str = "") -> bool | None:
+    """The adaptive rule on ``values``, one per repetition so far (the real times;
+    a plugin that ranks by another time gives those, ``what`` naming them in the
+    warning): another repetition until the median is precise enough or the budget
+    is spent. None without ``--benchmark_min_rel_accuracy``."""
     state = config.stash.get(STATE, None)
     if state is None or state.target is None:
         return None
-    n = len(runs)
+    n = len(values)
     minimum = max(state.minimum, config.getoption("benchmark_repetitions"))
-    precision = relative_precision([r.real_seconds for r in runs], state.confidence)
+    precision = relative_precision(values, state.confidence)
     reached = n >= minimum and precision is not None and precision <= state.target
     if reached:
         return False
     started = state.started.get(workload.run_name, time.perf_counter())
     if time.perf_counter() - started < state.max_time:
         return True
-    shown = "no interval yet" if precision is None else f"+-{100 * precision:.2f} %"
+    shown = "no interval yet" if precision is None else f"{what}+-{100 * precision:.2f} %"
     config.stderr.write(
         f"ireebench: warning: {workload.run_name}: --benchmark_max_time={state.max_time:g}s "
         f"spent after {n} repetitions ({shown}); --benchmark_min_rel_accuracy="

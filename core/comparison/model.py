@@ -16,7 +16,9 @@ Benchmarks are matched by ``run_name``, and compared on one metric
   verdict is never significant), ``not compared`` when a side has no time
   (it failed);
 * ``regression``: ``slower`` by more than its threshold. Any regression makes
-  the exit status 1 (:data:`EXIT_REGRESSION`).
+  the exit status 1 (:data:`EXIT_REGRESSION`); otherwise a benchmark the
+  gate could not see (``cannot judge``, ``inconclusive``) makes it 4
+  (:data:`EXIT_CANNOT_JUDGE`) unless accepted.
 
 A metric whose values do not vary between repetitions (the memory members:
 the same bytes every repetition) has nothing to test: it is compared
@@ -259,7 +261,10 @@ class Comparison:
 
     @property
     def cannot_judge(self) -> list[BenchmarkComparison]:
-        return [b for b in self.benchmarks if b.verdict == CANNOT_JUDGE]
+        """The benchmarks the gate could not see: ``cannot judge``, and
+        ``inconclusive`` (too few repetitions for a verdict: a +300 % change
+        with 5 repetitions a side would pass unseen otherwise)."""
+        return [b for b in self.benchmarks if b.verdict in (CANNOT_JUDGE, INCONCLUSIVE)]
 
     @property
     def exit_status(self) -> int:

@@ -11,7 +11,8 @@ unreadable file, a file that is not a benchmark report, a bad flag; one
 ``ireebench: error:`` line), 3 a plugin or internal error, 4 a benchmark
 that cannot be judged (its detectable change is wider than
 ``--detectable``, or the drop of its CPU share explains its slowdown in
-real time; ``--accept_cannot_judge`` makes that 0), 130/143 on a signal. A benchmark run's usage errors exit 1; here 1 is taken by the
+real time, or too few repetitions for a verdict: ``inconclusive``;
+``--accept_cannot_judge`` makes that 0), 130/143 on a signal. A benchmark run's usage errors exit 1; here 1 is taken by the
 regression, so that CI can tell the two apart.
 """
 
@@ -64,8 +65,9 @@ share explains; runs whose reports say their machine was busy are named,
 and left out of a history's baseline.
 
 Exit status: 0 no regression; 1 a significant slowdown beyond its threshold;
-2 bad input or usage; 3 a plugin error; 4 a benchmark cannot be judged
-(--accept_cannot_judge: 0). See docs/compare.md.
+2 bad input or usage; 3 a plugin error; 4 a benchmark cannot be judged, or
+has fewer than 9 repetitions a side (--accept_cannot_judge: 0). See
+docs/compare.md.
 """
 
 
@@ -112,8 +114,8 @@ def add_compare_options(parser: OptionParser) -> None:
                           "a history's band too wide. Default 10%.")
     parser.addoption("--accept_cannot_judge", "accept_cannot_judge", is_flag=True,
                      default=False, group=g,
-                     help="Exit 0, not 4, when benchmarks cannot be judged (the verdicts "
-                          "still say so).")
+                     help="Exit 0, not 4, when benchmarks cannot be judged or are "
+                          "inconclusive (the verdicts still say so).")
     parser.addoption("--correction", "correction", default=DEFAULT_CORRECTION, group=g,
                      metavar="|".join(CORRECTIONS),
                      help="Multiple-comparison correction of the p-values over the "

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import re
 
 import pytest
-from conftest import ROOT, one_error_line
+from conftest import MLIR_DIR, ROOT, one_error_line
 
 MLP = (ROOT / "benchmarks" / "mlp.mlir").read_text()
 
@@ -97,3 +98,21 @@ def test_needs_profiling_passes(mlp, ireebench):
                                     "no:profiling_pass", "-p", "no:dispatch_statistics"))
     assert line == ("ireebench: error: --device_time needs the profiling_pass plugin "
                     "(blocked with -p no:profiling_pass)")
+
+
+def test_each_point_of_a_sweep_profiles_its_own_module(compile_mlir, ireebench, tmp_path):
+    # The pass must run the module the point measured, not the run's first point's.
+    text = (MLIR_DIR / "rank_sum.mlir").read_text().replace("INPUTS", str(1 << 20))
+    for name, work in (("small", 1 << 12), ("big", 1 << 20)):
+        module = compile_mlir(text.replace("WORK", str(work)).replace("EXTRA", "0"))
+        (tmp_path / f"{name}.vmfb").write_bytes(module.read_bytes())
+    out = tmp_path / "out.json"
+    result = ireebench("--sweep", "m=small,big", f"--module={tmp_path}/{{m}}.vmfb",
+                       "--function=main", f"--input={1 << 20}xi32=0", "--device=local-sync",
+                       "--benchmark_min_time=10x", "--device_time", "--time_unit=us",
+                       f"--benchmark_out={out}")
+    assert result.returncode == 0, result.stderr
+    device = {row["name"]: row["device_time"] for row in json.loads(out.read_text())["benchmarks"]}
+    small = device["BM_main/m:small/process_time/real_time"]
+    big = device["BM_main/m:big/process_time/real_time"]
+    assert big > 4 * small, device  # 256x the work; the first module profiled twice: ~1

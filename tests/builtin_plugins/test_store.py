@@ -558,7 +558,8 @@ def test_a_store_another_user_may_only_read_is_read(modules, ireebench, tmp_path
         os.chmod(each, 0o755 if each.is_dir() else 0o644)
     before = path.read_bytes()
     env = dict(_env(), HOME=str(tmp_path))
-    for command in (["history"], ["store", "export"], ["compare", "stored:latest", str(new)]):
+    for command in (["history"], ["store", "export"],
+                    ["compare", "stored:latest", str(new), "--accept_cannot_judge"]):
         proc = subprocess.run([*SECOND_USER, sys.executable, "-m", "ireebench", *command,
                                f"--benchmark_storage={path}"], capture_output=True, text=True,
                               env=env, timeout=TIMEOUT, check=False)

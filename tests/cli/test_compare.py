@@ -222,7 +222,7 @@ def test_extra_aggregate_rows_are_read(reports, ireebench, tmp_path):
     aggregates_only = tmp_path / "aggregates.json"
     aggregates_only.write_text(json.dumps(data))
     result = ireebench("compare", aggregates_only, reports["heavy"], "--threshold=5%")
-    assert result.returncode == 0, result.stderr  # one value a side: no verdict
+    assert result.returncode == 4, result.stderr  # one value a side: no verdict
     assert "inconclusive" in result.stdout
     assert "old: only the median aggregate (no repetition rows)" in result.stdout
     assert "fewer than 9 repetitions a side (1 vs 9)" in result.stdout
@@ -236,9 +236,15 @@ def test_fewer_than_nine_repetitions_says_so(modules, ireebench, tmp_path):
                         "--benchmark_min_time=3x", f"--benchmark_out={paths[-1]}")
         assert run.returncode == 0, run.stderr
     result = ireebench("compare", *paths, "--threshold=5%")
-    assert result.returncode == 0, result.stderr
+    # Several times the work, unseen with 3 repetitions: the gate cannot judge
+    # it (exit 4), it never passes it.
+    assert result.returncode == 4, result.stderr
     assert "inconclusive" in result.stdout
     assert "fewer than 9 repetitions a side (3 vs 3): no verdict" in result.stdout
+    assert "CANNOT JUDGE: 1 benchmark(s) could not be judged" in result.stdout
+    accepted = ireebench("compare", *paths, "--threshold=5%", "--accept_cannot_judge")
+    assert accepted.returncode == 0, accepted.stderr
+    assert "OK (accepted)" in accepted.stdout
 
 
 @pytest.mark.parametrize("reporter", ["console", "markdown", "json"])

@@ -6,6 +6,7 @@ ruptures'."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -85,7 +86,11 @@ def test_too_few_new_repetitions_is_inconclusive():
     history = [report("stored:a", spread(1.0, 0.01))]
     comparison = compare_history(history, report("new.json", [3.0, 3.1, 3.2]), OPTIONS)
     assert comparison.benchmarks[0].verdict == INCONCLUSIVE
-    assert comparison.exit_status == 0
+    # 3x slower but unseen: never a pass (exit 4), unless accepted.
+    assert comparison.exit_status == 4
+    accepted = compare_history(history, report("new.json", [3.0, 3.1, 3.2]),
+                               replace(OPTIONS, accept_cannot_judge=True))
+    assert accepted.exit_status == 0
 
 
 def test_an_empty_history_compares_nothing_and_passes():

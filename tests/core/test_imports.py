@@ -79,8 +79,18 @@ LAZY_IMPORTS = {
                                                                              "psycopg")},
     # The report's drawing is the `report` extra (matplotlib): only when a report is made.
     "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
+    # The rank plugin's measuring modules (its coordinator, workers and benchmark_module:
+    # the IREE runtime and numpy), and the run it measures in, only when a ranking runs
+    # or its Python API is used; tests/builtin_plugins/test_rank.py checks the modules.
+    "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": RUNTIME,
+                                       "ireebench.runner": ("ireebench.runner",)},
+    "ireebench.plugins.rank": {"ireebench.plugins.rank.api": RUNTIME},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
     "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
+    # The serving plugins' work with the IREE runtime and numpy, imported when a run first
+    # measures a scenario or builds an LLM workload.
+    "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
+    "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME},
 }
 # The packages kept out of startup: never reached from it but through LAZY_IMPORTS.
 KEPT_OUT = tuple(sorted({package for lazy in LAZY_IMPORTS.values()

@@ -84,6 +84,8 @@ REFUSED = [
     ("--confidence=0.9", "repetition_samples"),
     ("--benchmark_min_rel_accuracy=0.01", "adaptive_repetitions"),
     ("--benchmark_max_time=1s", "adaptive_repetitions"),
+    ("--scenario=server", "in_process"),
+    ("--llm_decode_steps=4", "in_process"),
 ]
 # Options every backend honours: the core's (the native tool's own, handed on
 # by forwarded_argv, and the report's and ireebench's, done in this process),

@@ -1,0 +1,164 @@
+"""``ireebench rank CANDIDATES... --baseline=BASE [flags]``: the command line.
+
+The command takes every option of a run (the core's and the plugins',
+listed in its ``--help``), the rank plugin's own (:mod:`.settings`), and
+the candidates as its arguments. It is parsed into an ordinary run
+:class:`~ireebench.Config` (checked and configured as a run is: every
+plugin's ``ireebench_configure``), whose ``--module`` is the baseline and
+whose devices are the ranking's, and the ranking runs as that run's
+backend (:func:`ireebench.runner.run_here`): the reports, ``--benchmark_out``,
+``--benchmark_save`` and ``ireebench_sessionfinish`` work as in any run.
+"""
+
+from __future__ import annotations
+
+from click.core import ParameterSource
+from ireebench.backend import Backend
+from ireebench.cli.command import (
+    GroupedCommand,
+    add_plugin_options,
+    configure,
+    make_context,
+    option_specs,
+)
+from ireebench.cli.options import CORE, OptionParser, add_core_options
+from ireebench.config import Config
+from ireebench.errors import UsageError
+from ireebench.outfiles import register_input, register_output, run_files
+from ireebench.points import POINTS
+
+from . import candidates as candidate_files
+from .results import Ranking
+from .settings import ADAPTIVE_MAX_TIME, RUN_DEFAULTS, add_options, settings
+
+PLUGIN = "rank"
+HELP = """Rank candidate modules of one function against a baseline, for tuners.
+
+CANDIDATES are .vmfb or .mlir files (compiled; one that does not compile is
+compile_failed), globs, or manifests (JSON, or ID PATH lines). One warm worker
+per device (--devices=hip://0,hip://1; a CPU device gives --cpu_workers pinned
+workers) loads each candidate and measures it to the precision asked
+(--benchmark_min_rel_accuracy), the baseline again every --baseline_every
+candidates (drift), then the best --rerank_top are re-ranked paired and
+interleaved. Every candidate ends ok or in a failure state (load_failed,
+runtime_error, wrong_output with --check_outputs, timeout, crashed); results are
+cached (--rank_cache) and a rerun measures only what is missing. See
+docs/tuning.md.
+"""
+
+# Options a ranking sets itself, or that make no sense for one.
+REFUSED = {
+    "module": "the candidates are the arguments, the baseline --baseline",
+    "sweep": "a ranking's points are its candidates",
+    "enable_output_processing": "use --check_outputs to compare outputs with the baseline's",
+    "benchmark_list_tests": "there is nothing to list before the candidates compile",
+    "benchmark_enable_random_interleaving": "the re-rank interleaves the best candidates",
+    "point_index": "a ranking is one process",
+}
+# Options a ranking refuses unless they keep their default.
+REFUSED_VALUES = {
+    "executor": ("local", ("a ranking measures on its own warm workers, one per --devices "
+                           "device, on this machine")),
+}
+
+
+def build_command(pm) -> GroupedCommand:
+    """The run's options, then the rank plugin's."""
+    parser = OptionParser()
+    add_core_options(parser)
+    add_plugin_options(pm, parser)
+    parser.plugin = PLUGIN
+    add_options(parser)
+    parser.plugin = CORE
+    return GroupedCommand(
+        "ireebench rank", params=parser.options, help=HELP,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
+                          "help_option_names": ["--help", "-h"]},
+        add_help_option=True, pm=pm, options_metavar="CANDIDATES... --baseline=BASE [flags]")
+
+
+def _defaults(ctx, params: dict) -> None:
+    """A ranking's defaults where the command line leaves a run's option alone."""
+    given = {name for name in params
+             if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE,
+                                                   ParameterSource.ENVIRONMENT)}
+    for name, value in RUN_DEFAULTS.items():
+        if name in params and name not in given:
+            params[name] = value
+    if "benchmark_max_time" in params and "benchmark_max_time" not in given \
+            and params.get("benchmark_min_rel_accuracy") == RUN_DEFAULTS.get(
+                "benchmark_min_rel_accuracy"):
+        params["benchmark_max_time"] = ADAPTIVE_MAX_TIME
+
+
+def _refuse(ctx, params: dict) -> None:
+    for name, reason in REFUSED.items():
+        if name in params and ctx.get_parameter_source(name) in (
+                ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+            raise UsageError(f"rank: --{name} is not a ranking's option: {reason}")
+    for name, (default, reason) in REFUSED_VALUES.items():
+        if params.get(name) not in (None, "", default):
+            raise UsageError(f"rank: --{name}={params[name]}: {reason}")
+    if params.get("backend") not in (None, "runtime"):
+        raise UsageError(f"rank: --backend={params['backend']}: a ranking measures in its "
+                         "warm workers (the runtime backend)")
+
+
+def parse(argv: list[str], invocation) -> tuple[Config, list[str]] | None:
+    """The run's configuration and the candidate arguments (None after --help)."""
+    command = build_command(invocation.pm)
+    ctx = make_context(command, "ireebench rank", argv, invocation)
+    if ctx is None:
+        return None
+    params = dict(ctx.params)
+    _refuse(ctx, params)
+    _defaults(ctx, params)
+    arguments = [arg for arg in ctx.args if not arg.startswith("-") or arg == "-"]
+    runtime_flags = [arg for arg in ctx.args if arg.startswith("-") and arg != "-"]
+    config = Config(invocation.pm, params, runtime_flags, list(argv), invocation.stdout,
+                    invocation.stderr, option_specs(command))
+    config.command_line = ["rank", *argv]
+    return config, arguments
+
+
+def register_files(config, options, found) -> None:
+    """The ranking's files in the run's :class:`~ireebench.outfiles.RunFiles`: the
+    baseline and the candidates are read, ``--rank_out``, ``--rank_stream`` and the
+    cache written, so none of those outputs can be an input or another output."""
+    register_input(config, f"--baseline={options.baseline}", options.baseline)
+    for candidate in found:
+        register_input(config, f"candidate {candidate.id} ({candidate.path})", candidate.path)
+    register_output(config, "rank_out", options.rank_out)
+    register_output(config, "rank_stream", options.rank_stream)
+    if options.cache:  # its folder is made when it is opened
+        run_files(config).add_output(f"--rank_cache={options.cache}", options.cache)
+
+
+def main(argv: list[str], invocation) -> Ranking:
+    """``ireebench rank``: parse, configure, rank (the run's backend)."""
+    parsed = parse(argv, invocation)
+    if parsed is None:
+        return Ranking(0, [])
+    config, arguments = parsed
+    options = settings(config)
+    found = candidate_files.collect(arguments)
+    register_files(config, options, found)
+    # Reported as the run's module and devices (provenance, the store's fingerprint).
+    config.options["module"] = (options.baseline,)
+    config.options["device"] = tuple(dict.fromkeys(options.devices))
+    config = configure(config, invocation.selection)
+    if POINTS in config.stash:
+        config.release()
+        raise UsageError("rank: a plugin made points of this run; a ranking measures its "
+                         "candidates")
+    # The coordinator and its workers measure (the runtime), in a run (the core's
+    # machinery: the worker, the report hub): imported when a ranking runs.
+    from ireebench import runner
+
+    from .schedule import Ranker
+    ranker = Ranker(config, options, found)
+    result = runner.run_here(config, Backend("rank", ranker.run))
+    ranking = ranker.ranking
+    ranking.exit_code, ranking.runs, ranking.context = (result.exit_code, result.runs,
+                                                        result.context)
+    return ranking

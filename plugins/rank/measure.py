@@ -1,0 +1,388 @@
+"""Measuring one candidate on one device: the unit a warm worker runs.
+
+A :class:`WarmDevice` is what a worker sets up once for all candidates:
+the VM instance, the device, the HAL (and parameters) modules, the
+baseline's function and its inputs, uploaded to the device once. Then
+:func:`measure_candidate` measures one module on it: the module loaded
+from its file, a context made for it with the same support modules, the
+function looked up and checked against the baseline's signature, then the
+measurement of an ordinary run (``ireebench_workload_start``, the cold
+start, :func:`ireebench.measure.measure_workload` with the run's stopping
+rule, ``ireebench_workload_finish``, extra rows), the outputs of its last
+iteration compared with the baseline's (``--check_outputs``, with the
+output comparison of ``--expected_output``), and the context released.
+:func:`rerank` measures several candidates round by round, one
+repetition each per round in a fresh random order.
+
+Nothing here knows about processes: the warm worker (:mod:`.worker`) calls
+these in a forked process; another executor (a Ray actor) can hold a
+:class:`WarmDevice` and call the same functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import mmap
+import os
+import random
+import time
+from dataclasses import dataclass, field
+
+import iree.runtime as rt
+from ireebench import names
+from ireebench.codec import decode, encode
+from ireebench.discovery import classify, invocation_kinds
+from ireebench.errors import UsageError, one_line
+from ireebench.hookcall import call_hook
+from ireebench.inputs import Null, Scalar, Tensor
+from ireebench.measure import (
+    BenchmarkFailure,
+    Repetition,
+    iteration_count,
+    measure_workload,
+    time_repetition,
+)
+from ireebench.modules import ModuleImage
+from ireebench.plugins.device_time import STATE as DEVICE_TIME
+from ireebench.plugins.output_processing.compare import compare_lists
+from ireebench.plugins.output_processing.flags import COMPARISON_FLAGS, parse_tolerances
+from ireebench.plugins.output_processing.values import snapshot
+from ireebench.plugins.statistics import DEFAULT_CONFIDENCE, relative_precision
+from ireebench.session import Session, open_vm_module
+from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, median
+from ireebench.workload import FunctionInfo, Workload, split_cconv
+
+from .results import Measurement, State
+from .settings import RANKED_METRIC
+
+
+@dataclass
+class Job:
+    """A module to measure: a candidate, or the baseline."""
+
+    id: str
+    path: str  # a .vmfb
+    sha256: str = ""
+    params: dict = field(default_factory=dict)  # what its rows are named after
+    baseline: bool = False
+
+    def to_data(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_data(cls, data: dict) -> Job:
+        return cls(**data)
+
+
+class LoadFailed(Exception):
+    """The module cannot be measured with the baseline's function and inputs."""
+
+
+def _expected(values) -> list:
+    """The baseline's outputs as the comparison's expected values (what it
+    cannot compare, lists and references, matches anything)."""
+    expected = []
+    for value in values:
+        if value.kind == "buffer_view":
+            expected.append(Tensor(value.array, value.element_type))
+        elif value.kind == "primitive" and value.type_name[:1] in ("i", "f"):
+            cconv = {"i32": "i", "i64": "I", "f32": "f", "f64": "F"}.get(value.type_name, "i")
+            expected.append(Scalar(cconv, value.value))
+        else:
+            expected.append(Null(""))
+    return expected
+
+
+class WarmDevice:
+    """One device with everything the candidates share, set up once.
+
+    :param config: the run's configuration (its function, inputs, flags).
+    :param uri: the device.
+    :param function: the function every candidate exports.
+    :param baseline: the baseline's job: its module is opened with the
+        device, its function's signature and kind are the candidates'.
+    """
+
+    def __init__(self, config, uri: str, function: str, baseline: Job,
+                 check_outputs: bool = False):
+        self.config = config
+        self.uri = uri
+        self.function_name = function
+        self.baseline = baseline
+        self.check_outputs = check_outputs
+        self.tolerances = parse_tolerances({name: config.getoption(name, default)
+                                            for name, default in COMPARISON_FLAGS.items()})
+        self.session: Session | None = None
+        self.function: FunctionInfo | None = None
+        self.kind = None
+        self.inputs = None
+        self.expected: list | None = None  # the baseline's outputs on this device
+        self.batch_size = 1
+        self.concurrency = 1
+
+    def point(self, job: Job):
+        """The configuration a job is measured with: the run's, its module and device."""
+        options = dict(self.config.options, module=(job.path,), device=(self.uri,))
+        return self.config.for_point(options, list(self.config.runtime_flags), job.params,
+                                     label=job.id)
+
+    def open(self) -> WarmDevice:
+        """Creates the device and uploads the inputs; a one-line UsageError if it cannot."""
+        point = self.point(self.baseline)
+        session = self.session = Session(point)
+        session.open()
+        call_hook(point.pm, "ireebench_sessionstart", config=point, session=session)
+        try:
+            vm_function = session.module.lookup_function(self.function_name)
+        except Exception:  # noqa: BLE001 - the bindings' plain errors
+            vm_function = None
+        if vm_function is None:
+            raise UsageError(f"--baseline={self.baseline.path}: exports no function "
+                             f"{self.function_name!r}")
+        self.function = FunctionInfo.from_vm_function(vm_function)
+        self.kind = classify(point, self.function, invocation_kinds(point))
+        self.batch_size, self.concurrency = self.kind.batching(
+            point.getoption("batch_size"), point.getoption("batch_concurrency"))
+        workload = self._workload(point, self.function, self.baseline)
+        specs = list(point.getoption("input") or [])
+        workload.inputs = self.inputs = self.kind.build_inputs(workload, session, specs)
+        call_hook(point.pm, "ireebench_discovery_finish", config=point, session=session,
+                  workloads=[workload])
+        return self
+
+    def _workload(self, point, function: FunctionInfo, job: Job) -> Workload:
+        return Workload(
+            name=names.family_name(self.function_name, job.params),
+            function=function, kind=self.kind, batch_size=self.batch_size,
+            concurrency=self.concurrency,
+            time_unit=point.getoption("time_unit") or self.kind.default_time_unit,
+            selected=True, inputs=self.inputs, params=dict(job.params))
+
+    def close(self) -> None:
+        self.inputs = None
+        if self.session is not None:
+            self.session.close()
+            self.session = None
+
+    # --- one candidate ------------------------------------------------------
+
+    def load(self, job: Job) -> tuple[Session, Workload]:
+        """The candidate's own session (this device, a context of its module) and
+        workload (the baseline's inputs); :class:`LoadFailed` says why not."""
+        point = self.point(job)
+        try:
+            with open(job.path, "rb") as handle:
+                data = handle.read()
+        except OSError as exc:
+            raise LoadFailed(f"cannot read {job.path}: {exc.strerror or one_line(exc)}") from None
+        if not data:
+            raise LoadFailed(f"{job.path} is empty")
+        memory = mmap.mmap(-1, len(data))
+        memory[:] = data
+        digest = hashlib.sha256(data).hexdigest()
+        image = ModuleImage(job.path, os.path.basename(job.path), memory, None, digest)
+        warm = self.session
+        try:
+            module, renamed = open_vm_module(warm.instance, image)
+        except UsageError as exc:
+            raise LoadFailed(str(exc).removeprefix(f"--module={job.path}: ")) from None
+        session = Session(point)
+        session.instance, session.devices = warm.instance, list(warm.devices)
+        session.device_uris = list(warm.device_uris)
+        session.modules, session.module_paths = [module], [job.path]
+        session.renamed_functions = [renamed]
+        session.support_modules = list(warm.support_modules)
+        vm_function = module.lookup_function(self.function_name)
+        if vm_function is None:
+            exported = [name for name in module.function_names if not names.is_internal(name)]
+            raise LoadFailed(f"no function {self.function_name!r} (exports: "
+                             f"{', '.join(exported) or 'none'})")
+        function = FunctionInfo.from_vm_function(vm_function)
+        self._check_signature(function)
+        try:
+            session.context = rt.VmContext(warm.instance,
+                                           modules=[*warm.support_modules, module])
+        except Exception as exc:  # noqa: BLE001 - the runtime's plain errors
+            raise LoadFailed(f"cannot create a context (missing import, or compiled for "
+                             f"another device than {self.uri}?): {one_line(exc)}") from None
+        return session, self._workload(point, function, job)
+
+    def _check_signature(self, function: FunctionInfo) -> None:
+        base = self.function
+        declared = function.attr("iree.abi.declaration"), base.attr("iree.abi.declaration")
+        if function.cconv != base.cconv or (all(declared) and declared[0] != declared[1]):
+            raise LoadFailed(f"{self.function_name} takes other arguments or results than the "
+                             f"baseline's ({declared[0] or function.cconv}; baseline: "
+                             f"{declared[1] or base.cconv})")
+
+    def compare_outputs(self, batch, session, job: Job) -> str:
+        """"" when the outputs of ``batch`` are the baseline's (which the
+        baseline's own measurement sets), else the first mismatch's report."""
+        if batch is None:
+            return ""
+        values = snapshot(batch.outputs(), session.device, split_cconv(self.function.results))
+        if job.baseline:
+            self.expected = _expected(values)
+            return ""
+        if not self.check_outputs or self.expected is None:
+            return ""
+        failures = compare_lists(self.expected, values, self.tolerances)
+        # The report's first line (the expected and actual views follow it).
+        return failures[0].splitlines()[0] if failures else ""
+
+
+def release(session: Session | None, workload: Workload | None) -> None:
+    """Drops a candidate's context and module (the device stays)."""
+    if workload is not None:
+        workload.last_batch = None
+        workload.inputs = None
+    if session is not None:
+        session.context = None
+        session.modules.clear()
+        session.devices.clear()
+
+
+def _repetitions(runs) -> list:
+    return [run for run in runs if run.run_type == "iteration" and not run.extra_row]
+
+
+def measure_candidate(warm: WarmDevice, job: Job) -> Measurement:
+    """Measures ``job``'s module on ``warm``'s device (see the module docstring).
+
+    A failure is the measurement's state; an exception is a bug (or a
+    plugin's error), for the caller to end the run with.
+    """
+    start = time.perf_counter()
+    session = workload = None
+    try:
+        try:
+            session, workload = warm.load(job)
+        except LoadFailed as exc:
+            return Measurement(State.LOAD_FAILED, str(exc),
+                               elapsed=time.perf_counter() - start)
+        loaded = time.perf_counter()
+        point, pm = session.config, session.config.pm
+        call_hook(pm, "ireebench_workload_start", config=point, session=session,
+                  workload=workload)
+        extra = [run for run in call_hook(pm, "ireebench_measure_cold_start", config=point,
+                                          session=session, workload=workload)
+                 if run is not None]
+        runs = measure_workload(point, session, workload)
+        mismatch = warm.compare_outputs(workload.last_batch, session, job)
+        call_hook(pm, "ireebench_workload_finish", config=point, session=session,
+                  workload=workload, runs=runs)
+        for rows in call_hook(pm, "ireebench_report_extra_rows", config=point,
+                              workload=workload, runs=runs):
+            extra.extend(rows or [])
+        confidence = float(point.getoption("confidence") or DEFAULT_CONFIDENCE)
+        measurement = _summary(runs, extra, mismatch, start, loaded, confidence)
+        if measurement.state is State.OK and measurement.device_seconds is None \
+                and point.stash.get(RANKED_METRIC, None) == "device_time":
+            # Ranked by a time it does not have: a failure to say, not an unranked "ok".
+            sink = point.stash.get(DEVICE_TIME, None)
+            error = sink.errors.get(workload.name) if sink is not None else None
+            measurement.state = State.RUNTIME_ERROR
+            measurement.message = (f"--device_time: no device time measured"
+                                   f"{f': the profiling pass failed: {error}' if error else ''}")
+        return measurement
+    finally:
+        release(session, workload)
+
+
+def _summary(runs, extra, mismatch: str, start: float, loaded: float,
+             confidence: float) -> Measurement:
+    repetitions = _repetitions(runs)
+    elapsed = time.perf_counter() - start
+    measurement = Measurement(State.OK, rows=list(runs) + list(extra), elapsed=elapsed,
+                              load_seconds=loaded - start)
+    failed = [run for run in repetitions if run.error_occurred]
+    if failed:
+        measurement.state, measurement.message = State.RUNTIME_ERROR, failed[0].error_message
+        return measurement
+    measurement.samples = [run.real_seconds for run in repetitions]
+    measurement.seconds = median(measurement.samples) if measurement.samples else None
+    measurement.cpu_samples = [run.cpu_seconds for run in repetitions]
+    measurement.cpu_seconds = median(measurement.cpu_samples) if repetitions else None
+    device = [run.device_seconds for run in repetitions]
+    if device and all(value is not None for value in device):
+        measurement.device_samples = device
+        measurement.device_seconds = median(device)
+    measurement.precision = relative_precision(measurement.samples, confidence)
+    measurement.cpu_precision = relative_precision(measurement.cpu_samples, confidence)
+    if mismatch:
+        measurement.state, measurement.message = State.WRONG_OUTPUT, mismatch
+    return measurement
+
+
+# --- the re-rank -------------------------------------------------------------
+
+
+@dataclass
+class RerankResult:
+    """Per member: its rows, its real and CPU seconds per iteration per round
+    (None where it did not run), and why it left (when it failed)."""
+
+    rows: dict[str, list] = field(default_factory=dict)
+    seconds: dict[str, list] = field(default_factory=dict)
+    cpu_seconds: dict[str, list] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+    elapsed: float = 0.0
+
+    def to_data(self) -> dict:
+        return {"rows": {key: encode(rows) for key, rows in self.rows.items()},
+                "seconds": self.seconds, "cpu_seconds": self.cpu_seconds,
+                "failed": self.failed, "elapsed": self.elapsed}
+
+    @classmethod
+    def from_data(cls, data: dict) -> RerankResult:
+        return cls({key: decode(rows) for key, rows in data["rows"].items()},
+                   data["seconds"], data["cpu_seconds"], data["failed"], data["elapsed"])
+
+
+def rerank(warm: WarmDevice, jobs: list[Job], rounds: int, seed: int) -> RerankResult:
+    """``rounds`` repetitions of each job, interleaved: every round runs one
+    repetition of each, in an order drawn from ``seed``. Each is warmed up and
+    calibrated first (its own iteration count); one that fails leaves."""
+    start = time.perf_counter()
+    result = RerankResult()
+    members = []
+    try:
+        for job in jobs:
+            try:
+                session, workload = warm.load(job)
+            except LoadFailed as exc:
+                result.failed[job.id] = str(exc)
+                continue
+            members.append((job, session, workload))
+            try:
+                iterations = iteration_count(session.config, workload, session)
+            except BenchmarkFailure as exc:
+                result.failed[job.id] = str(exc)
+                continue
+            result.rows[job.id] = []
+            result.seconds[job.id] = [None] * rounds
+            result.cpu_seconds[job.id] = [None] * rounds
+            members[-1] = (job, session, workload, iterations)
+        running = [member for member in members if len(member) == 4]
+        shuffle = random.Random(seed).shuffle
+        for index in range(rounds):
+            order = [member for member in running if member[0].id not in result.failed]
+            shuffle(order)
+            for job, session, workload, iterations in order:
+                row = time_repetition(workload, Repetition(index, rounds, iterations, session))
+                workload.last_batch = None
+                if row.error_occurred:
+                    result.failed[job.id] = row.error_message
+                    continue
+                result.rows[job.id].append(row)
+                result.seconds[job.id][index] = row.real_seconds
+                result.cpu_seconds[job.id][index] = row.cpu_seconds
+        statistics = STATISTICS + list(warm.config.stash.get(EXTRA_STATISTICS, []))
+        for job_id, rows in result.rows.items():
+            result.rows[job_id] = rows + compute_aggregates(rows, statistics)
+    finally:
+        for member in members:
+            release(member[1], member[2])
+    result.elapsed = time.perf_counter() - start
+    return result

@@ -1,0 +1,156 @@
+"""What a person and a tuner see of a ranking: the console table, the JSON file.
+
+The table comes after the run's own report (the Google Benchmark rows of
+every measurement), on stdout when that report is the console's, else on
+stderr (a JSON report on stdout stays JSON)::
+
+    Ranking of 4 candidates (BM_main, real time) against base.vmfb, 2 devices
+    rank  candidate  state   time      vs baseline  re-rank   device        +-
+       1  fast       ok      8.12 us   0.321        1 (0.318) local-sync#1  1.2%
+       2  mid        ok      25.1 us   1.002        2 (1.001) local-sync#0  0.9%
+       -  hang       timeout                                   local-sync#0  still running ...
+    Re-rank of the top 2 on local-sync#0, 10 rounds (seed 7): fast before mid (Wilcoxon
+    p=0.002); Kendall tau, first pass vs re-rank: 1.00
+
+``--rank_out=FILE`` writes :meth:`Ranking.to_dict` (atomically, also when the
+ranking stopped early).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from ireebench.outfiles import OutputFile
+from tabulate import tabulate
+
+from .results import METRICS, Ranking, State
+
+NOTE_WIDTH = 72
+
+
+def _time(seconds: float | None) -> str:
+    """``8.12 us``: three significant digits in the largest unit that is at least 1."""
+    if seconds is None:
+        return ""
+    for unit, scale in (("s", 1.0), ("ms", 1e3), ("us", 1e6)):
+        if seconds * scale >= 1:
+            return f"{seconds * scale:#.3g} {unit}".replace(". ", " ")
+    return f"{seconds * 1e9:#.3g} ns".replace(". ", " ")
+
+
+def _ratio(value: float | None) -> str:
+    return "" if value is None else f"{value:.3f}"
+
+
+def summary(ranking: Ranking) -> dict:
+    """The short form (the stream's last line, the report's findings)."""
+    states = Counter(candidate.state.value for candidate in ranking.candidates)
+    winner = ranking.winner
+    return {
+        "function": ranking.function,
+        "metric": ranking.metric,
+        "order": [candidate.id for candidate in ranking.ranked],
+        "winner": winner.id if winner else None,
+        "winner_ratio": winner.ratio if winner else None,
+        "states": dict(sorted(states.items())),
+        "kendall_tau": ranking.kendall_tau,
+        "rerank_p_value": (ranking.rerank.p_values[0] if ranking.rerank is not None
+                           and ranking.rerank.p_values else None),
+        "complete": ranking.complete,
+        "stopped": ranking.stopped,
+        "wall_seconds": ranking.wall_seconds,
+        "device_seconds": ranking.device_seconds,
+        "measured": ranking.measured,
+        "from_cache": ranking.from_cache,
+    }
+
+
+def _note(candidate) -> str:
+    parts = []
+    if candidate.message:
+        parts.append(candidate.message)
+    if candidate.same_as:
+        parts.append(f"same module as {candidate.same_as}")
+    if candidate.cached:
+        parts.append("cached")
+    text = "; ".join(parts)
+    return text if len(text) <= NOTE_WIDTH else text[:NOTE_WIDTH - 3] + "..."
+
+
+def table(ranking: Ranking) -> str:
+    """The ranking as the console shows it."""
+    rows = []
+    for candidate in ranking.candidates:
+        measurement = candidate.measurement
+        shown = measurement.metric(ranking.metric) if measurement is not None else None
+        precision = measurement.precision_of(ranking.metric) if measurement is not None \
+            else None
+        rerank = "" if candidate.rerank_position is None else \
+            f"{candidate.rerank_position} ({_ratio(candidate.ratio)})"
+        rows.append([
+            candidate.rank if candidate.rank is not None else "-",
+            candidate.id,
+            candidate.state.value,
+            _time(shown) if candidate.state is State.OK else "",
+            _ratio(candidate.first_pass_ratio),
+            rerank,
+            candidate.device,
+            "" if precision is None else f"{100 * precision:.1f}%",
+            _note(candidate),
+        ])
+    headers = ["rank", "candidate", "state", "time", "vs baseline", "re-rank", "device",
+               "+-", "note"]
+    return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
+                    colalign=("right",) + ("left",) * (len(headers) - 1))
+
+
+def lines(ranking: Ranking) -> list[str]:
+    """The title, the table and what the re-rank found."""
+    metric = METRICS.get(ranking.metric, ranking.metric)
+    devices = len(ranking.devices)
+    count = len(ranking.candidates)
+    out = [f"Ranking of {count} candidate{'s' if count != 1 else ''} (BM_{ranking.function}, "
+           f"{metric}) "
+           f"against {ranking.baseline}, {devices} device{'s' if devices != 1 else ''}"
+           + ("" if ranking.complete else f" (incomplete: {ranking.stopped or 'not measured'})"),
+           table(ranking)]
+    rerank = ranking.rerank
+    if rerank is not None:
+        head = (f"Re-rank of the top {len(rerank.members)} on {rerank.device}, {rerank.rounds} "
+                f"rounds (seed {rerank.seed})" + (", cached" if rerank.cached else ""))
+        if rerank.order and len(rerank.order) > 1:
+            p = rerank.p_values[0] if rerank.p_values else None
+            verdict = (f"{rerank.order[0]} before {rerank.order[1]} (Wilcoxon signed-rank "
+                       f"p={'n/a' if p is None else format(p, '.3g')})")
+            tau = "n/a" if rerank.kendall_tau is None else f"{rerank.kendall_tau:.2f}"
+            out.append(f"{head}: {verdict}; Kendall tau, first pass vs re-rank: {tau}")
+        else:
+            out.append(f"{head}: no order ({rerank.message or 'too few members measured'})")
+        for member, why in rerank.failed.items():
+            out.append(f"  {member} left the re-rank: {why}")
+    out.append(f"{ranking.measured} measurement(s) in {ranking.wall_seconds:.1f} s "
+               f"({ranking.device_seconds:.1f} s on the devices), {ranking.from_cache} "
+               "candidate(s) from the cache")
+    return out
+
+
+def print_ranking(config, ranking: Ranking) -> None:
+    """The table after the run's report: stdout under a console report, else stderr."""
+    console = (config.getoption("reporter") or config.getoption("benchmark_format")) \
+        == "console"
+    stream = config.stdout if console else config.stderr
+    stream.write("\n" + "\n".join(lines(ranking)) + "\n")
+    stream.flush()
+
+
+def write_ranking(path: str, ranking: Ranking) -> None:
+    """``--rank_out``: the ranking as JSON, written whole or not at all."""
+    handle = OutputFile(path, "rank_out")
+    try:
+        json.dump(ranking.to_dict(), handle.stream, indent=2, default=str)
+        handle.stream.write("\n")
+    except BaseException:
+        handle.discard()
+        raise
+    handle.close()

@@ -1,0 +1,261 @@
+"""The warm workers: one forked process per device, measuring candidates one at a time.
+
+A worker is forked from the ranking process (plugins loaded, the run
+configured, no device created: GPU drivers must start in the worker), puts
+itself in a process group of its own (the ranking kills the group, so a
+native pass it started dies too) and dies with its parent
+(``PR_SET_PDEATHSIG``). Then, once: its CPUs (``os.sched_setaffinity``, and
+a ``local-task`` topology), the device, the baseline's module, function
+and inputs (:class:`~.measure.WarmDevice`). It says ``ready`` (or
+``failed`` with the one-line error) and serves requests until its pipe
+closes:
+
+* ``measure JOB``: answers ``begin`` at once (the moment the candidate
+  starts on the device: its timeout counts from here, never from a queue),
+  then ``result MEASUREMENT``;
+* ``rerank JOBS ROUNDS SEED``: ``begin``, then ``rerank RESULT``;
+* ``stop``.
+
+The channel is the one of ``--isolation=worker`` (:mod:`ireebench.worker`):
+length-prefixed JSON frames, rows encoded as its messages encode them. A
+worker that dies (a crash) or hangs (killed at its deadline) costs the
+candidate it was running; :class:`WorkerProcess` tells how it died
+(:func:`ireebench.worker.describe_death`) and the ranking starts another.
+An error that is not the candidate's (a plugin's, a bug) is sent as
+``error`` and ends the ranking with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import faulthandler
+import gc
+import glob
+import json
+import os
+import select
+import signal
+import struct
+import sys
+import time
+
+import iree.runtime as rt
+from ireebench.errors import EXIT_FAILED, EXIT_OK, EXIT_PLUGIN_ERROR, UsageError
+from ireebench.streams import CliStream
+from ireebench.worker import (
+    Channel,
+    ForwardedStream,
+    Frames,
+    describe_death,
+    die_with,
+    encode,
+    encode_error,
+    signal_group,
+)
+
+from .devices import DeviceSpec
+from .measure import Job, WarmDevice, measure_candidate, rerank
+
+# How long an idle worker has to end after "stop" before it is killed.
+STOP_SECONDS = 2.0
+# The pipes of the workers this process holds: a worker forked later closes
+# them (or it would hold the others' pipes open).
+_HELD: set[int] = set()
+
+
+def _iree_threads() -> list[str]:
+    """The names of this process's IREE task-system threads (``iree-worker-0`` ...)."""
+    names = []
+    for path in glob.glob("/proc/self/task/*/comm"):
+        with contextlib.suppress(OSError), open(path) as handle:
+            name = handle.read().strip()
+            if name.startswith("iree-"):
+                names.append(name)
+    return names
+
+
+def check_forkable(spec: DeviceSpec) -> None:
+    """A worker forked from a process whose ``local-task`` driver already runs
+    (its task system's threads do not survive a fork) would wait forever for
+    them: refused in one line instead."""
+    if spec.driver == "local-task" and _iree_threads():
+        raise UsageError(f"--devices={spec.uri}: this process already runs IREE's local-task "
+                         "task system (a device was created here), which a forked worker "
+                         "cannot use: rank from a fresh process (the ireebench command) or "
+                         "on local-sync")
+
+
+class WorkerProcess:
+    """The ranking's handle of one warm worker."""
+
+    def __init__(self, spec: DeviceSpec, pid: int, requests: int, replies: int):
+        self.spec = spec
+        self.pid = pid
+        self._requests = requests
+        self.replies = replies  # the descriptor to select() on
+        self._frames = Frames()
+        self.ended = False  # its replies pipe is at its end
+        self.wait_status: int | None = None
+        self.ready = False
+        self.busy = None  # what it is measuring (the ranking's task)
+        self.started_at: float | None = None  # its "begin", for the deadline
+        self.deadline: float | None = None
+        self.since_baseline = 0  # candidates since its last baseline
+        self.sequence = 0  # measurements it made (its position for drift)
+
+    @classmethod
+    def start(cls, config, spec: DeviceSpec, function: str, baseline: Job,
+              check_outputs: bool) -> WorkerProcess:
+        """Forks a worker for ``spec`` (it opens the device; wait for ``ready``)."""
+        check_forkable(spec)
+        requests_r, requests_w = os.pipe()
+        replies_r, replies_w = os.pipe()
+        for stream in (config.stdout, config.stderr, sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        parent = os.getpid()
+        gc.freeze()  # the parent's objects stay shared with the worker, uncopied
+        try:
+            pid = os.fork()
+        except OSError:
+            gc.unfreeze()
+            for fd in (requests_r, requests_w, replies_r, replies_w):
+                os.close(fd)
+            raise
+        if pid == 0:
+            status = EXIT_PLUGIN_ERROR
+            try:
+                for fd in (requests_w, replies_r, *_HELD):
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                status = _serve(config, spec, function, baseline, check_outputs, requests_r,
+                                replies_w, parent)
+            finally:
+                os._exit(status)
+        gc.unfreeze()
+        os.close(requests_r)
+        os.close(replies_w)
+        with contextlib.suppress(OSError):
+            os.setpgid(pid, pid)  # also here, so that no kill misses the group
+        os.set_blocking(replies_r, False)
+        _HELD.update((requests_w, replies_r))
+        return cls(spec, pid, requests_w, replies_r)
+
+    def send(self, kind: str, *args) -> bool:
+        """One request; False when the worker is gone."""
+        payload = json.dumps([kind, *map(encode, args)]).encode()
+        frame = memoryview(struct.pack(">I", len(payload)) + payload)
+        try:
+            while frame:
+                frame = frame[os.write(self._requests, frame):]
+        except OSError:
+            return False
+        return True
+
+    def receive(self) -> list:
+        """The messages that have arrived (``(kind, args)``); sets ``ended`` at the end."""
+        messages = []
+        while not self.ended:
+            try:
+                chunk = os.read(self.replies, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.ended = True
+                break
+            messages.extend(self._frames.feed(chunk))
+        return messages
+
+    def kill(self) -> None:
+        signal_group(self.pid, signal.SIGKILL)
+
+    def reap(self) -> int:
+        """Waits for the process; its wait status."""
+        if self.wait_status is None:
+            try:
+                _, self.wait_status = os.waitpid(self.pid, 0)
+            except ChildProcessError:
+                self.wait_status = 0
+        return self.wait_status
+
+    def death(self) -> str:
+        """How it ended: ``crashed: SIGSEGV (Segmentation fault)``."""
+        return describe_death(self.reap())
+
+    def close(self, stop: bool = True) -> None:
+        """Asks an idle worker to stop (killed if it has not within
+        :data:`STOP_SECONDS`), or kills it; reaps it, closes the pipes."""
+        if stop and not self.ended and self.wait_status is None and self.send("stop"):
+            deadline = time.monotonic() + STOP_SECONDS
+            while not self.ended and time.monotonic() < deadline:
+                select.select([self.replies], [], [], max(0.0, deadline - time.monotonic()))
+                self.receive()
+            if not self.ended:
+                self.kill()
+        else:
+            self.kill()
+        for fd in (self._requests, self.replies):
+            _HELD.discard(fd)
+        with contextlib.suppress(OSError):
+            os.close(self._requests)
+        self.reap()
+        with contextlib.suppress(OSError):
+            os.close(self.replies)
+
+
+def _serve(config, spec: DeviceSpec, function: str, baseline: Job, check_outputs: bool,
+           requests: int, replies: int, parent: int) -> int:
+    """The worker process (see the module docstring); its exit status."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
+    die_with(parent)
+    # A candidate's crash is its state, reported by the ranking: no traceback
+    # of this process on stderr (pytest and -X faulthandler enable one).
+    faulthandler.disable()
+    with contextlib.suppress(ValueError, OSError):
+        signal.set_wakeup_fd(-1)
+    # The ranking ends its workers itself: a Ctrl-C is for it alone.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGCHLD, signal.SIGTSTP, signal.SIGCONT,
+                   signal.SIGPIPE):
+        signal.signal(signum, signal.SIG_DFL)
+    channel = Channel(replies)
+    if not isinstance(config.stdout, CliStream):  # the Python API's streams
+        config.stdout = ForwardedStream(channel, "stdout")
+        config.stderr = ForwardedStream(channel, "stderr")
+    try:
+        if spec.cpus:
+            os.sched_setaffinity(0, spec.cpus)
+        for flag in spec.runtime_flags(config.runtime_flags):
+            rt.flags.parse_flags(flag)
+        warm = WarmDevice(config, spec.uri, function, baseline, check_outputs).open()
+    except BaseException as exc:  # noqa: BLE001 - told to the ranking
+        channel.send("failed", encode_error(exc))
+        return EXIT_FAILED
+    channel.send("ready", {"pid": os.getpid(), "device": repr(warm.session.device),
+                           "cpus": sorted(os.sched_getaffinity(0)) if spec.cpus else []})
+    frames = Frames()
+    try:
+        while True:
+            chunk = os.read(requests, 1 << 16)
+            if not chunk:
+                return EXIT_OK
+            for kind, args in frames.feed(chunk):
+                if kind == "stop":
+                    return EXIT_OK
+                channel.send("begin")
+                if kind == "measure":
+                    measured = measure_candidate(warm, Job.from_data(args[0]))
+                    channel.send("result", measured.to_data())
+                elif kind == "rerank":
+                    jobs = [Job.from_data(data) for data in args[0]]
+                    channel.send("rerank", rerank(warm, jobs, args[1], args[2]).to_data())
+    except BaseException as exc:  # noqa: BLE001 - a plugin's error or a bug: the run's end
+        channel.send("error", encode_error(exc))
+        return EXIT_PLUGIN_ERROR
+    finally:
+        for stream in (config.stdout, config.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()

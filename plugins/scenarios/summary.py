@@ -1,0 +1,200 @@
+"""A scenario run's verdict, LoadGen's way, and the Google Benchmark row that carries it.
+
+From a :class:`~.driver.Timeline`: each query's latency (completion minus
+scheduled time; the Server's issue lag apart), the early-stopping estimate
+of every percentile LoadGen reports (or how many queries it needs), the
+throughput, and VALID / INVALID with LoadGen's rules
+(``PerformanceSummary``, ``results.cc``):
+
+* **min duration**: Server, the last query *scheduled* at least
+  ``--min_duration`` after the first; SingleStream and MultiStream, the last
+  one *issued* that late; Offline, the last completion that late.
+* **min queries**: at least ``--min_query_count`` queries (Offline:
+  samples).
+* **latency bound** (``--latency_bound=pNN:T``): the sample percentile
+  within ``T`` (LoadGen's performance constraint), and the early-stopping
+  test (with ``t`` queries over ``T``, at least ``h + t`` queries; see
+  :mod:`.early_stopping`).
+* without a bound, SingleStream and MultiStream need enough queries for
+  the early-stopping estimate of their target percentile (p90, p99), as
+  LoadGen's "early stopping satisfied".
+
+The row (:func:`scenario_row`): ``iterations`` is the queries (Offline:
+the samples), the real time is their mean latency (Offline: the run's
+duration per sample, the inverse of its throughput), the CPU time this
+process's CPU time per query. Counters, latencies in milliseconds as vLLM
+names them: ``p50_ms`` ... ``p99.9_ms`` (early-stopping estimates; absent
+when there are too few queries, and the label says how many it needs),
+``max_ms``, ``items_per_second`` (samples completed per second), ``valid``
+(1 or 0), and per scenario ``target_qps``, ``qps`` (Server: completed
+queries per second, LoadGen's ``(n - 1) / last completion``),
+``issue_lag_p99_ms`` and ``issue_lag_max_ms`` (Server),
+``samples_per_query`` (MultiStream), ``overlatency`` (with a bound: queries
+over it). The label: ``VALID`` or ``INVALID: reasons``, then what the
+missing percentiles need.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ireebench.measure import new_run
+from ireebench.results import Counter
+
+from . import early_stopping
+from .settings import MULTI_STREAM, OFFLINE, SERVER, Settings, format_seconds
+
+
+@dataclass
+class Summary:
+    """The numbers and the verdict of one scenario run."""
+
+    settings: Settings
+    queries: int
+    samples: int
+    latencies: list[float]  # seconds, sorted
+    mean_latency: float
+    duration: float  # first issue (Server: time 0) to last completion, seconds
+    estimates: dict[float, float | None]  # percentile -> early-stopping estimate
+    issue_lag: list[float] = field(default_factory=list)  # Server, seconds, sorted
+    qps: float = 0.0  # completed queries per second (Server)
+    scheduled_qps: float = 0.0  # (n - 1) / last scheduled time (Server)
+    overlatency: int = 0
+    reasons: list[str] = field(default_factory=list)  # why INVALID
+    notes: list[str] = field(default_factory=list)  # what the missing percentiles need
+
+    @property
+    def valid(self) -> bool:
+        return not self.reasons
+
+    @property
+    def throughput(self) -> float:
+        """Samples completed per second."""
+        return self.samples / self.duration if self.duration > 0 else 0.0
+
+    def verdict(self) -> str:
+        text = "VALID" if self.valid else "INVALID: " + "; ".join(self.reasons)
+        return "; ".join([text, *self.notes])
+
+
+def summarize(timeline, settings: Settings) -> Summary:
+    """LoadGen's summary of a run (see the module docstring)."""
+    start = timeline.start
+    latencies = sorted(done - scheduled for done, scheduled in
+                       zip(timeline.completed, timeline.scheduled))
+    queries = timeline.queries
+    samples = queries * timeline.samples_per_query
+    first = start if settings.scenario in (SERVER, OFFLINE) else timeline.issued[0]
+    duration = max(timeline.completed) - first
+    summary = Summary(settings, queries, samples, latencies,
+                      math.fsum(latencies) / queries, duration, {})
+    if settings.scenario != OFFLINE:
+        summary.estimates = early_stopping.estimates(latencies)
+    if settings.scenario == SERVER:
+        summary.issue_lag = sorted(issued - scheduled for issued, scheduled in
+                                   zip(timeline.issued, timeline.scheduled))
+        last_scheduled = timeline.scheduled[-1] - start
+        last_completed = max(timeline.completed) - start
+        if queries > 1:
+            summary.qps = (queries - 1) / last_completed if last_completed > 0 else 0.0
+            summary.scheduled_qps = (queries - 1) / last_scheduled if last_scheduled > 0 else 0.0
+    _judge(summary, timeline)
+    _note_missing(summary)
+    return summary
+
+
+def _judge(summary: Summary, timeline) -> None:
+    settings, reasons = summary.settings, summary.reasons
+    start = timeline.start
+    if settings.scenario == SERVER:
+        span, what = timeline.scheduled[-1] - start, "the last query was scheduled"
+    elif settings.scenario == OFFLINE:
+        span, what = max(timeline.completed) - start, "the last sample completed"
+    else:
+        span, what = timeline.issued[-1] - timeline.issued[0], "the last query was issued"
+    if span < settings.min_duration:
+        reasons.append(f"{what} {format_seconds(span)} after the start, under "
+                       f"--min_duration={format_seconds(settings.min_duration)}")
+    count = summary.samples if settings.scenario == OFFLINE else summary.queries
+    if count < settings.min_queries:
+        reasons.append(f"{count} {'samples' if settings.scenario == OFFLINE else 'queries'}, "
+                       f"under --min_query_count={settings.min_queries}")
+    bound = settings.bound
+    if bound is not None:
+        latencies = summary.latencies
+        summary.overlatency = len(latencies) - _count_within(latencies, bound.seconds)
+        measured = early_stopping.sample_percentile(latencies, bound.percentile)
+        if measured > bound.seconds:
+            reasons.append(f"the sample {bound.name} {format_seconds(measured)} > "
+                           f"{format_seconds(bound.seconds)}")
+        else:
+            needed = early_stopping.queries_for_bound(summary.overlatency, bound.percentile)
+            if summary.queries < needed:
+                reasons.append(f"{summary.overlatency} of {summary.queries} queries over "
+                               f"{format_seconds(bound.seconds)}: {bound.name} <= "
+                               f"{format_seconds(bound.seconds)} needs at least {needed} "
+                               f"queries for early stopping")
+    elif settings.target_percentile is not None:
+        target = settings.target_percentile
+        if summary.estimates.get(target) is None:
+            needed = early_stopping.minimum_queries(target)
+            reasons.append(f"{early_stopping.percentile_name(target)} needs at least {needed} "
+                           f"queries for early stopping, ran {summary.queries}")
+
+
+def _count_within(ordered: list[float], limit: float) -> int:
+    """How many of the sorted values are at most ``limit`` (LoadGen: over is ``> limit``)."""
+    low, high = 0, len(ordered)
+    while low < high:
+        middle = (low + high) // 2
+        if ordered[middle] <= limit:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+def _note_missing(summary: Summary) -> None:
+    note = early_stopping.missing_note(summary.estimates, summary.queries)
+    if note:
+        summary.notes.append(note)
+
+
+def _ms(seconds: float) -> Counter:
+    return Counter(seconds * 1e3)
+
+
+def scenario_row(workload, repetition, summary: Summary, timeline):
+    """The repetition's Google Benchmark row (see the module docstring)."""
+    run = new_run(workload, repetition.repetitions, repetition.index)
+    settings = summary.settings
+    if settings.scenario == OFFLINE:
+        run.iterations = summary.samples
+        run.real_accumulated_time = summary.duration
+    else:
+        run.iterations = summary.queries
+        run.real_accumulated_time = math.fsum(summary.latencies)
+    run.cpu_accumulated_time = timeline.cpu_seconds
+    run.samples = [run.real_accumulated_time / run.iterations]
+    counters = run.counters
+    counters["items_per_second"] = Counter(summary.throughput, is_rate=True)
+    counters["valid"] = Counter(1.0 if summary.valid else 0.0)
+    if settings.scenario != OFFLINE:
+        for p, value in summary.estimates.items():
+            if value is not None:
+                counters[f"{early_stopping.percentile_name(p)}_ms"] = _ms(value)
+        counters["max_ms"] = _ms(summary.latencies[-1])
+    if settings.scenario == SERVER:
+        if settings.arrivals.trace is None:
+            counters["target_qps"] = Counter(settings.arrivals.qps)
+        counters["qps"] = Counter(summary.qps)
+        counters["issue_lag_p99_ms"] = _ms(early_stopping.sample_percentile(summary.issue_lag,
+                                                                            0.99))
+        counters["issue_lag_max_ms"] = _ms(summary.issue_lag[-1])
+    if settings.scenario == MULTI_STREAM:
+        counters["samples_per_query"] = Counter(float(settings.samples_per_query))
+    if settings.bound is not None:
+        counters["overlatency"] = Counter(float(summary.overlatency))
+    run.label = summary.verdict()
+    return run

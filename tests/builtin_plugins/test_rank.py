@@ -1,0 +1,553 @@
+"""``ireebench rank``: the ranking, every failure state, the cache and resume, the Python API.
+
+Every candidate is a real module compiled from MLIR (tests/fixtures/mlir/rank_*.mlir
+and below): one function,
+``main(tensor<1048576xi32>) -> tensor<i32>``, summing the first N inputs, so
+its work is a compile-time constant; the failing ones fail for real (a
+gather 4 TiB out of bounds crashes the worker with SIGSEGV, an endless
+``scf.while`` hangs it, a ``cf.assert`` is a runtime error...). The
+ranking's timing is never asserted, only its order on candidates whose
+work differs by 8x, and the states.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+
+import ireebench
+import pytest
+from conftest import FIXTURE_PLUGINS, MLIR_DIR, one_error_line
+from iree.runtime.benchmark import (
+    BenchmarkResult,
+    BenchmarkTimeoutError,
+    BenchmarkToolError,
+)
+from ireebench.plugins.rank import (
+    Ranking,
+    State,
+    benchmark_module,
+    close_workers,
+    warm_workers,
+)
+from ireebench.plugins.rank.ordering import interpolate, kendall_tau, signed_rank_test
+
+INPUTS = 1 << 20
+INPUT = f"--input={INPUTS}xi32=0"  # zeros: every correct candidate returns 0
+
+
+# Candidates of clearly different work: 8x steps.
+WORK = {"fast": 1 << 14, "mid": 1 << 17, "slow": 1 << 20}
+
+
+def fixture(name: str, work: int = 0, extra: int = 0) -> str:
+    """tests/fixtures/mlir/rank_NAME.mlir, shared with benchmarks/rank_vs_loop.py."""
+    text = (MLIR_DIR / f"rank_{name}.mlir").read_text()
+    return (text.replace("INPUTS", str(INPUTS)).replace("WORK", str(work))
+            .replace("EXTRA", str(extra)))
+
+
+RUNTIME_ERROR = """
+func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  %false = util.unfoldable_constant false
+  cf.assert %false, "ireebench test: the candidate's assertion"
+  %c0 = arith.constant 0 : i32
+  %r = tensor.from_elements %c0 : tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+NO_MAIN = """
+func.func @other(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  %c0 = arith.constant 0 : i32
+  %r = tensor.from_elements %c0 : tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+OTHER_SIGNATURE = """
+func.func @main(%x: tensor<8xi32>, %y: tensor<8xi32>) -> tensor<i32> {{
+  %c0 = arith.constant 0 : i32
+  %r = tensor.from_elements %c0 : tensor<i32>
+  return %r : tensor<i32>
+}}
+"""
+
+# iree-compile refuses it (the return type is not the function's).
+DOES_NOT_COMPILE = """
+func.func @main(%x: tensor<{m}xi32>) -> tensor<i32> {{
+  return %x : tensor<{m}xi32>
+}}
+"""
+
+# Fixed, short measurements (no adaptive stopping), no cache: the tests' cost.
+FAST = ["--devices=local-sync", INPUT, "--benchmark_min_time=0.005s",
+        "--benchmark_repetitions=3", "--benchmark_min_rel_accuracy=", "--rank_cache=off"]
+
+
+@pytest.fixture(scope="module")
+def modules(compile_mlir, tmp_path_factory) -> dict:
+    """Every candidate, compiled once (fast, mid, slow: the sum of WORK[name] inputs)."""
+    # The VM's few microseconds per call are small beside these (about 4, 30, 230 us).
+    found = {name: compile_mlir(fixture("sum", work)) for name, work in WORK.items()}
+    found["wrong"] = compile_mlir(fixture("sum", WORK["mid"], extra=1))
+    found["crash"], found["hang"] = compile_mlir(fixture("crash")), compile_mlir(fixture("hang"))
+    for name, source in (("runtime_error", RUNTIME_ERROR), ("no_main", NO_MAIN),
+                         ("other_signature", OTHER_SIGNATURE)):
+        found[name] = compile_mlir(source.format(m=INPUTS))
+    folder = tmp_path_factory.mktemp("rank")
+    found["bad_mlir"] = folder / "does_not_compile.mlir"
+    found["bad_mlir"].write_text(DOES_NOT_COMPILE.format(m=INPUTS))
+    found["not_a_module"] = folder / "not_a_module.vmfb"
+    found["not_a_module"].write_text("not an IREE module\n")
+    return found
+
+
+def _candidates(modules, tmp_path, *names) -> list[str]:
+    """Copies named after their role (a candidate's id is its file's stem)."""
+    paths = []
+    for name in names:
+        source = modules[name]
+        target = tmp_path / f"{name}{source.suffix}"
+        if not target.exists():
+            target.write_bytes(source.read_bytes())
+        paths.append(str(target))
+    return paths
+
+
+def _ranking(path) -> dict:
+    return json.loads(path.read_text())
+
+
+def _states(ranking: dict) -> dict:
+    return {candidate["id"]: candidate["state"] for candidate in ranking["candidates"]}
+
+
+def _why(ranking: dict) -> str:
+    """What a failed order assertion shows: each candidate's numbers."""
+    return json.dumps([{key: c[key] for key in ("id", "state", "seconds", "device_seconds",
+                                                "first_pass_ratio",
+                                                "ratio", "device", "samples")}
+                       for c in ranking["candidates"]], indent=1)
+
+
+def _order(ranking: dict) -> list[str]:
+    ranked = [c for c in ranking["candidates"] if c["rank"] is not None]
+    return [c["id"] for c in sorted(ranked, key=lambda c: c["rank"])]
+
+
+# --- the ranking -----------------------------------------------------------------
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="two pinned workers need 2 CPUs")
+def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, modules,
+                                                                    tmp_path):
+    fast, mid, slow = _candidates(modules, tmp_path, "fast", "mid", "slow")
+    out, rows = tmp_path / "ranking.json", tmp_path / "rows.json"
+    # Adaptive stopping (a ranking's default) with a short budget per candidate.
+    result = ireebench("rank", slow, fast, mid, f"--baseline={mid}", "--devices=local-sync",
+                       "--cpu_workers=2", INPUT, "--benchmark_max_time=0.2s",
+                       "--rank_cache=off", "--rerank_rounds=5", f"--rank_out={out}",
+                       f"--benchmark_out={rows}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _order(ranking) == ["fast", "mid", "slow"], _why(ranking)
+    assert set(_states(ranking).values()) == {"ok"}
+    # Each repetition's wall and CPU time (what --rank_by=real_time or cpu_time ranks).
+    for candidate in ranking["candidates"]:
+        assert len(candidate["cpu_samples"]) == len(candidate["samples"]) > 0
+        # (no interval from too few repetitions: neither has a precision)
+        assert (candidate["cpu_precision"] is None) == (candidate["precision"] is None)
+    # Two workers, each pinned to a CPU of its own.
+    assert [device["label"] for device in ranking["devices"]] == ["local-sync#0",
+                                                                  "local-sync#1"]
+    pinned = [tuple(device["worker"]["cpus"]) for device in ranking["devices"]]
+    assert len(pinned) == 2 and all(len(cpus) == 1 for cpus in pinned)
+    assert pinned[0] != pinned[1]
+    # The re-rank (all three) is paired and ordered; Kendall's tau is recorded.
+    rerank = ranking["rerank"]
+    assert rerank["order"] == ["fast", "mid", "slow"], rerank
+    assert all(len(rerank["round_seconds"][member]) == 5 for member in rerank["members"])
+    assert -1.0 <= ranking["kendall_tau"] <= 1.0
+    # Every device measured the baseline before and after its candidates.
+    for device in ranking["devices"]:
+        assert device["baselines"] >= 2 or device["candidates"] == 0
+    # Google Benchmark rows per measurement, named after the candidate.
+    names = {row["name"] for row in json.loads(rows.read_text())["benchmarks"]}
+    for candidate in ("fast", "mid", "slow"):
+        assert f"BM_main/candidate:{candidate}/process_time/real_time" in names
+        assert f"BM_main/candidate:{candidate}/pass:rerank/process_time/real_time_median" \
+            in names
+    # The console's table, after the rows.
+    assert "Ranking of 3 candidates (BM_main, real time)" in result.stdout
+    assert "Kendall tau, first pass vs re-rank" in result.stdout
+
+
+def test_with_device_time_candidates_are_ranked_by_the_devices_busy_time(ireebench, modules,
+                                                                        tmp_path):
+    # No --function: the ranking's function is the baseline's, which the native
+    # profiling pass of --device_time must be told (it runs no function with arguments
+    # by itself).
+    fast, mid, slow = _candidates(modules, tmp_path, "fast", "mid", "slow")
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", slow, fast, f"--baseline={mid}", *FAST, "--device_time",
+                       "--rerank_top=0", f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert ranking["metric"] == "device_time"
+    assert _order(ranking) == ["fast", "slow"], _why(ranking)
+    for candidate in ranking["candidates"]:
+        assert candidate["device_seconds"] > 0, _why(ranking)
+    assert "Ranking of 2 candidates (BM_main, device time)" in result.stdout
+
+
+def test_every_failure_state_comes_from_a_real_module(ireebench, modules, tmp_path):
+    names = ["crash", "hang", "mid", "wrong", "runtime_error", "no_main",
+             "other_signature", "bad_mlir", "not_a_module"]
+    candidates = _candidates(modules, tmp_path, *names)
+    baseline = _candidates(modules, tmp_path, "fast")[0]
+    out, rows = tmp_path / "ranking.json", tmp_path / "rows.json"
+    result = ireebench("rank", *candidates, f"--baseline={baseline}", *FAST, "--check_outputs",
+                       "--rerank_top=0", f"--rank_out={out}", f"--benchmark_out={rows}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _states(ranking) == {
+        "crash": "crashed", "hang": "timeout", "mid": "ok", "wrong": "wrong_output",
+        "runtime_error": "runtime_error", "no_main": "load_failed",
+        "other_signature": "load_failed", "bad_mlir": "compile_failed",
+        "not_a_module": "load_failed"}
+    by_id = {candidate["id"]: candidate for candidate in ranking["candidates"]}
+    assert "SIGSEGV" in by_id["crash"]["message"]
+    assert "the worker was killed" in by_id["hang"]["message"]
+    # The timeout derives from the baseline on that device, and counts from its start.
+    assert by_id["hang"]["timeout"] is not None and by_id["hang"]["timeout"] > 0
+    assert "ireebench test: the candidate's assertion" in by_id["runtime_error"]["message"]
+    assert "does not match the expected" in by_id["wrong"]["message"]
+    assert "no function 'main'" in by_id["no_main"]["message"]
+    assert "other arguments" in by_id["other_signature"]["message"]
+    assert "not a valid IREE module" in by_id["not_a_module"]["message"]
+    assert "doesn't match function result type" in by_id["bad_mlir"]["message"]
+    assert _order(ranking) == ["mid"]
+    # A candidate without rows of its own is an error row in the reports, as a
+    # failed benchmark is.
+    errors = {row["name"]: row["error_message"] for row in
+              json.loads(rows.read_text())["benchmarks"] if row.get("error_occurred")}
+    for name, state in (("crash", "crashed"), ("hang", "timeout"), ("no_main", "load_failed"),
+                        ("bad_mlir", "compile_failed")):
+        assert errors[f"BM_main/candidate:{name}/process_time/real_time"].startswith(state)
+    assert "ireebench test" in errors["BM_main/candidate:runtime_error/process_time/real_time"]
+    # The crash and the hang each cost a worker: a new one measured the baseline again.
+    device = ranking["devices"][0]
+    assert device["baselines"] >= 3
+    assert "Traceback" not in result.stderr
+
+
+def test_without_check_outputs_a_wrong_output_is_ranked(ireebench, modules, tmp_path):
+    wrong, good = _candidates(modules, tmp_path, "wrong", "mid")
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", wrong, good, f"--baseline={good}", *FAST, "--rerank_top=0",
+                       f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    assert set(_states(_ranking(out)).values()) == {"ok"}
+
+
+# --- the cache and resume ------------------------------------------------------------
+
+
+def test_a_rerun_takes_every_result_from_the_cache(ireebench, modules, tmp_path):
+    candidates = _candidates(modules, tmp_path, "fast", "mid", "crash")
+    baseline = candidates[1]
+    # The candidates in a manifest (ID PATH lines, paths relative to it).
+    manifest = tmp_path / "candidates.txt"
+    manifest.write_text("# id path\nfast fast.vmfb\nmid mid.vmfb\ncrash crash.vmfb\n")
+    cache, out = tmp_path / "cache.jsonl", tmp_path / "ranking.json"
+    args = ["rank", manifest, f"--baseline={baseline}", *FAST, f"--rank_cache={cache}",
+            "--rerank_top=2", "--rerank_rounds=3", f"--rank_out={out}"]
+    first = ireebench(*args)
+    assert first.returncode == 0, first.stderr
+    before = _ranking(out)
+    assert before["measured"] > 0 and before["from_cache"] == 0
+    second = ireebench(*args)
+    assert second.returncode == 0, second.stderr
+    after = _ranking(out)
+    assert after["measured"] == 0 and after["device_seconds"] == 0
+    assert after["from_cache"] == 3
+    assert all(candidate["cached"] for candidate in after["candidates"])
+    assert _states(after) == _states(before) == {"fast": "ok", "mid": "ok",
+                                                 "crash": "crashed"}
+    assert _order(after) == _order(before)
+    assert after["rerank"]["cached"] and after["rerank"]["order"] == before["rerank"]["order"]
+    # --remeasure measures again.
+    third = ireebench(*args, "--remeasure")
+    assert third.returncode == 0, third.stderr
+    assert _ranking(out)["measured"] > 0 and _ranking(out)["from_cache"] == 0
+
+
+class StreamReader:
+    """The JSON lines of a ``--rank_stream`` FIFO, opened read-write so that neither
+    end waits for the other to open; each read waits for a line (or the process's
+    end, or ``limit`` seconds: a test fails rather than hangs)."""
+
+    def __init__(self, path):
+        self.fd = os.open(path, os.O_RDWR | os.O_NONBLOCK)
+        self.buffer = b""
+
+    def next_event(self, proc, limit: float = 120) -> dict | None:
+        deadline = time.monotonic() + limit
+        while b"\n" not in self.buffer:
+            readable = select.select([self.fd], [], [], 1.0)[0]
+            if readable:
+                self.buffer += os.read(self.fd, 1 << 16)
+            elif proc.poll() is not None or time.monotonic() > deadline:
+                return None
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
+    names = ["fast", "mid", "wrong", "slow"]
+    candidates = _candidates(modules, tmp_path, *names)
+    cache, out, stream = tmp_path / "cache.jsonl", tmp_path / "ranking.json", \
+        tmp_path / "stream.fifo"
+    os.mkfifo(stream)
+    args = [sys.executable, "-m", "ireebench", "rank", *candidates,
+            f"--baseline={candidates[0]}", *FAST, f"--rank_cache={cache}", "--rerank_top=0",
+            f"--rank_out={out}"]
+    env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1",
+               PYTHONPATH=os.pathsep.join([str(FIXTURE_PLUGINS),
+                                           os.environ.get("PYTHONPATH", "")]))
+    reader = StreamReader(stream)
+    proc = subprocess.Popen([*args, f"--rank_stream={stream}"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        # The stream says when the first candidate is done: then Ctrl-C.
+        event = reader.next_event(proc)
+        while event is not None and event["event"] != "candidate":
+            event = reader.next_event(proc)
+        assert event is not None, proc.stderr.read() if proc.poll() is not None else ""
+        proc.send_signal(signal.SIGINT)
+        events = []
+        while (event := reader.next_event(proc)) is not None:
+            events.append(event)
+            if event["event"] == "ranking":
+                break
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+        reader.close()
+    assert proc.returncode == 130, stderr
+    assert events[-1]["event"] == "ranking"  # the stream ends with the partial ranking
+    stopped = _ranking(out)
+    assert stopped["stopped"] == "interrupted" and not stopped["complete"]
+    done = [c["id"] for c in stopped["candidates"] if c["state"] != "not_measured"]
+    assert done and len(done) < len(names)
+    resumed = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300,
+                             check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    ranking = _ranking(out)
+    assert ranking["complete"]
+    assert {c["id"] for c in ranking["candidates"] if c["cached"]} == set(done)
+    assert ranking["from_cache"] == len(done)
+    assert _states(ranking) == {name: "ok" for name in names}
+
+
+def test_a_spent_budget_keeps_what_it_has_and_says_so(ireebench, modules, tmp_path):
+    candidates = _candidates(modules, tmp_path, "fast", "mid")
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", *candidates, f"--baseline={candidates[0]}", *FAST,
+                       "--rank_budget=0.000001", f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert ranking["stopped"] == "budget" and not ranking["complete"]
+    assert set(_states(ranking).values()) == {"not_measured"}
+    assert "--rank_budget=1e-06s spent: 2 candidate(s) not measured" in result.stderr
+
+
+def test_benchmark_save_keeps_every_candidates_rows(ireebench, modules, tmp_path):
+    pytest.importorskip("sqlalchemy")
+    candidates = _candidates(modules, tmp_path, "fast", "mid")
+    store = f"sqlite:///{tmp_path / 'results.sqlite'}"
+    result = ireebench("rank", *candidates, f"--baseline={candidates[0]}", *FAST,
+                       "--rerank_top=0", "--benchmark_save", f"--benchmark_storage={store}")
+    assert result.returncode == 0, result.stderr
+    history = ireebench("history", f"--benchmark_storage={store}")
+    assert history.returncode == 0, history.stderr
+    for candidate in ("fast", "mid"):
+        assert f"BM_main/candidate:{candidate}/process_time/real_time" in history.stdout
+
+
+# --- the Python API --------------------------------------------------------------------
+
+
+def test_the_python_api_returns_typed_results(modules, tmp_path):
+    good, missing = _candidates(modules, tmp_path, "mid", "no_main")
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"candidates": [{"id": "mid", "path": "mid.vmfb"},
+                                                   {"id": "no_main", "path": missing}]}))
+    ranking = ireebench.rank([manifest], good, *FAST, rerank_top=0)
+    assert isinstance(ranking, Ranking) and ranking.exit_code == 0
+    assert ranking.by_id("mid").state is State.OK
+    assert ranking.by_id("no_main").state is State.LOAD_FAILED
+    assert ranking.winner.id == "mid" and ranking.winner.rank == 1
+    assert ranking.winner.seconds > 0 and math.isfinite(ranking.winner.ratio)
+    # Its rows are the run's (a RunResult): the candidate's, by name.
+    assert ranking.by_name("BM_main/candidate:mid/process_time/real_time_median")
+    # The same command through ireebench.run returns the same type.
+    again = ireebench.run(["rank", good, f"--baseline={good}", *FAST, "--rerank_top=0",
+                           "--rank_by=cpu_time"])
+    assert isinstance(again, Ranking) and again.winner.id == "mid"
+    assert again.metric == "cpu_time" and again.winner.measurement.cpu_seconds > 0
+
+
+def test_benchmark_module_is_the_wrappers_drop_in(modules):
+    import iree.runtime as rt
+
+    flags = {"device": "local-sync", "benchmark_repetitions": 2,
+             "benchmark_min_time": "0.005s"}
+    inputs = [f"{INPUTS}xi32=0"]
+    try:
+        theirs = rt.benchmark_module(str(modules["fast"]), entry_function="main",
+                                     inputs=inputs, **flags)
+        ours = benchmark_module(str(modules["fast"]), entry_function="main",
+                                inputs=inputs, **flags)
+        assert all(isinstance(result, BenchmarkResult) for result in ours)
+        assert [r.benchmark_name for r in ours] == [r.benchmark_name for r in theirs]
+        for result in ours:
+            value, unit = result.time.split(" ")  # as libtuner reads it
+            assert float(value) >= 0 and unit in ("ms", "%")
+            assert result.report["name"] == result.benchmark_name
+        assert int(ours[0].iterations) > 0
+        # One warm worker: a VmModule of another candidate is measured by the same process.
+        (warm,) = warm_workers()
+        pid = warm.worker.pid
+        module = rt.VmModule.copy_buffer(rt.VmInstance(), modules["mid"].read_bytes())
+        other = benchmark_module(module, inputs=inputs, **flags)
+        assert other[0].benchmark_name == "BM_main/process_time/real_time"
+        assert [w.worker.pid for w in warm_workers()] == [pid]
+        # A hang is the wrapper's timeout, a crash its tool error; the next call goes on.
+        with pytest.raises(BenchmarkTimeoutError):
+            benchmark_module(str(modules["hang"]), inputs=inputs, timeout=0.5, **flags)
+        with pytest.raises(BenchmarkToolError, match="SIGSEGV"):
+            benchmark_module(str(modules["crash"]), inputs=inputs, **flags)
+        assert benchmark_module(str(modules["fast"]), inputs=inputs, **flags)
+        with pytest.raises(ValueError, match="unknown function"):
+            benchmark_module(module, entry_function="nope", inputs=inputs, **flags)
+    finally:
+        close_workers()
+
+
+# --- bad input ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    ([], "--baseline=BASE.vmfb is required"),
+    (["--baseline={base}", "--devices=nope://0"], "unknown driver 'nope'"),
+])
+def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
+    base, candidate = _candidates(modules, tmp_path, "fast", "mid")
+    result = ireebench("rank", candidate, *(arg.format(base=base) for arg in args), INPUT,
+                       "--rank_cache=off")
+    assert expected in one_error_line(result)
+
+
+@pytest.mark.parametrize(("arguments", "options", "expected"), [
+    (["{mid}"], {"module": "{base}"}, "--module is not a ranking's option"),
+    (["{mid}"], {"cpu_workers": 64}, "lower --cpu_workers"),
+    (["{mid}"], {"function": "nope"}, "exports no such function"),
+    (["{mid}"], {"rank_out": "{base}"}, "is the same file as --baseline={base} (an input"),
+    (["{mid}"], {"rerank_rounds": 1}, "--rerank_rounds=1: must be at least 2"),
+    (["{mid}"], {"cpu_sets": "0:0"}, "the sets overlap"),
+    (["{mid}"], {"rank_by": "device_time"}, "--rank_by=device_time: needs --device_time"),
+    (["{mid}"], {"executor": "ray"}, "--executor=ray: a ranking measures on its own warm"),
+    (["{folder}/none-*.vmfb"], {}, "no file matches"),
+    (["{folder}/fast.vmfb", "{folder}/sub/fast.vmfb"], {}, "have the same id 'fast'"),
+    (["{folder}/bad.json"], {}, "manifest {folder}/bad.json: invalid JSON"),
+])
+def test_bad_input_from_python_is_a_usage_error(modules, tmp_path, arguments, options,
+                                                expected):
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "fast.vmfb").write_bytes(modules["fast"].read_bytes())
+    (tmp_path / "bad.json").write_text("[{")
+    fill = {"base": base, "mid": mid, "folder": tmp_path}
+    with pytest.raises(ireebench.UsageError, match=re.escape(expected.format(**fill))):
+        ireebench.rank([argument.format(**fill) for argument in arguments], base, INPUT,
+                       rank_cache="off", **{key: str(value).format(**fill)
+                                            for key, value in options.items()})
+
+
+# --- the arithmetic, against scipy -----------------------------------------------------
+
+
+def test_kendall_tau_is_scipys():
+    scipy_stats = pytest.importorskip("scipy.stats")
+    first = list("abcdefgh")
+    for second in (list("abcdefgh"), list("hgfedcba"), list("bacdfegh"), list("cabdhgef")):
+        expected = scipy_stats.kendalltau([first.index(x) for x in first],
+                                          [second.index(x) for x in first]).statistic
+        assert kendall_tau(first, second) == pytest.approx(expected)
+    assert kendall_tau(["a"], ["a"]) is None
+
+
+@pytest.mark.parametrize("differences", [
+    [0.1, 0.2, -0.05, 0.3, 0.15, 0.25, 0.05, -0.02],  # exact
+    [0.1, 0.1, -0.1, 0.2, 0.3, 0.3, 0.1, 0.2, -0.2, 0.4],  # ties: the normal approximation
+    [float(i % 7 - 2) + 0.01 * i for i in range(60)],  # many: the normal approximation
+])
+def test_signed_rank_test_is_scipys(differences):
+    scipy_stats = pytest.importorskip("scipy.stats")
+    method = "exact" if len(set(map(abs, differences))) == len(differences) \
+        and len(differences) <= 50 else "approx"
+    expected = scipy_stats.wilcoxon(differences, method=method, correction=False).pvalue
+    assert signed_rank_test(differences) == pytest.approx(expected, rel=1e-6)
+
+
+def test_the_baseline_is_interpolated_between_its_measurements():
+    points = [(1, 10.0), (5, 20.0)]
+    assert interpolate(points, 3) == 15.0
+    assert interpolate(points, 0) == 10.0 and interpolate(points, 9) == 20.0
+    assert interpolate([], 1) is None
+
+
+def test_a_process_running_local_task_is_refused_a_forked_local_task_worker(modules, tmp_path):
+    # Its task system's threads do not survive a fork: the worker would wait forever.
+    (good,) = _candidates(modules, tmp_path, "fast")
+    script = f"""
+import ireebench
+ireebench.run(["--module={good}", "--device=local-task", "{INPUT}", "--benchmark_min_time=1x"])
+try:
+    ireebench.rank(["{good}"], "{good}", "{INPUT}", devices="local-task", rank_cache="off")
+except ireebench.UsageError as exc:
+    print(exc)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert "cannot use: rank from a fresh process" in proc.stdout, proc.stderr
+
+
+def test_loading_the_plugin_imports_none_of_its_measuring_modules():
+    # Every ireebench process loads the plugin: only a ranking (or the Python API)
+    # pays for the coordinator, the workers and benchmark_module (issue 27's rule).
+    measuring = ["ireebench.plugins.rank." + name
+                 for name in ("schedule", "measure", "worker", "api")]
+    script = f"""
+import sys, ireebench.pluginmanager as pm
+pm.build_plugin_manager(pm.PluginSelection(), autoload=False)
+print([name for name in {measuring!r} if name in sys.modules])
+from ireebench.plugins.rank import benchmark_module
+print(benchmark_module.__module__)
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, check=True)
+    assert proc.stdout.splitlines() == ["[]", "ireebench.plugins.rank.api"]

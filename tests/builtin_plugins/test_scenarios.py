@@ -1,0 +1,302 @@
+"""``--scenario``: LoadGen's scenarios on real compiled async modules.
+
+tests/fixtures/mlir/serving.mlir: @spin(n) runs a chain of n multiply-adds
+(a service time set by its input), @stall(n, every, extra) the same with
+every ``every``-th call ``extra`` steps longer (a stall inside the function).
+Nothing here asserts a time: the schedule is seeded (its statistics are
+the same on every machine), the verdicts come from counts and from bounds
+no load can cross (1 ns, 100 s), and the stall is found in the per-query
+log by what the lane's order guarantees.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import statistics
+
+import pytest
+from conftest import one_error_line
+
+ASYNC = "--iree-execution-model=async-external"
+SPIN = ("--function=spin", "--input=i32=20000")
+FAST = ("--benchmark_min_time=1x", "--min_duration=0")
+
+
+@pytest.fixture(scope="module")
+def serving(compile_mlir):
+    return compile_mlir("serving", ASYNC)
+
+
+def _rows(result) -> list[dict]:
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)["benchmarks"]
+
+
+def _log(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _run(ireebench, serving, *args):
+    return ireebench(f"--module={serving}", *SPIN, *FAST, "--benchmark_format=json", *args)
+
+
+def test_server_schedule_is_seeded_poisson(ireebench, serving, tmp_path):
+    base = ("--scenario=server", "--target_qps=2000", "--min_query_count=1000")
+    seeds, bursts = tmp_path / "seeds.jsonl", tmp_path / "bursts.jsonl"
+    rows = _rows(_run(ireebench, serving, *base, "--sweep", "scenario_seed=0,1",
+                      f"--scenario_log={seeds}"))
+    assert [row["name"] for row in rows] == [
+        f"BM_spin/scenario_seed:{seed}/scenario:server/qps:2000/process_time/real_time"
+        for seed in (0, 1)]
+    assert rows[0]["params"] == {"scenario_seed": 0, "scenario": "server", "qps": 2000}
+    assert [row["iterations"] for row in rows] == [1000, 1000]
+    _rows(_run(ireebench, serving, *base, "--sweep", "burstiness=1,0.25",
+               f"--scenario_log={bursts}"))
+    scheduled = {}
+    for path, axis in ((seeds, "scenario_seed"), (bursts, "burstiness")):
+        for query in _log(path):
+            value = query["benchmark"].split(f"{axis}:")[1].split("/")[0]
+            scheduled.setdefault(f"{axis}={value}", []).append(query["scheduled_s"])
+    # The same seed, the same schedule, in another process; another seed, another one.
+    assert scheduled["scenario_seed=0"] == scheduled["burstiness=1"]
+    assert scheduled["scenario_seed=0"] != scheduled["scenario_seed=1"]
+    for name, cv in (("scenario_seed=0", 1.0), ("scenario_seed=1", 1.0),
+                     ("burstiness=0.25", 2.0)):
+        times = scheduled[name]
+        assert times[0] == 0.0 and times == sorted(times) and len(times) == 1000
+        gaps = [later - earlier for earlier, later in itertools.pairwise(times)]
+        # Seeded: these are the same numbers on every machine. Exponential gaps
+        # have a CV of 1; gamma gaps of shape 0.25, 1/sqrt(0.25) = 2.
+        assert statistics.fmean(gaps) == pytest.approx(1 / 2000, rel=0.1), name
+        assert statistics.stdev(gaps) / statistics.fmean(gaps) == pytest.approx(cv, rel=0.15)
+
+
+def test_server_replays_a_trace(ireebench, serving, tmp_path):
+    trace = tmp_path / "arrivals.txt"
+    trace.write_text("# seconds\n10.0\n10.001\n10.0015\n10.004\n")
+    log = tmp_path / "log.jsonl"
+    rows = _rows(_run(ireebench, serving, "--scenario=server", f"--arrival_trace={trace}",
+                      "--min_query_count=1", f"--scenario_log={log}"))
+    assert rows[0]["name"] == "BM_spin/scenario:server/process_time/real_time"
+    assert [round(query["scheduled_s"], 9) for query in _log(log)] == [0.0, 0.001, 0.0015,
+                                                                       0.004]
+    assert "target_qps" not in rows[0]
+
+
+def test_latency_is_counted_from_the_scheduled_time_across_a_stall(ireebench, serving,
+                                                                    tmp_path):
+    log = tmp_path / "log.jsonl"
+    # Every 40th call is 10^8 steps longer (about 0.1 s at 1 ns a step).
+    result = ireebench(f"--module={serving}", "--function=stall", "--input=i32=2000",
+                       "--input=i32=40", "--input=i32=100000000", *FAST, "--scenario=server",
+                       "--target_qps=500", "--min_query_count=60", f"--scenario_log={log}",
+                       "--benchmark_format=json")
+    row = _rows(result)[0]
+    queries = _log(log)
+    for query in queries:
+        assert query["latency_s"] == pytest.approx(query["completed_s"] - query["scheduled_s"])
+    # The row's time is the mean latency from the scheduled times.
+    mean = statistics.fmean(query["latency_s"] for query in queries)
+    assert row["real_time"] == pytest.approx(mean * 1e3, rel=1e-9)
+    # One lane runs its queries in order: find the stall as the longest service.
+    previous, services = 0.0, []
+    for query in queries:
+        services.append(query["completed_s"] - max(previous, query["scheduled_s"]))
+        previous = query["completed_s"]
+    stalled = services.index(max(services))
+    done = queries[stalled]["completed_s"]
+    behind = [query for query in queries[stalled + 1:] if query["scheduled_s"] < done]
+    assert behind, "no query was scheduled during the stall"
+    for query in behind:
+        # Each waited for the stalled one, and that wait is in its latency.
+        assert query["completed_s"] >= done
+        assert query["latency_s"] >= done - query["scheduled_s"] > 0
+    # Open loop: the queries behind the stall were issued while it ran.
+    assert any(query["issued_s"] < done for query in behind)
+    assert row["max_ms"] == pytest.approx(max(q["latency_s"] for q in queries) * 1e3)
+
+
+def test_valid_invalid_and_the_queries_a_percentile_needs(ireebench, serving):
+    base = ("--scenario=server", "--target_qps=4000")
+    valid = _rows(_run(ireebench, serving, *base, "--latency_bound=p99:100s"))[0]
+    assert valid["label"].startswith("VALID"), valid["label"]
+    assert valid["valid"] == 1 and valid["overlatency"] == 0
+    assert valid["iterations"] == 662  # the default: what p99 needs for early stopping
+    assert "p99_ms" in valid and "p99.9_ms" not in valid
+    assert "p99.9 needs 6636 queries (ran 662)" in valid["label"]
+    # Early stopping's estimate is the largest latency at 662 queries.
+    assert valid["p99_ms"] == valid["max_ms"]
+    invalid = _rows(_run(ireebench, serving, *base, "--latency_bound=p99:1ns"))[0]
+    assert invalid["valid"] == 0 and invalid["overlatency"] == 662
+    assert invalid["label"].startswith("INVALID: the sample p99 ")
+    assert "> 1 ns" in invalid["label"]
+    short = _rows(_run(ireebench, serving, *base, "--latency_bound=p99:100s",
+                       "--min_query_count=300"))[0]
+    assert short["valid"] == 0 and short["iterations"] == 300
+    assert "p99_ms" not in short and "p97_ms" in short  # no number without enough queries
+    assert short["label"].startswith(
+        "INVALID: 0 of 300 queries over 100 s: p99 <= 100 s needs at least 459 queries")
+    assert "p99 needs 662 queries, p99.9 6636 (ran 300)" in short["label"]
+
+
+def test_the_closed_loop_scenarios(ireebench, serving):
+    single, multi, offline = (
+        _rows(_run(ireebench, serving, *args))[0] for args in (
+            ("--scenario=single_stream", "--min_query_count=70"),
+            ("--scenario=multi_stream", "--samples_per_query=4", "--batch_concurrency=2",
+             "--min_query_count=20"),
+            ("--scenario=offline", "--batch_concurrency=2", "--min_query_count=200")))
+    assert single["name"] == "BM_spin/scenario:single_stream/process_time/real_time"
+    assert single["iterations"] == 70 and "p90_ms" in single and "p95_ms" not in single
+    assert single["valid"] == 1  # its p90 has enough queries (64)
+    assert multi["name"] == "BM_spin/scenario:multi_stream/samples:4/process_time/real_time"
+    assert multi["params"] == {"scenario": "multi_stream", "samples": 4}
+    assert multi["iterations"] == 20 and multi["samples_per_query"] == 4
+    assert multi["valid"] == 0 and "p99 needs at least 662 queries" in multi["label"]
+    assert offline["iterations"] == 200 and offline["valid"] == 1
+    assert "p50_ms" not in offline  # throughput only
+    # Offline's time is the run's duration per sample: its throughput's inverse.
+    assert offline["real_time"] * offline["items_per_second"] == pytest.approx(1e3, rel=1e-6)
+
+
+def _replay_search(trials: list[dict], start, tolerance: float) -> list:
+    """The loads the search must try, given the outcomes it got (LoadGen's order)."""
+    outcome = {trial["value"]: trial["passed"] for trial in trials}
+    tried = [start]
+
+    def rounded(value):
+        digits = 3 - math.floor(math.log10(value))
+        value = round(value, digits)
+        return int(value) if float(value).is_integer() else value
+
+    value = start
+    if outcome[value]:
+        while outcome[value]:
+            value = rounded(value * 2)
+            tried.append(value)
+        low, high = tried[-2], value
+    else:
+        while not outcome[value]:
+            if len(tried) > 6:  # the search halves a failing start 6 times at most
+                return tried
+            value = rounded(value / 2)
+            tried.append(value)
+        low, high = value, tried[-2]
+    while high > low * (1 + tolerance):
+        middle = rounded((low + high) / 2)
+        if middle in (low, high):
+            break
+        tried.append(middle)
+        low, high = (middle, high) if outcome[middle] else (low, middle)
+    return tried
+
+
+def test_search_doubles_then_bisects_and_resumes(ireebench, serving, tmp_path):
+    state = tmp_path / "search.json"
+    # Starting at 400 qps, 64 queries a load: a start the loaded machine fails is halved
+    # six times down to 6.25 qps, about 20 s of runs (from 100 qps it took minutes).
+    args = ("--function=spin", "--input=i32=100000", "--scenario=server", "--target_qps=400",
+            "--latency_bound=p90:50ms", "--min_query_count=64", "--search",
+            "--search_tolerance=0.25", f"--search_state={state}")
+    result = ireebench(f"--module={serving}", *args, *FAST, "--benchmark_format=json")
+    rows = _rows(result)
+    family = "BM_spin/scenario:server/search:p90:50ms"
+    assert rows[0]["name"] == f"{family}/process_time/real_time"
+    trials = json.loads(state.read_text())["searches"][rows[0]["name"]]["trials"]
+    tried = [trial["value"] for trial in trials]
+    assert tried == _replay_search(trials, 400, 0.25)
+    # Each tried load is a row, named and parametrized by its rate, by rate.
+    extra = rows[1:]
+    assert [row["name"] for row in extra] == [f"{family}/qps:{value}" for value in
+                                              sorted(tried)]
+    assert [row["params"]["qps"] for row in extra] == sorted(tried)
+    passed = [trial["value"] for trial in trials if trial["passed"]]
+    failed = [trial["value"] for trial in trials if not trial["passed"]]
+    for row in extra:
+        assert row["valid"] == (1 if row["params"]["qps"] in passed else 0)
+    if passed:
+        assert rows[0]["max_target_qps"] == max(passed)
+        assert f"highest qps meeting p90 <= 50 ms: {max(passed)}" in rows[0]["label"]
+        assert not failed or min(f for f in failed if f > max(passed)) <= max(passed) * 1.25
+    # Run again: nothing is measured again, the same answer.
+    again = _rows(ireebench(f"--module={serving}", *args, *FAST, "--benchmark_format=json"))
+    assert [row["name"] for row in again] == [row["name"] for row in rows]
+    assert all(row["label"].endswith("(resumed)") for row in again[1:])
+    assert again[0].get("max_target_qps") == rows[0].get("max_target_qps")
+    assert f"{len(tried)} loads tried, {len(tried)} of them resumed" in again[0]["label"]
+
+
+def test_multi_stream_searches_the_samples_per_query(ireebench, serving):
+    rows = _rows(ireebench(f"--module={serving}", "--function=spin", "--input=i32=60000",
+                           *FAST, "--scenario=multi_stream", "--samples_per_query=2",
+                           "--batch_concurrency=2", "--latency_bound=p90:5ms", "--search",
+                           "--min_query_count=64", "--benchmark_format=json"))
+    family = "BM_spin/scenario:multi_stream/search:p90:5ms"
+    assert rows[0]["name"] == f"{family}/process_time/real_time"
+    tried = [row["params"]["samples"] for row in rows[1:]]
+    assert tried == sorted(tried) and all(isinstance(value, int) for value in tried)
+    passed = [row["params"]["samples"] for row in rows[1:] if row["valid"] == 1]
+    failed = [row["params"]["samples"] for row in rows[1:] if row["valid"] == 0]
+    if passed and failed:  # bisected down to neighbours
+        assert min(f for f in failed if f > max(passed)) == max(passed) + 1
+        assert rows[0]["max_samples_per_query"] == max(passed)
+
+
+def test_a_sweep_of_rates_names_its_points(ireebench, serving):
+    rows = _rows(_run(ireebench, serving, "--scenario=server", "--target_qps=1",
+                      "--sweep", "target_qps=1000,2000", "--min_query_count=20"))
+    assert [row["name"] for row in rows] == [
+        f"BM_spin/target_qps:{rate}/scenario:server/process_time/real_time"
+        for rate in (1000, 2000)]
+    assert [row["target_qps"] for row in rows] == [1000, 2000]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--scenario=serving",), ("--scenario=serving: expected one of single_stream, "
+                              "multi_stream, server, offline")),
+    (("--scenario=server",), "--scenario=server: needs --target_qps=QPS"),
+    (("--scenario=server", "--target_qps=10", "--latency_bound=p99"),
+     "--latency_bound=p99: expected pNN:TIME"),
+    (("--scenario=server", "--target_qps=10", "--latency_bound=p100:1ms"),
+     "--latency_bound=p100:1ms: the percentile must be above p0 and below p100"),
+    (("--scenario=offline", "--latency_bound=p99:1ms"), "Offline measures throughput"),
+    (("--scenario=server", "--search"), "--search: needs --latency_bound"),
+    (("--scenario=server", "--target_qps=10", "--batch_size=4"),
+     "--batch_size=4: --scenario=server issues one invocation per sample"),
+    (("--scenario=server", "--target_qps=10", "--executor=ray", "--ray_address=x:1",
+      "--scenario_log=log.jsonl"),
+     ("--scenario_log=log.jsonl: written by the process that measures; --executor=ray "
+      "measures each point in a process of its own elsewhere (use --executor=local)")),
+])
+def test_bad_scenario_flags_are_one_line(ireebench, serving, args, message):
+    line = one_error_line(ireebench(f"--module={serving}", *SPIN, *args))
+    assert message in line, line
+
+
+def test_a_sync_function_is_refused_by_the_server(ireebench, compile_mlir):
+    line = one_error_line(ireebench(f"--module={compile_mlir('serving')}", *SPIN,
+                                    "--scenario=server", "--target_qps=10"))
+    assert line == ("ireebench: error: --scenario=server: @spin is a "
+                    "function of the 'sync' kind; the scenario drives async (coarse-fences) "
+                    "functions (compile it with --iree-execution-model=async-external)")
+
+
+def test_no_output_replaces_an_input(ireebench, serving, tmp_path):
+    line = one_error_line(ireebench(f"--module={serving}", *SPIN, "--scenario=server",
+                                    "--target_qps=10", f"--scenario_log={serving}"))
+    assert line.endswith(f"--scenario_log={serving}: is the same file as --module={serving} "
+                         "(an input of this run): refusing to overwrite it; choose another path")
+    trace = tmp_path / "arrivals.txt"
+    trace.write_text("0\n0.5\n")
+    line = one_error_line(ireebench(f"--module={serving}", *SPIN, "--scenario=server",
+                                    f"--arrival_trace={trace}", f"--search_state={trace}"))
+    assert f"--search_state={trace}: is the same file as --arrival_trace={trace}" in line
+
+
+def test_single_stream_runs_a_sync_function(ireebench, compile_mlir):
+    result = ireebench(f"--module={compile_mlir('serving')}", *SPIN, *FAST,
+                       "--scenario=single_stream", "--min_query_count=5",
+                       "--benchmark_format=json")
+    assert _rows(result)[0]["iterations"] == 5
