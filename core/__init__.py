@@ -27,6 +27,12 @@ This module's ``__all__`` is public, with the modules listed in
 ``ireebench._public.PUBLIC_MODULES``: a name there changes only after a
 minor version of :class:`IreebenchDeprecationWarning` (docs/plugins.md,
 "Stability"); every other module is internal.
+
+``import ireebench`` loads neither the IREE runtime nor numpy: the names
+whose modules need them (:data:`RUNTIME_NAMES`: the input and signature
+helpers, ``element_type``) are imported on first use (PEP 562), like the
+runtime itself, which a run imports when it first needs it
+(docs/architecture.md, "What a command imports").
 """
 
 from __future__ import annotations
@@ -34,24 +40,21 @@ from __future__ import annotations
 import io
 import os
 
-from ._public import IreebenchDeprecationWarning
+from ._public import IreebenchDeprecationWarning, lazy_names
 from .backend import Backend
 from .cli import execute
 from .cli.commands import CommandConfig
 from .cli.invocation import Invocation
 from .config import Config
 from .discovery import module_functions
-from .dtypes import by_name as element_type
 from .errors import PluginError, UsageError
 from .hookcall import call_hook
 from .hookspecs import hookimpl, hookspec
-from .inputs import parse_inputs, prepare_inputs
 from .kinds import Batch, InvocationKind
 from .points import point_of_row, stamp_rows
 from .profiling import ProfilingSink
 from .reporting import Reporter
 from .results import Counter, Run, RunResult
-from .signature import declared_input_types, parse_tensor_type
 from .stash import StashKey
 from .stats import Statistic
 from .version import __version__
@@ -95,6 +98,17 @@ def rank(candidates, baseline, *flags: str, stdout=None, stderr=None, plugins=()
             argv.append(f"--{name}={os.fspath(item) if isinstance(item, os.PathLike) else item}")
     return run(argv, stdout, stderr, plugins)
 
+
+# Public names whose modules import the IREE runtime and numpy: name ->
+# ".module:attribute" of this package, imported when first read.
+RUNTIME_NAMES = {
+    "element_type": ".dtypes:by_name",
+    "parse_inputs": ".inputs",
+    "prepare_inputs": ".inputs",
+    "declared_input_types": ".signature",
+    "parse_tensor_type": ".signature",
+}
+__getattr__, __dir__ = lazy_names(__name__, RUNTIME_NAMES)
 
 __all__ = [
     "Backend", "Batch", "CommandConfig", "Config", "Counter", "FunctionInfo", "Invocation",

@@ -23,11 +23,18 @@ working and warns with :class:`IreebenchDeprecationWarning`
 (:func:`deprecated_names` for a module's names; a hook's spec gets
 ``warn_on_impl``; an old flag a warning line), as pytest does with its
 ``PytestDeprecationWarning``.
+
+A public module may also give some of its names on first use only
+(:func:`lazy_names`, PEP 562): ``ireebench``'s input helpers, whose module
+imports the IREE runtime and numpy, and the comparison engine behind
+``ireebench.comparison``, so that ``import ireebench`` and commands that
+compare nothing load neither. Such a name is public like any other.
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
 import warnings
 
 # The public modules: `tests/plugin_api/test_public_api.py` checks that the
@@ -77,3 +84,32 @@ def deprecated_names(module: str, renamed: dict[str, tuple[str, str]]):
         return getattr(importlib.import_module(owner), attribute)
 
     return __getattr__
+
+
+def lazy_names(module: str, names: dict[str, str]):
+    """``(__getattr__, __dir__)`` for a public module whose ``names`` are imported on
+    first use (PEP 562), each from the module that defines it.
+
+    ``names``: public name -> ``".module"`` (the name is that module's
+    attribute of the same name) or ``".module:attribute"``, the module
+    relative to ``module``'s package as in a relative import. In the public
+    module::
+
+        __getattr__, __dir__ = lazy_names(__name__, {"compare": ".judgement"})
+
+    A name read once is kept in the module (found directly from then on).
+    """
+    package = sys.modules[module].__spec__.parent
+
+    def __getattr__(name: str):
+        if name not in names:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        owner, _, attribute = names[name].partition(":")
+        value = getattr(importlib.import_module(owner, package), attribute or name)
+        setattr(sys.modules[module], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[module]), *names})
+
+    return __getattr__, __dir__

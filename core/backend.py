@@ -81,21 +81,10 @@ run_names)``).
 
 from __future__ import annotations
 
-from . import names
+from ._public import lazy_names
 from .argscan import scan_options
-from .context import Context, gather
-from .discovery import classify_module_functions
 from .errors import UsageError, flag_error
 from .hookcall import collect_named
-from .modules import module_files
-from .native.backend import aggregates
-from .native.gbench_json import (
-    context_from_benchmark_json,
-    runs_by_benchmark,
-    split_benchmark_json,
-)
-from .native.tools import BENCHMARK_TOOL, native_error_line, tool_path
-from .results import Run
 
 IN_PROCESS = "in_process"
 REPETITION_SAMPLES = "repetition_samples"
@@ -261,18 +250,22 @@ def _as_given(value) -> str:
 
 # --- helpers for a backend's author ------------------------------------------
 
-
-def machine_context(config, executable: str | None = None) -> Context:
-    """The report context of this machine (Google Benchmark's fields, plus
-    ``--benchmark_context`` entries); ``executable`` defaults to this program."""
-    return gather(executable, config.benchmark_context)
-
-
-def runs_from_benchmark_json(report: dict, batch_size: int = 1) -> list[list[Run]]:
-    """A Google Benchmark JSON report (the native tool's, or ireebench's) as rows,
-    grouped per benchmark in report order; each repetition row carries its
-    time in ``samples``."""
-    return runs_by_benchmark(report, batch_size)
+# Defined beside what they use (the machine, Google Benchmark's JSON, the
+# modules, the native tools), imported when first read (PEP 562): a plugin
+# that only declares a backend imports none of it.
+HELPERS = {
+    "machine_context": ".context",
+    "runs_from_benchmark_json": ".native.gbench_json",
+    "context_from_benchmark_json": ".native.gbench_json",
+    "split_benchmark_json": ".native.gbench_json",
+    "module_files": ".modules",
+    "tool_path": ".native.tools",
+    "native_error_line": ".native.tools",
+    "BENCHMARK_TOOL": ".native.tools",
+    "aggregates": ".native.backend",
+    "check_kinds": ".discovery",
+}
+__getattr__, __dir__ = lazy_names(__name__, HELPERS)
 
 
 def forwarded_argv(config, keep=()) -> list[str]:
@@ -306,30 +299,10 @@ def forwarded_argv(config, keep=()) -> list[str]:
     return [arg for index, arg in enumerate(argv) if index not in dropped]
 
 
-def check_kinds(config, backend: Backend) -> None:
-    """A backend without ``plugin_kinds`` is refused a function of a plugin's kind.
-
-    Only asked when a plugin provides a kind the native tool does not run by
-    itself; then the module's functions are classified (the module loaded
-    without a device) and a selected function of such a kind is one line.
-    """
-    if backend.has(PLUGIN_KINDS):
-        return
-    for function, kind, owner in classify_module_functions(config):
-        if kind.native_discovers:
-            continue
-        raise UsageError(
-            f"--backend={backend.name}: cannot run {names.family_name(function.name)}, a "
-            f"function of the kind {kind.name!r} (plugin {owner!r}): "
-            f"{refusal(config, PLUGIN_KINDS).split('; ')[0]}; use --backend=runtime")
-
-
 __all__ = [
-    "ADAPTIVE_REPETITIONS", "BENCHMARK_TOOL", "CAPABILITY_MEANING", "EXECUTORS", "IN_PROCESS",
-    "LOCAL_OUTPUT_OPTIONS", "MEASURED_WORKLOADS", "NATIVE_ENVIRONMENT", "NATIVE_FLAGS",
-    "PLUGIN_KINDS",
-    "PROFILING_PASSES", "REPETITION_SAMPLES", "SWEEPS", "Backend", "aggregates",
-    "check_capabilities", "check_kinds", "check_runtime_flags_honoured", "context_from_benchmark_json", "forwarded_argv",
-    "machine_context", "module_files", "native_error_line", "refusal", "require",
-    "runs_from_benchmark_json", "split_benchmark_json", "tool_path",
+    "ADAPTIVE_REPETITIONS", "CAPABILITY_MEANING", "EXECUTORS", "IN_PROCESS", "LOCAL_OUTPUT_OPTIONS",
+    "MEASURED_WORKLOADS", "NATIVE_ENVIRONMENT", "NATIVE_FLAGS", "PLUGIN_KINDS",
+    "PROFILING_PASSES", "REPETITION_SAMPLES", "SWEEPS", "Backend", "check_capabilities",
+    "check_runtime_flags_honoured", "forwarded_argv", "refusal", "require",
 ]
+__all__.extend(HELPERS)  # public, imported on first use

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import datetime
 import os
-import socket
+import platform
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,7 +180,7 @@ def gather(executable: str | None = None, global_context: dict | None = None) ->
     date = datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     return Context(
         date=date,
-        host_name=socket.gethostname(),
+        host_name=platform.node(),  # gethostname(2): the uname node name
         executable=executable or os.path.abspath(sys.argv[0]),
         num_cpus=num_cpus,
         mhz_per_cpu=int(cycles / 1e6 + 0.5),
@@ -191,3 +191,9 @@ def gather(executable: str | None = None, global_context: dict | None = None) ->
         load_avg=load,
         global_context=dict(global_context or {}),
     )
+
+
+def machine_context(config, executable: str | None = None) -> Context:
+    """The report context of this machine (Google Benchmark's fields, plus
+    ``--benchmark_context`` entries); ``executable`` defaults to this program."""
+    return gather(executable, config.benchmark_context)

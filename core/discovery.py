@@ -4,6 +4,9 @@ The rules themselves are hooks (``ireebench_classify_function`` and
 ``ireebench_select_function``); the built-in ones are in
 :mod:`ireebench.plugins.discovery` and follow iree-benchmark-module.
 
+This module does not import the runtime: it works on the functions of a
+module the session (or :func:`module_functions`) loaded.
+
 A point of a sweep names its workloads after its parameters
 (``BM_f/bs:4/process_time/real_time``), and ``--benchmark_filter`` matches
 those full names. :func:`planned_run_names` tells the names a point will
@@ -15,12 +18,11 @@ from __future__ import annotations
 
 import os
 
-import iree.runtime as rt
-
 from . import names
+from .backend import PLUGIN_KINDS, Backend, refusal
 from .errors import NOT_FOUND, UsageError
 from .hookcall import call_hook, collect_named
-from .modules import module_images, open_vm_module
+from .modules import module_images
 from .stash import StashKey
 from .workload import FunctionInfo, Workload
 
@@ -56,8 +58,15 @@ def point_run_name(config, function: FunctionInfo) -> str:
 def module_functions(config) -> list[FunctionInfo]:
     """The exported functions of the benchmarked module (the last --module),
     read without a device (for a plugin that looks at signatures before the
-    session opens: ``ireebench_generate_points``)."""
-    module, renamed = open_vm_module(rt.VmInstance(), module_images(config)[-1])
+    session opens: ``ireebench_generate_points``).
+
+    The first thing a run asks of the runtime, so the runtime is imported
+    here (:mod:`ireebench.session`), not when this module is: listing the
+    plugins or reading reports never loads it.
+    """
+    from . import session  # the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    module, renamed = session.module_without_device(module_images(config)[-1])
     return _functions_of(module, renamed)
 
 
@@ -193,3 +202,21 @@ def classify_module_functions(config) -> list[tuple[FunctionInfo, object, str]]:
         if chosen and config.selects(names.run_name(function.name)):
             found.append((function, kind, owners.get(kind.name, "")))
     return found
+
+
+def check_kinds(config, backend: Backend) -> None:
+    """A backend without ``plugin_kinds`` is refused a function of a plugin's kind.
+
+    Only asked when a plugin provides a kind the native tool does not run by
+    itself; then the module's functions are classified (the module loaded
+    without a device) and a selected function of such a kind is one line.
+    """
+    if backend.has(PLUGIN_KINDS):
+        return
+    for function, kind, owner in classify_module_functions(config):
+        if kind.native_discovers:
+            continue
+        raise UsageError(
+            f"--backend={backend.name}: cannot run {names.family_name(function.name)}, a "
+            f"function of the kind {kind.name!r} (plugin {owner!r}): "
+            f"{refusal(config, PLUGIN_KINDS).split('; ')[0]}; use --backend=runtime")

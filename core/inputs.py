@@ -75,27 +75,6 @@ class _Spec:
         return flag_error(self.flag, self.text, reason, status)
 
 
-def split_cconv(arguments: str) -> list[str]:
-    """Splits the argument fragment of a calling convention into types.
-
-    A variadic span ``C...D`` counts as one argument.
-    """
-    if arguments == "v":  # void
-        return []
-    types, i = [], 0
-    while i < len(arguments):
-        char = arguments[i]
-        if char == "C":
-            end = arguments.find("D", i)
-            end = len(arguments) - 1 if end < 0 else end
-            types.append(arguments[i : end + 1])
-            i = end + 1
-        else:
-            types.append(char)
-            i += 1
-    return types
-
-
 class _Streams:
     """Open files shared by the inputs of one parse, for ``+``/``*``."""
 

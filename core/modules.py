@@ -44,12 +44,9 @@ import weakref
 from dataclasses import dataclass
 from pathlib import Path
 
-import iree.runtime as rt
-
-from .errors import INVALID_ARGUMENT, NOT_FOUND, UsageError, one_line, runtime_status
+from .errors import INVALID_ARGUMENT, NOT_FOUND, UsageError, one_line
 from .hookcall import call_hook
 from .stash import StashKey
-from .vmfb import repaired_names
 
 # The modules taken in this run: (--module value, what a plugin resolved it
 # to, or None) -> its image. Every point of a sweep finds its modules here.
@@ -465,33 +462,6 @@ def module_files(config) -> list[str]:
     loaded, so both run the same module.
     """
     return [_write(config, image) for image in module_images(config, as_files=True)]
-
-
-def open_vm_module(instance, image: ModuleImage):
-    """``(VmModule, renamed)``: ``image`` loaded for the Python runtime.
-
-    ``renamed`` maps each function name that had to be made decodable to
-    the original (see :mod:`ireebench.vmfb`). A preloaded image is loaded
-    from its memory without a copy; a mapped one is mapped read-only (the
-    bindings' own ``VmModule.mmap`` opens the file for writing, which a
-    read-only mount refuses).
-    """
-    if image.data is not None:
-        buffer = image.data
-    else:
-        with open(image.path, "rb") as handle:
-            buffer = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
-    repaired, renamed = repaired_names(buffer)
-    if repaired is not None:
-        copy = mmap.mmap(-1, len(repaired))
-        copy[:] = repaired
-        buffer = copy
-    try:
-        return rt.VmModule.wrap_buffer(instance, buffer), renamed
-    except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
-        raise UsageError(
-            f"--module={image.spec}: not a valid IREE module (.vmfb): {one_line(exc)}",
-            status=runtime_status(exc, INVALID_ARGUMENT)) from None
 
 
 def file_sha256(path) -> str:

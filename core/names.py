@@ -17,6 +17,8 @@ from __future__ import annotations
 
 PREFIX = "BM_"
 TIMING_SUFFIX = "/process_time/real_time"
+# Characters with a meaning in the POSIX extended regex of --benchmark_filter.
+_ERE_SPECIAL = set("\\.[]()*+?{}|^$")
 
 
 def format_value(value) -> str:
@@ -75,3 +77,12 @@ def is_internal(function: str) -> bool:
     The native tool's rule (``AddWorkload``: internal or special functions).
     """
     return function.startswith("__") or "$" in function
+
+
+def ere_escape(text: str) -> str:
+    """``text`` as a literal in Google Benchmark's POSIX extended regex.
+
+    Python's ``re.escape`` is not usable: it writes escapes such as ``\\-``
+    that are undefined in a POSIX ERE.
+    """
+    return "".join("\\" + c if c in _ERE_SPECIAL else c for c in text)

@@ -47,8 +47,8 @@ from .backend import SWEEPS
 from .errors import PluginError, UsageError
 from .executor import measures_here, select_executor
 from .hookcall import implementations
-from .native.flags import USER_PASS_FLAGS
-from .native.gbench_json import RUN_KEYS
+from .native import USER_PASS_FLAGS
+from .results import RUN_KEYS
 from .stash import StashKey
 
 # The points of the run, in order (absent: the run is its own single point).

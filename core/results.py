@@ -13,6 +13,18 @@ from dataclasses import dataclass, field
 
 TIME_UNIT_MULTIPLIER = {"ns": 1e9, "us": 1e6, "ms": 1e3, "s": 1.0}
 
+# Google Benchmark's memory members of a JSON run (MemoryManager::Result).
+MEMORY_KEYS = ("allocs_per_iter", "max_bytes_used", "total_allocated_bytes", "net_heap_growth")
+# Keys of a Google Benchmark JSON run that are not user counters (with
+# ireebench's device_time and params).
+RUN_KEYS = frozenset({
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type",
+    "repetitions", "repetition_index", "threads", "iterations", "real_time", "cpu_time",
+    "time_unit", "aggregate_name", "aggregate_unit", "error_occurred", "error_message",
+    "label", "skipped", "skip_message", "big_o", "rms", "complexity_n",
+    "device_time", "params", *MEMORY_KEYS,
+})
+
 
 @dataclass
 class Counter:

@@ -29,12 +29,16 @@ import contextlib
 import traceback
 
 from . import worker
-from .backend import check_kinds
+from .discovery import check_kinds
 from .errors import EXIT_OK, Terminated, exit_status
 from .hookcall import call_hook, guarded
 from .reporting.hub import build_hub
 from .results import RunResult
-from .session import SESSION
+from .stash import StashKey
+
+# The open runtime session of the run, if its backend opened one (the in-process
+# backend): what ``ireebench_sessionfinish`` receives.
+SESSION = StashKey["ireebench.session.Session"]()
 
 
 def run_config(config) -> RunResult:

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import difflib
 import gc
+import mmap
 import os
 import stat
 
 import iree.runtime as rt
 
+from .devices import device_uris, driver_of
 from .errors import (
     INVALID_ARGUMENT,
     NOT_FOUND,
@@ -25,27 +27,53 @@ from .errors import (
     one_line,
     runtime_status,
 )
-from .modules import PARAMETER_MODES, loader_mode, module_images, open_vm_module
-from .stash import StashKey
+from .modules import PARAMETER_MODES, ModuleImage, loader_mode, module_images
+from .vmfb import repaired_names
 
 # The parameter file formats the runtime reads, by file extension.
 PARAMETER_FORMATS = ("irpa", "gguf", "safetensors")
 
-# The HAL device without --device, as in the native tool.
-DEFAULT_DEVICE = "local-task"
 
-# The open session of the run (what ireebench_sessionfinish receives).
-SESSION = StashKey["Session"]()
+def open_vm_module(instance, image: ModuleImage):
+    """``(VmModule, renamed)``: ``image`` loaded for the Python runtime.
+
+    ``renamed`` maps each function name that had to be made decodable to
+    the original (see :mod:`ireebench.vmfb`). A preloaded image is loaded
+    from its memory without a copy; a mapped one is mapped read-only (the
+    bindings' own ``VmModule.mmap`` opens the file for writing, which a
+    read-only mount refuses).
+    """
+    if image.data is not None:
+        buffer = image.data
+    else:
+        with open(image.path, "rb") as handle:
+            buffer = mmap.mmap(handle.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    repaired, renamed = repaired_names(buffer)
+    if repaired is not None:
+        copy = mmap.mmap(-1, len(repaired))
+        copy[:] = repaired
+        buffer = copy
+    try:
+        return rt.VmModule.wrap_buffer(instance, buffer), renamed
+    except Exception as exc:  # noqa: BLE001 - the runtime raises plain errors
+        raise UsageError(
+            f"--module={image.spec}: not a valid IREE module (.vmfb): {one_line(exc)}",
+            status=runtime_status(exc, INVALID_ARGUMENT)) from None
 
 
-def device_uris(config) -> list[str]:
-    """The --device values, or the default device."""
-    return list(config.getoption("device") or []) or [DEFAULT_DEVICE]
+def module_without_device(image: ModuleImage):
+    """``(VmModule, renamed)`` of ``image`` loaded in a VM instance of its own, with no
+    device: its functions and their signatures, before (or without) a session."""
+    return open_vm_module(rt.VmInstance(), image)
 
 
-def driver_of(uri: str) -> str:
-    """``cuda://0`` -> ``cuda``, ``local-task`` -> ``local-task``."""
-    return uri.split("://", 1)[0].split(":", 1)[0]
+def parse_runtime_flag(flag: str) -> None:
+    """Hands ``--name=value`` to the IREE runtime's flag registry (process-global:
+    the drivers read it when the session creates them).
+
+    :raises ValueError: the runtime does not know the flag, or refuses its value.
+    """
+    rt.flags.parse_flags(flag)
 
 
 def check_drivers(config) -> None:

@@ -6,23 +6,14 @@ context (the ``provenance`` plugin).
 
 from __future__ import annotations
 
-import importlib.metadata
 import platform
+
+from .installed import distribution_version
 
 __version__ = "0.1.0"
 
 RUNTIME_DISTRIBUTIONS = ("iree-base-runtime", "iree-runtime")
 COMPILER_DISTRIBUTIONS = ("iree-base-compiler", "iree-compiler")
-
-
-def distribution_version(*names: str) -> str | None:
-    """The version of the first of ``names`` that is installed, or None."""
-    for name in names:
-        try:
-            return importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            continue
-    return None
 
 
 def runtime_version() -> str:

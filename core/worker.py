@@ -94,7 +94,6 @@ import faulthandler
 import gc
 import io
 import json
-import numbers
 import os
 import re
 import select
@@ -107,7 +106,8 @@ import traceback
 from dataclasses import dataclass, field
 
 from .backend import IN_PROCESS, Backend
-from .context import CacheInfo, Context
+from .codec import decode, encode
+from .context import Context
 from .errors import (
     EXIT_FAILED,
     EXIT_OK,
@@ -121,7 +121,7 @@ from .errors import (
 from .hookcall import observe_calls, plugin_of_files
 from .modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
 from .outfiles import is_special_file, observe_temporaries
-from .results import Counter, MemoryResult, Run, RunResult
+from .results import Run, RunResult
 from .signals import observe_deferring, observe_signals
 from .stash import StashKey
 from .streams import CliStream
@@ -227,45 +227,6 @@ def _hold_special_output(config) -> int | None:
 
 
 # --- the messages -------------------------------------------------------------
-
-# The dataclasses that cross the channel, by name (nothing else is built).
-_TYPES = {cls.__name__: cls for cls in (Run, Counter, MemoryResult, Context, CacheInfo)}
-
-
-def encode(value):
-    """``value`` as JSON data: the channel's dataclasses tagged by name, dicts
-    and tuples tagged, other objects as their ``str`` (as JSON reports show them)."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, (list, tuple)):
-        items = [encode(item) for item in value]
-        return items if isinstance(value, list) else {"~": "tuple", "v": items}
-    if isinstance(value, dict):
-        return {"~": "dict", "v": [[encode(k), encode(v)] for k, v in value.items()]}
-    for name, cls in _TYPES.items():
-        if isinstance(value, cls):
-            return {"~": name, "v": {f.name: encode(getattr(value, f.name))
-                                     for f in dataclasses.fields(cls)}}
-    return str(value)
-
-
-def decode(data):
-    """The inverse of :func:`encode`."""
-    if isinstance(data, list):
-        return [decode(item) for item in data]
-    if not isinstance(data, dict):
-        return data
-    tag, value = data["~"], data["v"]
-    if tag == "tuple":
-        return tuple(decode(item) for item in value)
-    if tag == "dict":
-        return {decode(k): decode(v) for k, v in value}
-    return _TYPES[tag](**{name: decode(item) for name, item in value.items()})
-
 
 def encode_error(exc: BaseException | None):
     """How a worker's run ended, as data the supervisor re-raises (:func:`decode_error`)."""

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import names
-from .inputs import split_cconv
 
 
 @dataclass
@@ -89,3 +88,24 @@ class Workload:
     @property
     def run_name(self) -> str:
         return self.name + names.TIMING_SUFFIX
+
+
+def split_cconv(arguments: str) -> list[str]:
+    """Splits the argument fragment of a calling convention into types.
+
+    A variadic span ``C...D`` counts as one argument.
+    """
+    if arguments == "v":  # void
+        return []
+    types, i = [], 0
+    while i < len(arguments):
+        char = arguments[i]
+        if char == "C":
+            end = arguments.find("D", i)
+            end = len(arguments) - 1 if end < 0 else end
+            types.append(arguments[i : end + 1])
+            i = end + 1
+        else:
+            types.append(char)
+            i += 1
+    return types

@@ -33,23 +33,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ireebench import StashKey, hookimpl
+from ireebench import StashKey, hookimpl, native
 from ireebench.backend import NATIVE_FLAGS, PROFILING_PASSES, refusal
 from ireebench.errors import UsageError, flag_error
-from ireebench.native.flags import (
-    benchmark_flags,
-    check_native,
-    flag_value,
-    selection_args,
-    session_args,
-)
-from ireebench.native.tools import (
-    BENCHMARK_TOOL,
-    list_benchmarks,
-    native_error_line,
-    private_tempdir,
-    run_tool,
-)
+from ireebench.native import BENCHMARK_TOOL
 from ireebench.outfiles import register_output, written_by_tool
 
 MODE = "device_profiling_mode"
@@ -74,7 +61,7 @@ STATE = StashKey[DeviceProfiling]()
 @hookimpl
 def ireebench_configure(config):
     """Rejects the combinations the native tool rejects; sets up the native pass."""
-    mode, output, printing = (flag_value(config, name) for name in (MODE, OUTPUT, PRINT))
+    mode, output, printing = (native.flag_value(config, name) for name in (MODE, OUTPUT, PRINT))
     if printing and output:
         raise UsageError(f"--{PRINT} cannot be combined with --{OUTPUT}={output}")
     if output and not mode:
@@ -105,10 +92,10 @@ def ireebench_sessionstart(config, session):
     state = config.stash.get(STATE, None)
     if state is None:
         return
-    with private_tempdir("ireebench-probe-") as scratch:
+    with native.private_tempdir("ireebench-probe-") as scratch:
         # A probe must not touch the user's file.
         probe_output = scratch / "probe.ireeprof" if state.output else None
-        _, error = list_benchmarks(_with_output(session_args(config), probe_output))
+        _, error = native.list_benchmarks(_with_output(native.session_args(config), probe_output))
     if error:
         raise UsageError(f"{state.describe()}: the native profiling session cannot "
                          f"start: {error.split('; ', 1)[-1]}")
@@ -119,7 +106,7 @@ def ireebench_discovery_finish(config, workloads):
     """Refuses before measuring what the native profiling run cannot rerun."""
     state = config.stash.get(STATE, None)
     if state is not None and workloads:
-        check_native(config, workloads, state.describe(), one_at_a_time=False)
+        native.check_native(config, workloads, state.describe(), one_at_a_time=False)
 
 
 @hookimpl
@@ -130,8 +117,8 @@ def ireebench_measurements_finish(config, workloads):
         return
     # Exactly the benchmarks ireebench measured, with the user's Google
     # Benchmark flags (the native run's own calibration and warm-up).
-    args = [*session_args(config), *selection_args(config, workloads),
-            *benchmark_flags(config, user_filter=False), "--benchmark_format=json"]
+    args = [*native.session_args(config), *native.selection_args(config, workloads),
+            *native.benchmark_flags(config, user_filter=False), "--benchmark_format=json"]
     if state.output:
         with written_by_tool(state.output, OUTPUT) as temporary:
             proc = _run_pass(state, _with_output(args, temporary))
@@ -144,8 +131,8 @@ def ireebench_measurements_finish(config, workloads):
 
 
 def _run_pass(state, args):
-    proc = run_tool(BENCHMARK_TOOL, args)
+    proc = native.run_tool(BENCHMARK_TOOL, args)
     if proc.returncode != 0:
         raise UsageError(f"{state.describe()}: the native profiling run failed: "
-                         f"{native_error_line(proc.stderr, proc.returncode)}")
+                         f"{native.native_error_line(proc.stderr, proc.returncode)}")
     return proc

@@ -38,11 +38,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ireebench import StashKey, hookimpl
+from ireebench import StashKey, hookimpl, native
 from ireebench.backend import PROFILING_PASSES, require
 from ireebench.errors import UsageError
-from ireebench.native.flags import check_native, session_args
-from ireebench.native.tools import list_benchmarks, private_tempdir
 from ireebench.plugins.profiling_pass import engine
 from ireebench.profiling import (
     ProfilePass,
@@ -147,12 +145,13 @@ def ireebench_discovery_finish(config, workloads):
     """Starts the pass's profiling session once: a device that cannot profile fails now."""
     if STATE not in config.stash or not workloads or config.getoption("benchmark_list_tests"):
         return
-    check_native(config, workloads, FLAG)
+    native.check_native(config, workloads, FLAG)
     mode = engine(config).mode()
-    with private_tempdir("ireebench-probe-") as scratch:
-        _, error = list_benchmarks([*session_args(config, user_pass_flags=False),
-                                    f"--device_profiling_mode={mode}",
-                                    f"--device_profiling_output={scratch / 'probe.ireeprof'}"])
+    with native.private_tempdir("ireebench-probe-") as scratch:
+        bundle = scratch / "probe.ireeprof"
+        _, error = native.list_benchmarks([*native.session_args(config, user_pass_flags=False),
+                                           f"--device_profiling_mode={mode}",
+                                           f"--device_profiling_output={bundle}"])
     if error:
         raise UsageError(f"{FLAG}: the native profiling session cannot start "
                          f"(--device_profiling_mode={mode}): {error.split('; ', 1)[-1]}")

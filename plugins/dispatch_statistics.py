@@ -28,12 +28,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ireebench import StashKey, hookimpl
+from ireebench import StashKey, hookimpl, native
 from ireebench.backend import PROFILING_PASSES, require
 from ireebench.errors import UsageError
 from ireebench.names import row_name
-from ireebench.native.flags import check_native, flag_value, session_args
-from ireebench.native.tools import list_benchmarks, private_tempdir
 from ireebench.outfiles import register_output
 from ireebench.plugins.profiling_pass import engine, run_native_pass
 from ireebench.points import is_sweep
@@ -87,7 +85,7 @@ def ireebench_configure(config):
         raise UsageError("--dispatch_statistics needs the profiling_pass plugin "
                          "(blocked with -p no:profiling_pass)")
     for name in CONFLICTING_FLAGS:
-        value = flag_value(config, name)
+        value = native.flag_value(config, name)
         if value is not None:
             # The native tool's words (BenchmarkSession::Open), after the flag given.
             what = ("--device_replay_output" if name == "device_replay_output"
@@ -212,7 +210,7 @@ STATE = StashKey[DispatchStatistics]()
 
 def _probe_session(config, session) -> None:
     """Rejects what the native tool rejects (no HAL devices, no profiling), before measuring."""
-    _, error = list_benchmarks([*session_args(config), "--dispatch_statistics=true"])
+    _, error = native.list_benchmarks([*native.session_args(config), "--dispatch_statistics=true"])
     if not error:
         return
     detail = error.split("; ", 1)[-1]
@@ -227,7 +225,7 @@ def _probe_session(config, session) -> None:
 def _probe_dispatch_names(config, workload) -> list[str]:
     """The dispatch functions of ``workload``, from a one-iteration profiling pass."""
     mode = engine(config).mode()
-    with private_tempdir("ireebench-probe-") as scratch:
+    with native.private_tempdir("ireebench-probe-") as scratch:
         probe = ProfilePass(workload, mode, iterations=workload.batch_size, repetitions=1,
                             bundle_path=scratch / "probe.ireeprof")
         result = run_native_pass(config, probe)
@@ -243,7 +241,7 @@ def ireebench_discovery_finish(config, session, workloads):
     state = config.stash.get(STATE, None)
     if state is None or not workloads or config.getoption("benchmark_list_tests"):
         return
-    check_native(config, workloads, "--dispatch_statistics")
+    native.check_native(config, workloads, "--dispatch_statistics")
     _probe_session(config, session)
     # A sweep's points each discover their own: several benchmarks too.
     state.sink.several_benchmarks = len(workloads) > 1 or is_sweep(config)

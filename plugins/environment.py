@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import os
 import sys
-import sysconfig
 import time
 from dataclasses import dataclass, field
 
@@ -151,7 +150,7 @@ def _debug_runtime() -> str | None:
     variant = getattr(libs, "name", None) or os.environ.get("IREE_PY_RUNTIME", "default")
     if variant == "tracy":
         reasons.append("the Tracy-instrumented IREE runtime (IREE_PY_RUNTIME=tracy)")
-    if sysconfig.get_config_var("Py_DEBUG"):
+    if hasattr(sys, "gettotalrefcount"):  # only a debug build (Py_DEBUG) has it
         reasons.append("a debug build of Python")
     if sys.flags.dev_mode:
         reasons.append("Python's development mode (-X dev)")

@@ -94,6 +94,8 @@ def describe_plugins(pm, commands=None) -> list[dict]:
             "distribution": info.distribution,
             "version": info.version,
             "path": info.path,
+            "import_seconds": (None if info.import_seconds is None
+                               else round(info.import_seconds, 6)),
             "hooks": hooks,
             "declares_hooks": pm.declared_hooks(name),
             "options": options.get(name, []),
@@ -115,7 +117,10 @@ def format_plugins(described: list[dict]) -> str:
         origin = entry["origin"] + (", essential" if entry["essential"] else "")
         if entry["distribution"]:
             origin += f", {entry['distribution']} {entry['version']}".rstrip()
-        lines = [f"{entry['name']} ({origin})", f"  path: {entry['path']}",
+        imported = entry["import_seconds"]
+        path = entry["path"] + (f" (imported in {imported * 1000:.1f} ms)"
+                                if imported is not None else "")
+        lines = [f"{entry['name']} ({origin})", f"  path: {path}",
                  f"  hooks: {', '.join(h.removeprefix('ireebench_') for h in entry['hooks'])}"]
         if entry["declares_hooks"]:
             lines.append(f"  declares hooks: {', '.join(entry['declares_hooks'])}")

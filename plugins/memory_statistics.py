@@ -53,10 +53,10 @@ from dataclasses import dataclass, field
 
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, require
+from ireebench.devices import device_uris
 from ireebench.errors import UsageError
-from ireebench.native.flags import ere_escape
+from ireebench.names import ere_escape
 from ireebench.results import Counter, MemoryResult
-from ireebench.session import device_uris
 
 GROUP = "Metrics: device time, memory, counters"
 FLAG = "--memory_statistics"

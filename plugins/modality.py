@@ -67,7 +67,7 @@ import math
 from dataclasses import dataclass, field
 
 from ireebench import StashKey, Statistic, hookimpl
-from ireebench.reporting.hub import reported
+from ireebench.reporting.reported import reported
 from ireebench.results import TIME_UNIT_MULTIPLIER
 from ireebench.stats import median
 

@@ -25,7 +25,7 @@ the reported names.
 
 from __future__ import annotations
 
-from ireebench import hookimpl
+from ireebench import hookimpl, native
 from ireebench.backend import (
     MEASURED_WORKLOADS,
     NATIVE_ENVIRONMENT,
@@ -35,10 +35,7 @@ from ireebench.backend import (
 )
 from ireebench.cli.options import CORE
 from ireebench.hookcall import call_hook
-from ireebench.native.backend import NativeRun, named_workload
-from ireebench.native.flags import USER_PASS_FLAGS, benchmark_flags, selection_args, session_args
-from ireebench.native.gbench_json import benchmark_function
-from ireebench.native.tools import BENCHMARK_TOOL
+from ireebench.native import BENCHMARK_TOOL, USER_PASS_FLAGS
 
 
 def native_options(config) -> list[str]:
@@ -61,8 +58,8 @@ def native_options(config) -> list[str]:
 
 def tool_args(config) -> list[str]:
     """iree-benchmark-module flags equivalent to this ireebench run (no filter)."""
-    return [*session_args(config), *selection_args(config), *native_options(config),
-            *benchmark_flags(config, user_filter=False)]
+    return [*native.session_args(config), *native.selection_args(config),
+            *native_options(config), *native.benchmark_flags(config, user_filter=False)]
 
 
 def whole_run_flags(config) -> bool:
@@ -80,15 +77,17 @@ def whole_run_flags(config) -> bool:
 
 def run_native(config, hub) -> int:
     """The native backend: run iree-benchmark-module, report its JSON through ``hub``."""
-    native = NativeRun(config, BENCHMARK_TOOL, tool_args(config), what="--backend=native",
-                       user_filter=config.getoption("benchmark_filter"),
-                       batch_size=config.getoption("batch_size"),
-                       context_extra={"ireebench_backend": "native"},
-                       one_process=whole_run_flags(config))
-    exit_code = native.run(hub)
-    if hub is not None and native.groups:
-        workloads = [named_workload(config, benchmark_function(runs), runs[0].time_unit)
-                     for runs in native.groups]
+    tool_run = native.NativeRun(config, BENCHMARK_TOOL, tool_args(config),
+                                what="--backend=native",
+                                user_filter=config.getoption("benchmark_filter"),
+                                batch_size=config.getoption("batch_size"),
+                                context_extra={"ireebench_backend": "native"},
+                                one_process=whole_run_flags(config))
+    exit_code = tool_run.run(hub)
+    if hub is not None and tool_run.groups:
+        workloads = [native.named_workload(config, native.benchmark_function(runs),
+                                           runs[0].time_unit)
+                     for runs in tool_run.groups]
         for code in call_hook(config.pm, "ireebench_measurements_finish", config=config,
                               workloads=workloads):
             exit_code = max(exit_code, code or 0)

@@ -27,20 +27,17 @@ import stat
 from pathlib import Path
 
 from click.core import ParameterSource
-from ireebench import hookimpl
+from ireebench import hookimpl, native
 from ireebench.backend import NATIVE_ENVIRONMENT, NATIVE_FLAGS, REPETITION_SAMPLES, Backend
 from ireebench.cli.command import build_command, configure, make_context, option_specs
 from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import CORE, CORE_GROUP, IREEBENCH_GROUP, GroupedOption
 from ireebench.config import Config
+from ireebench.devices import device_uris
 from ireebench.errors import UsageError
 from ireebench.modules import file_sha256
-from ireebench.native.backend import NativeRun
-from ireebench.native.flags import benchmark_flags
-from ireebench.native.tools import REPLAY_TOOL
+from ireebench.native import REPLAY_TOOL
 from ireebench.results import RunResult
-from ireebench.runner import run_config
-from ireebench.session import device_uris
 
 REPLAY_BACKEND = "replay"
 REPLAY_GROUP = "Replay (iree-benchmark-replay)"
@@ -142,7 +139,7 @@ def replay_tool_args(config, path: str) -> list[str]:
     args += [f"--replay_executable_substitution={v}"
              for v in config.getoption("replay_executable_substitution") or []]
     args += list(config.runtime_flags)
-    return args + benchmark_flags(config, user_filter=False) + [path]
+    return args + native.benchmark_flags(config, user_filter=False) + [path]
 
 
 def run_replay(config, hub) -> int:
@@ -151,14 +148,14 @@ def run_replay(config, hub) -> int:
     if not path:
         raise UsageError("--backend=replay: benchmark a capture with "
                          "`ireebench replay FILE.ireereplay`")
-    native = NativeRun(
+    tool_run = native.NativeRun(
         config, REPLAY_TOOL, replay_tool_args(config, path), what=f"replay: {path}",
         user_filter=config.getoption("benchmark_filter"),
         context_extra={"iree_replay_file": str(Path(path).resolve()),
                        # Hashed once the tool has accepted the capture (lazy).
                        "iree_replay_sha256": functools.partial(file_sha256, path),
                        "iree_replay_scope": config.getoption("replay_scope") or ""})
-    return native.run(hub)
+    return tool_run.run(hub)
 
 
 @hookimpl
@@ -169,10 +166,11 @@ def ireebench_backends(config):
                     "iree-benchmark-replay times a capture (ireebench replay FILE)")]
 
 
-def replay_main(argv: list[str], invocation) -> RunResult:
-    """``ireebench replay FILE.ireereplay [flags]``."""
+def replay_main(argv: list[str], invocation) -> Config | RunResult:
+    """``ireebench replay FILE.ireereplay [flags]``: the replay's run, which the core
+    runs (or nothing after ``--help``)."""
     config = parse_replay_args(argv, invocation)
-    return RunResult(0, []) if config is None else run_config(config)
+    return RunResult(0, []) if config is None else config
 
 
 @hookimpl

@@ -30,14 +30,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ireebench import hookimpl, hookspec
+from ireebench import hookimpl, hookspec, native
 from ireebench.backend import MEASURED_WORKLOADS
 from ireebench.cli.options import command_stdout
 from ireebench.errors import UsageError
 from ireebench.hookcall import call_hook
-from ireebench.native.flags import check_native, selection_args, session_args
-from ireebench.native.gbench_json import split_benchmark_json
-from ireebench.native.tools import BENCHMARK_TOOL, native_error_line, run_tool
+from ireebench.native import BENCHMARK_TOOL
 from ireebench.outfiles import is_special_file, register_output, written_by_tool
 
 GROUP = "Replay capture"
@@ -208,8 +206,9 @@ def capture_args(config, workloads, path: str) -> list[str]:
     ireebench benchmarked. The user's profiling and capture flags are left
     to their own native run: this pass must not write their outputs again.
     """
-    args = [*session_args(config, user_pass_flags=False), *selection_args(config, workloads),
-            *capture_benchmark_flags(config), f"--device_replay_output={path}"]
+    args = [*native.session_args(config, user_pass_flags=False),
+            *native.selection_args(config, workloads), *capture_benchmark_flags(config),
+            f"--device_replay_output={path}"]
     policy = config.getoption("device_replay_file_policy")
     if policy:
         args.append(f"--device_replay_file_policy={policy}")
@@ -233,8 +232,8 @@ def ireebench_discovery_finish(config, workloads):
     """Refuses before measuring what the native capture pass cannot rerun."""
     output = config.getoption("device_replay_output")
     if output and workloads:
-        check_native(config, workloads, f"--device_replay_output={output}",
-                     one_at_a_time=False)
+        native.check_native(config, workloads, f"--device_replay_output={output}",
+                            one_at_a_time=False)
 
 
 @hookimpl
@@ -256,14 +255,14 @@ def ireebench_replay_capture(config, workloads):
     """Captures the benchmarked workloads with a native iree-benchmark-module pass."""
     output = config.getoption("device_replay_output")
     with written_by_tool(output, "device_replay_output") as temporary:
-        proc = run_tool(BENCHMARK_TOOL, capture_args(config, workloads, str(temporary)))
-        report, _ = split_benchmark_json(proc.stdout)
+        proc = native.run_tool(BENCHMARK_TOOL, capture_args(config, workloads, str(temporary)))
+        report, _ = native.split_benchmark_json(proc.stdout)
         # A benchmark that failed still leaves a complete capture (the native
         # tool closes the recorder); no report or no file means the pass failed.
         empty = not is_special_file(temporary) and os.path.getsize(temporary) == 0
         if report is None or empty:
             raise UsageError(f"--device_replay_output={output}: the capture pass failed: "
-                             f"{native_error_line(proc.stderr, proc.returncode)}")
+                             f"{native.native_error_line(proc.stderr, proc.returncode)}")
     captured = {entry.get("run_name") for entry in report["benchmarks"]}
     missing = [w.run_name for w in workloads if w.run_name not in captured]
     if missing:

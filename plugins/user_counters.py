@@ -43,8 +43,7 @@ from dataclasses import dataclass
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, require
 from ireebench.errors import UsageError, flag_error
-from ireebench.native.gbench_json import RUN_KEYS
-from ireebench.results import Counter
+from ireebench.results import RUN_KEYS, Counter
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, aggregate_counters
 
 GROUP = "Metrics: device time, memory, counters"

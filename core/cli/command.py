@@ -2,7 +2,8 @@
 
 Flags ireebench does not own (the runtime's ``--task_topology_*``, driver
 flags, ``--device_profiling_*``...) are runtime flags: they are checked with
-``iree.runtime.flags.parse_flags`` when the command line is parsed and
+``iree.runtime.flags.parse_flags`` when the command line is parsed
+(:func:`parse_runtime_flag`, which imports the runtime only then) and
 handed to the native passes. A flag no one knows, and an argument that is
 not a flag, are passed over with one warning line each (naming a close
 flag or subcommand), as the native tool passes over both (its flag parser
@@ -18,17 +19,17 @@ from __future__ import annotations
 import contextlib
 import difflib
 import importlib
-import importlib.metadata
 
 import click
-import iree.runtime as rt
 
+from .. import native
 from ..backend import check_capabilities, check_runtime_flags_honoured
 from ..config import Config, OptionSpec
 from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
 from ..executor import select_executor
 from ..hookcall import call_hook, collect_named, implementations
-from ..native.tools import BENCHMARK_TOOL, native_error_line, run_tool
+from ..installed import entry_points
+from ..native import BENCHMARK_TOOL
 from ..pluginmanager import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
@@ -215,8 +216,8 @@ def blocked_plugin_of_flag(flag_name: str, blocked) -> str | None:
             if module_name is not None:
                 module = importlib.import_module(module_name)
             else:
-                entry_point = next((ep for ep in importlib.metadata.entry_points(
-                    group=ENTRY_POINT_GROUP) if ep.name == name), None)
+                entry_point = next((ep for ep in entry_points(ENTRY_POINT_GROUP)
+                                    if ep.name == name), None)
                 if entry_point is None:
                     continue
                 module = entry_point.load()
@@ -254,9 +255,10 @@ def print_native_information(runtime_flags: list[str], stdout) -> bool:
     asked = [flag for flag in runtime_flags if _flag_name(flag) in INFORMATION_FLAGS]
     if not asked:
         return False
-    proc = run_tool(BENCHMARK_TOOL, asked)
+    proc = native.run_tool(BENCHMARK_TOOL, asked)
     if proc.returncode != 0:
-        raise UsageError(f"{' '.join(asked)}: {native_error_line(proc.stderr, proc.returncode)}")
+        raise UsageError(f"{' '.join(asked)}: "
+                         f"{native.native_error_line(proc.stderr, proc.returncode)}")
     stdout.write(proc.stdout)
     stdout.flush()
     return True
@@ -276,6 +278,21 @@ def known_flag_names(config) -> set[str]:
     names = {flag.lstrip("-") for spec in config.option_specs.values() for flag in spec.flags
              if flag.startswith("--")}
     return names | NATIVE_LOADER_FLAGS | INFORMATION_FLAGS
+
+
+def parse_runtime_flag(flag: str) -> None:
+    """Hands one ``--name=value`` to the IREE runtime's flag registry, as the native
+    tool's flag parser does.
+
+    The runtime is imported here, when a command line first has a flag
+    ireebench does not own (:mod:`ireebench.session`): ``--help``, the
+    subcommands and a run without such flags never load it for this.
+
+    :raises ValueError: the runtime does not know the flag or refuses its value.
+    """
+    from .. import session  # the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    session.parse_runtime_flag(flag)
 
 
 def check_runtime_flags(config, blocked=()) -> None:
@@ -301,7 +318,7 @@ def check_runtime_flags(config, blocked=()) -> None:
             raise UsageError(f"{flag}: unknown flag (it belongs to the plugin {owner!r}, "
                              f"blocked with -p no:{owner})")
         try:
-            rt.flags.parse_flags(flag)
+            parse_runtime_flag(flag)
             kept.append(flag)
         except ValueError as exc:
             close = _close_match(name, known_flag_names(config))

@@ -24,18 +24,27 @@ taken out of the subcommand's arguments. A command that parses its own
 command line (as the built-ins do: their options come from the loaded
 plugins) is an :class:`ArgvCommand`; it gets the
 :class:`~ireebench.cli.invocation.Invocation`.
+
+A subcommand whose code is costly to import (a comparison engine, a
+database, a table formatter) is registered as a :class:`DeferredCommand`:
+its name and one line of help, and where the command is
+(``"package.module:attribute"``), imported only when that subcommand runs,
+so that ``--help``, a benchmark run and the other subcommands never import
+it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import copy
+import importlib
 
 import click
 
-from ..comparison.inputs import load_reports
+from .. import comparison
 from ..config import Config
 from ..errors import EXIT_FAILED, PluginError, UsageError, one_line
-from ..hookcall import guarded, implementations
+from ..hookcall import guarded, guarded_for, implementations
 from ..pluginmanager import PluginSelection, build_plugin_manager
 from ..results import RunResult
 from .argv import without_plugin_flags
@@ -79,11 +88,18 @@ class CommandGroup(click.Group):
             return decorator
 
         def mark(function):
-            command = decorator(function)
-            setattr(command, READS_REPORTS, True)
-            return command
+            return mark_reads_reports(decorator(function))
 
         return mark
+
+
+def mark_reads_reports(command: click.Command) -> click.Command:
+    """Marks a click command as a reader of saved reports, as
+    ``cli.command(reads_reports=True)`` does: for a command defined at a
+    module's level and registered as a :class:`DeferredCommand` (each run gets
+    its own copy with the readers' options)."""
+    setattr(command, READS_REPORTS, True)
+    return command
 
 
 def build_command_group(pm) -> CommandGroup:
@@ -197,7 +213,7 @@ class CommandConfig(Config):
         with, so a store picks runs of the same machine. A bad reference is one
         :class:`~ireebench.UsageError` naming this command.
         """
-        return load_reports(self, reference, like, command=self.command_name)
+        return comparison.load_reports(self, reference, like, command=self.command_name)
 
 
 class ArgvCommand(click.Command):
@@ -205,8 +221,9 @@ class ArgvCommand(click.Command):
 
     For commands whose options depend on the loaded plugins (``ireebench
     replay`` takes every plugin option of a run); ``main`` returns what a
-    command callback may return (see :func:`run_subcommand`) and handles
-    ``--help`` itself.
+    command callback may return (see :func:`as_run_result`: a benchmark
+    run's :class:`~ireebench.config.Config` is run by the core, as
+    ``ireebench`` runs its own) and handles ``--help`` itself.
     """
 
     def __init__(self, name: str, main, help: str = "", short_help: str | None = None,
@@ -228,11 +245,79 @@ class ArgvCommand(click.Command):
         return self.main_function(list(ctx.args), ctx.obj)
 
 
+class DeferredCommand(click.Command):
+    """A subcommand whose code is imported when it runs (its ``--help`` included).
+
+    ``target`` names the click command (an :class:`ArgvCommand`, a group, a
+    command with ``reads_reports``...) as entry points name objects:
+    ``"package.module:attribute"``. Until it runs, ``ireebench --help`` lists
+    it with ``short_help`` and ``ireebench plugins`` by its name; the other
+    commands never import its module::
+
+        @hookimpl
+        def ireebench_register_commands(cli):
+            cli.add_command(DeferredCommand("history", "mypkg.history:command",
+                                            short_help="Past runs, per benchmark."))
+
+    ``usage_exit_code``: as :class:`ArgvCommand`'s, for a usage error found
+    while the plugins of its command line load.
+    """
+
+    def __init__(self, name: str, target: str, short_help: str,
+                 usage_exit_code: int = EXIT_FAILED):
+        super().__init__(name, short_help=short_help, add_help_option=False)
+        module, _, attribute = target.partition(":")
+        if not module or not attribute:
+            raise ValueError(f"subcommand {name!r}: {target!r} is not 'module:attribute'")
+        self.target = target
+        self.usage_exit_code = usage_exit_code
+
+    def load(self) -> click.Command:
+        """The command itself (its module imported now)."""
+        module, _, attribute = self.target.partition(":")
+        command = getattr(importlib.import_module(module), attribute)
+        if not isinstance(command, click.Command):
+            raise TypeError(f"{self.target} is not a click command")
+        return command
+
+
+def _loaded(invocation: Invocation, name: str, command: click.Command) -> click.Command:
+    """``command``, or the command a :class:`DeferredCommand` names, imported now
+    (with the options of the report readers if it reads reports)."""
+    if not isinstance(command, DeferredCommand):
+        return command
+    loaded = command.load()
+    if getattr(loaded, READS_REPORTS, False):  # its own copy: the module's stays as it is
+        loaded = copy.copy(loaded)
+        loaded.params = list(loaded.params)
+        _add_reading_options(name, loaded, reading_options(invocation.pm))
+    return loaded
+
+
+def run_benchmark(config: Config) -> RunResult:
+    """Runs the parsed benchmark run ``config`` (:func:`ireebench.runner.run_config`):
+    the one place where the CLI, and a subcommand that returns a run's
+    configuration (``ireebench replay``, ``ireebench run SUITE``), start a run.
+
+    The run's machinery (the worker, the report hub, the modules' copies:
+    about 13 ms of imports, a sixth of ``--help``) is imported here, when a
+    run starts: ``--help``, the subcommands that measure nothing and the
+    loading of the plugins never import it.
+    """
+    from .. import runner  # the run: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    return runner.run_config(config)
+
+
 def as_run_result(result) -> RunResult:
     """What a command returned, as a :class:`RunResult`: ``None`` (or anything
-    else) exit 0, an int that exit code, a RunResult itself."""
+    else) exit 0, an int that exit code, a RunResult itself, a :class:`Config`
+    of a benchmark run (``ireebench replay``, ``ireebench run SUITE``): that
+    run, run now (:func:`run_benchmark`)."""
     if isinstance(result, RunResult):
         return result
+    if isinstance(result, Config) and not isinstance(result, CommandConfig):
+        return run_benchmark(result)
     if isinstance(result, int) and not isinstance(result, bool):
         return RunResult(result, [])
     return RunResult(0, [])
@@ -271,7 +356,13 @@ def run_subcommand(invocation: Invocation, name: str, args: list[str]) -> RunRes
     # What a plain command prints with click.echo or print() (its --help too)
     # is its output: to the invocation's streams, the Python API's if it gave
     # some. An ArgvCommand writes its report to invocation.stdout itself, and
-    # print() in the plugins it runs stays off that report (execute).
+    # print() in the plugins it runs stays off that report (execute). A
+    # deferred command is one of the two once loaded: it is loaded first,
+    # as plugin code (a failure to import names its plugin).
+    if isinstance(command, DeferredCommand):
+        command = guarded_for(invocation.pm, f"subcommand {name!r}",
+                              invocation.commands.owners.get(name), _loaded, invocation, name,
+                              command)
     output = (contextlib.nullcontext() if isinstance(command, ArgvCommand)
               else contextlib.redirect_stdout(invocation.stdout))
     with output, contextlib.redirect_stderr(invocation.stderr):

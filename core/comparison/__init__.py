@@ -9,52 +9,57 @@
 * :mod:`.disturbance`: what a report says of its machine (load, busy
   processes, multimodal repetitions, CPU share);
 * :mod:`.history`: a run against its stored history (the gate);
-* :mod:`.reporter`: the :class:`CompareReporter` interface.
+* :mod:`.reporter`: the :class:`CompareReporter` interface;
+* :mod:`.verdicts`: the verdicts' names and exit statuses;
+* :mod:`.changes`: change points of a series of runs (``ireebench history``);
+* :mod:`.pairs`: the sorted pairwise differences of large samples (numpy).
 
 The subcommand, its run and its console, Markdown and JSON reporters are
 the built-in plugin ``compare`` (:mod:`ireebench.plugins.compare`); other
 plugins judge with this same engine.
 """
 
-from .inputs import (
-    BenchmarkFile,
-    BenchmarkRows,
-    ReportHistory,
-    benchmark_file,
-    load_benchmark_file,
-    load_reports,
-    read_benchmark_file,
-)
-from .judgement import compare
-from .machine import row_context
-from .model import (
-    CANNOT_JUDGE,
-    COMPARE_OPTIONS,
-    EXIT_CANNOT_JUDGE,
-    EXIT_NO_REGRESSION,
-    EXIT_REGRESSION,
-    FASTER,
-    INCONCLUSIVE,
-    MIN_REPETITIONS,
-    NO_CHANGE,
-    NOT_COMPARED,
-    SLOWER,
-    VERDICTS,
-    BenchmarkComparison,
-    CompareOptions,
-    Comparison,
-    Threshold,
-    parse_threshold,
-)
-from .reporter import CompareReporter
-from .utest import (
-    RatioInterval,
-    UTestResult,
-    adjusted_pvalues,
-    geometric_mean,
-    mann_whitney_u,
-    ratio_interval,
-)
+from .._public import lazy_names
+
+# Each public name -> the module of this package that defines it, imported
+# when the name is first read (PEP 562): importing a submodule
+# (``ireebench.comparison.inputs``) or the package loads no more than that.
+NAMES = {
+    "BenchmarkFile": ".inputs",
+    "BenchmarkRows": ".inputs",
+    "ReportHistory": ".inputs",
+    "benchmark_file": ".inputs",
+    "load_benchmark_file": ".inputs",
+    "load_reports": ".inputs",
+    "read_benchmark_file": ".inputs",
+    "compare": ".judgement",
+    "row_context": ".machine",
+    "COMPARE_OPTIONS": ".model",
+    "MIN_REPETITIONS": ".model",
+    "BenchmarkComparison": ".model",
+    "CompareOptions": ".model",
+    "Comparison": ".model",
+    "Threshold": ".model",
+    "parse_threshold": ".model",
+    "CANNOT_JUDGE": ".verdicts",
+    "EXIT_CANNOT_JUDGE": ".verdicts",
+    "EXIT_NO_REGRESSION": ".verdicts",
+    "EXIT_REGRESSION": ".verdicts",
+    "FASTER": ".verdicts",
+    "INCONCLUSIVE": ".verdicts",
+    "NO_CHANGE": ".verdicts",
+    "NOT_COMPARED": ".verdicts",
+    "SLOWER": ".verdicts",
+    "VERDICTS": ".verdicts",
+    "CompareReporter": ".reporter",
+    "RatioInterval": ".utest",
+    "UTestResult": ".utest",
+    "adjusted_pvalues": ".utest",
+    "geometric_mean": ".utest",
+    "mann_whitney_u": ".utest",
+    "ratio_interval": ".utest",
+}
+__getattr__, __dir__ = lazy_names(__name__, NAMES)
 
 __all__ = [
     "CANNOT_JUDGE",

@@ -11,8 +11,8 @@ absolute deviation of the noise: the information criterion's ``ln n``,
 tripled so that pure noise shows a change in about 4 % of series of 6 to
 10 runs and under 1 % from 20 (measured on simulated noise). It is the
 exact optimum, the one ruptures' ``Pelt(model="l1", min_size=2, jump=1)``
-finds (the tests check it against ruptures); a few lines with numpy, so no
-extra dependency.
+finds (the tests check it against ruptures); a few lines of plain Python,
+so no extra dependency (and ``ireebench history`` does not import numpy).
 
 ``sigma``, the noise of a run's median, is learned from the runs: the
 larger of the spread of successive differences (``1.4826 * MAD / sqrt 2``,
@@ -26,10 +26,9 @@ levels and the U test between their pooled repetitions.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
-
-import numpy as np
 
 from ..stats import median, median_ci
 from .utest import mann_whitney_u
@@ -46,14 +45,16 @@ def pelt(values, penalty: float, min_size: int = MIN_RUNS) -> list[int]:
         breakpoints without the final ``len(values)``); every segment has at
         least ``min_size`` values.
     """
-    x = np.asarray(values, dtype=float)
+    x = [float(value) for value in values]
     n = len(x)
     if n < 2 * min_size:
         return []
 
     def cost(a: int, b: int) -> float:
+        """The absolute deviations of ``x[a:b]`` from its median."""
         segment = x[a:b]
-        return float(np.abs(segment - np.median(segment)).sum())
+        center = median(segment)
+        return math.fsum(abs(value - center) for value in segment)
 
     best = [-penalty] + [math.inf] * n  # best[t]: the optimum of values[:t]
     last = [0] * (n + 1)  # last[t]: where the last segment of that optimum starts
@@ -101,18 +102,18 @@ class ChangePoint:
 
 def noise_sigma(runs: list[RunValues]) -> float:
     """The noise of a run's log median, learned from the runs (module docstring)."""
-    logs = np.log([median(run.values) for run in runs])
+    logs = [math.log(median(run.values)) for run in runs]
     sigma = 0.0
     if len(logs) >= 3:
-        steps = np.abs(np.diff(logs))
-        sigma = 1.4826 * float(np.median(steps)) / math.sqrt(2.0)
+        steps = [abs(after - before) for before, after in itertools.pairwise(logs)]
+        sigma = 1.4826 * median(steps) / math.sqrt(2.0)
     half_widths = []
     for run in runs:
         interval = median_ci(run.values, 0.95) if len(run.values) > 1 else None
         if interval is not None and interval[0] > 0:
             half_widths.append(math.log(interval[1] / interval[0]) / 2.0)
     if half_widths:
-        sigma = max(sigma, float(np.median(half_widths)) / _Z95)
+        sigma = max(sigma, median(half_widths) / _Z95)
     return max(sigma, 1e-9)
 
 

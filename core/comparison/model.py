@@ -47,26 +47,23 @@ from .utest import (
     ratio_interval,
     shift_interval,
 )
+from .verdicts import (
+    CANNOT_JUDGE,
+    EXIT_CANNOT_JUDGE,
+    EXIT_NO_REGRESSION,
+    EXIT_REGRESSION,
+    FASTER,
+    INCONCLUSIVE,
+    NO_CHANGE,
+    NOT_COMPARED,
+    SLOWER,
+    VERDICTS,
+)
 
 # Fewer repetitions a side than this and no verdict can be "significant"
 # (Google Benchmark's compare.py recommends 9 for its U test too).
 MIN_REPETITIONS = 9
 DEFAULT_ALPHA = 0.05
-
-FASTER = "faster"
-SLOWER = "slower"
-NO_CHANGE = "no significant change"
-INCONCLUSIVE = "inconclusive"
-NOT_COMPARED = "not compared"
-CANNOT_JUDGE = "cannot judge"
-VERDICTS = (FASTER, SLOWER, NO_CHANGE, INCONCLUSIVE, NOT_COMPARED, CANNOT_JUDGE)
-
-EXIT_NO_REGRESSION = 0
-EXIT_REGRESSION = 1
-# A benchmark could not be judged (its detectable change is wider than
-# --detectable, or its new run was disturbed): neither a pass nor a
-# regression; 2 and 3 are bad input and a plugin error.
-EXIT_CANNOT_JUDGE = 4
 
 # --metric=auto: real time, or CPU time where the two disagree on a
 # synchronous CPU device (comparison.judgement.choose_metric).

@@ -1,4 +1,4 @@
-"""The statistics of ``ireebench compare``: numpy and the standard library only.
+"""The statistics of ``ireebench compare``: the standard library (numpy for large samples).
 
 * :func:`mann_whitney_u`: the two-sided Mann-Whitney U test, as
   ``scipy.stats.mannwhitneyu(x, y, alternative="two-sided")`` computes it:
@@ -24,10 +24,12 @@
 Everything is computed in plain Python over sorted lists (U from bisection:
 the count of pairs x > y, ties a half, which is the rank sum's value; tie
 groups with a Counter), except the ratios of samples with more than
-:data:`SMALL_PAIRS` pairs (numpy): numpy's cost per call, not the
-arithmetic, is what a report of 200,000 benchmarks of a few repetitions
-spent its time on. The null distribution of U and the interval's ranks are
-computed once per ``(m, n)``.
+:data:`SMALL_PAIRS` pairs (numpy, in :mod:`.pairs`, imported only for
+them): numpy's cost per call, not the arithmetic, is what a report of
+200,000 benchmarks of a few repetitions spent its time on, and importing
+it is what ``ireebench compare`` of a few files would spend its time on.
+The null distribution of U and the interval's ranks are computed once per
+``(m, n)``.
 """
 
 from __future__ import annotations
@@ -38,8 +40,6 @@ import math
 from collections import Counter
 from dataclasses import dataclass
 from statistics import NormalDist
-
-import numpy as np
 
 # A sample of at most this many values and no ties: the exact distribution
 # of U (scipy's rule for method="auto").
@@ -70,19 +70,11 @@ class RatioInterval:
     confidence: float
 
 
-def _sample(values, what: str) -> np.ndarray:
-    array = np.asarray(values, dtype=float).ravel()
-    if array.size == 0:
-        raise ValueError(f"{what}: empty sample")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{what}: values must be finite")
-    return array
-
-
 def _values(values, what: str) -> list[float]:
-    """A sample as a list of floats; refused as :func:`_sample` refuses it."""
-    if isinstance(values, np.ndarray):
-        return _sample(values, what).tolist()
+    """A sample (any iterable of numbers, a numpy array of any shape) as a list of
+    floats; an empty one, or one with a value that is not finite, is refused."""
+    if hasattr(values, "ravel"):  # a numpy array: its values, flattened
+        values = values.ravel().tolist()
     sample = list(map(float, values))
     if not sample:
         raise ValueError(f"{what}: empty sample")
@@ -209,7 +201,9 @@ def _sorted_differences(old: list[float], new: list[float]) -> list[float]:
     """The ``m * n`` differences ``new_j - old_i``, sorted."""
     if len(old) * len(new) <= SMALL_PAIRS:
         return sorted([b - a for b in new for a in old])
-    return np.sort(np.subtract.outer(np.asarray(new), np.asarray(old)).ravel()).tolist()
+    from . import pairs  # numpy: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    return pairs.sorted_differences(old, new)
 
 
 def _middle(differences: list[float]) -> float:
@@ -400,7 +394,7 @@ def adjusted_pvalues(pvalues: list[float], correction: str = "bh") -> list[float
 
 def geometric_mean(values) -> float:
     """exp(mean(log(values))) of positive values."""
-    array = _sample(values, "values")
-    if np.any(array <= 0):
+    sample = _values(values, "values")
+    if min(sample) <= 0:
         raise ValueError("values must be positive")
-    return float(np.exp(np.mean(np.log(array))))
+    return math.exp(math.fsum(map(math.log, sample)) / len(sample))

@@ -13,4 +13,39 @@ those features run ``iree-benchmark-module`` (and ``iree-profile``,
   :class:`~ireebench.results.Run` objects and a context;
 * :mod:`.backend`: a native tool as a whole measurement backend
   (``--backend=native``, ``ireebench replay``).
+
+The package gives their names on first use (PEP 562, :data:`NAMES`): a
+plugin that runs a native pass writes ``from ireebench import native`` and
+calls ``native.run_tool(...)`` when it runs one, so loading it (``--help``,
+``ireebench plugins``, a subcommand) imports neither ``subprocess`` nor the
+modules' copies (:mod:`ireebench.modules`).
 """
+
+from .._public import lazy_names
+
+# The native tools ireebench runs (found by :func:`.tools.tool_path`).
+BENCHMARK_TOOL = "iree-benchmark-module"
+PROFILE_TOOL = "iree-profile"
+REPLAY_TOOL = "iree-benchmark-replay"
+
+# Runtime flags that start the user's own profiling or capture session in a
+# native run (see ireebench.plugins.device_profiling). A pass with a session
+# of its own (profiling pass, replay capture) leaves them out, or it would
+# write the user's outputs again or refuse to start two sessions.
+USER_PASS_FLAGS = ("--device_profiling_", "--print_device_statistics", "--device_capture_")
+
+# Each name -> the module of this package that defines it, imported when the
+# name is first read.
+NAMES = {
+    **{name: ".tools" for name in (
+        "tool_path", "tools_dir", "run_tool", "list_benchmarks", "private_tempdir",
+        "native_error_line", "native_status_line", "benchmark_env")},
+    **{name: ".flags" for name in (
+        "NATIVE_INPUTS", "module_args", "session_args", "native_inputs", "check_native",
+        "selection_args", "benchmark_flags", "flag_value")},
+    **{name: ".gbench_json" for name in (
+        "split_benchmark_json", "run_from_benchmark_json", "runs_by_benchmark",
+        "runs_from_benchmark_json", "benchmark_function", "context_from_benchmark_json")},
+    **{name: ".backend" for name in ("NativeRun", "named_workload", "aggregates")},
+}
+__getattr__, __dir__ = lazy_names(__name__, NAMES)

@@ -12,23 +12,15 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from ..devices import device_uris
 from ..errors import UsageError
 from ..modules import module_files
-from ..names import run_name
-from ..session import device_uris
+from ..names import ere_escape, run_name
 from ..stash import StashKey
-
-# Runtime flags that start the user's own profiling or capture session in a
-# native run (see ireebench.plugins.device_profiling). A pass with a session
-# of its own (profiling pass, replay capture) leaves them out, or it would
-# write the user's outputs again or refuse to start two sessions.
-USER_PASS_FLAGS = ("--device_profiling_", "--print_device_statistics", "--device_capture_")
+from . import USER_PASS_FLAGS
 
 # Workload name -> the --input values its kind gave for native passes (asked once).
 NATIVE_INPUTS = StashKey[dict]()
-
-# Characters with a meaning in the POSIX extended regex of --benchmark_filter.
-_ERE_SPECIAL = set("\\.[]()*+?{}|^$")
 
 
 def module_args(config) -> list[str]:
@@ -48,15 +40,6 @@ def session_args(config, user_pass_flags: bool = True) -> list[str]:
     args += [flag for flag in config.runtime_flags
              if user_pass_flags or not flag.startswith(USER_PASS_FLAGS)]
     return args
-
-
-def ere_escape(text: str) -> str:
-    """``text`` as a literal in Google Benchmark's POSIX extended regex.
-
-    Python's ``re.escape`` is not usable: it writes escapes such as ``\\-``
-    that are undefined in a POSIX ERE.
-    """
-    return "".join("\\" + c if c in _ERE_SPECIAL else c for c in text)
 
 
 def _custom(workloads) -> list:

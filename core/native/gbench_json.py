@@ -7,19 +7,7 @@ import json
 from ..context import CacheInfo, Context
 from ..errors import UsageError
 from ..names import function_of
-from ..results import TIME_UNIT_MULTIPLIER, Counter, MemoryResult, Run
-
-# Google Benchmark's memory members of a JSON run (MemoryManager::Result).
-MEMORY_KEYS = ("allocs_per_iter", "max_bytes_used", "total_allocated_bytes", "net_heap_growth")
-# Keys of a Google Benchmark JSON run that are not user counters (with
-# ireebench's device_time and params).
-RUN_KEYS = frozenset({
-    "name", "family_index", "per_family_instance_index", "run_name", "run_type",
-    "repetitions", "repetition_index", "threads", "iterations", "real_time", "cpu_time",
-    "time_unit", "aggregate_name", "aggregate_unit", "error_occurred", "error_message",
-    "label", "skipped", "skip_message", "big_o", "rms", "complexity_n",
-    "device_time", "params", *MEMORY_KEYS,
-})
+from ..results import MEMORY_KEYS, RUN_KEYS, TIME_UNIT_MULTIPLIER, Counter, MemoryResult, Run
 
 
 def _memory_of(entry: dict) -> MemoryResult | None:
@@ -120,6 +108,13 @@ def runs_by_benchmark(report: dict, batch_size: int = 1) -> list[list[Run]]:
         run = run_from_benchmark_json(entry, batch_size)
         groups.setdefault(run.run_name, []).append(run)
     return list(groups.values())
+
+
+def runs_from_benchmark_json(report: dict, batch_size: int = 1) -> list[list[Run]]:
+    """A Google Benchmark JSON report (the native tool's, or ireebench's) as rows,
+    grouped per benchmark in report order; each repetition row carries its
+    time in ``samples``."""
+    return runs_by_benchmark(report, batch_size)
 
 
 def benchmark_function(runs: list[Run]) -> str:

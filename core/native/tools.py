@@ -9,6 +9,7 @@ removed, also on failure.
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import os
 import re
 import subprocess
@@ -16,18 +17,26 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from iree.runtime.benchmark import benchmark_exe
-
 from ..errors import UsageError, one_line
+from . import BENCHMARK_TOOL, PROFILE_TOOL, REPLAY_TOOL  # noqa: F401 - their module
 
-BENCHMARK_TOOL = "iree-benchmark-module"
-PROFILE_TOOL = "iree-profile"
-REPLAY_TOOL = "iree-benchmark-replay"
+# The package of iree-base-runtime that holds its native tools, beside the
+# bindings (``iree.runtime.benchmark.benchmark_exe()`` points into it).
+TOOLS_PACKAGE = "iree._runtime_libs"
 
 
 def tools_dir() -> Path:
-    """The directory of the native tools shipped in iree-base-runtime."""
-    return Path(benchmark_exe()).resolve().parent
+    """The directory of the native tools shipped in iree-base-runtime.
+
+    Found from the package's location alone: neither the bindings nor numpy
+    are imported to run a native tool (``ireebench --list_drivers``).
+    """
+    spec = importlib.util.find_spec(TOOLS_PACKAGE)
+    locations = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not locations:
+        raise UsageError(f"the native tools of iree-base-runtime ({TOOLS_PACKAGE}) are not "
+                         "installed")
+    return Path(locations[0]).resolve()
 
 
 def tool_path(name: str) -> Path:

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..devices import DEFAULT_DEVICE, driver_of
 from ..outfiles import copy_to
-from ..session import DEFAULT_DEVICE, driver_of
 from .rows import StatisticsRow, StatisticsSummary
 
 # Drivers whose HAL profiling reports per-function rows only as host

@@ -6,8 +6,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from .. import native
 from ..errors import UsageError
-from ..native.tools import PROFILE_TOOL, native_error_line, run_tool
+from ..native import PROFILE_TOOL
 
 # iree-profile statistics row types that carry one executable function each.
 DISPATCH_FUNCTION = "dispatch_function"  # device-timestamped dispatches (GPUs)
@@ -149,8 +150,8 @@ def parse_statistics(text: str) -> tuple[StatisticsSummary, list[StatisticsRow]]
 
 def read_statistics(bundle_path) -> tuple[StatisticsSummary, list[StatisticsRow]]:
     """Runs ``iree-profile statistics --format=jsonl BUNDLE`` and parses it."""
-    proc = run_tool(PROFILE_TOOL, ["statistics", "--format=jsonl", str(bundle_path)])
+    proc = native.run_tool(PROFILE_TOOL, ["statistics", "--format=jsonl", str(bundle_path)])
     if proc.returncode != 0:
         raise UsageError(f"{PROFILE_TOOL} statistics {bundle_path}: "
-                         f"{native_error_line(proc.stderr, proc.returncode)}")
+                         f"{native.native_error_line(proc.stderr, proc.returncode)}")
     return parse_statistics(proc.stdout)

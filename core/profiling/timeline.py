@@ -32,8 +32,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import native
 from ..errors import UsageError
-from ..native.tools import PROFILE_TOOL, native_error_line, run_tool
+from ..native import PROFILE_TOOL
 
 EXPORT_FORMAT = "ireeperf-jsonl"
 HOST_EXECUTION_EVENT = "host_execution_event"
@@ -139,11 +140,11 @@ def read_timeline(bundle_path, scratch_dir) -> Timeline:
     (a long pass has many events; they are not held twice as text).
     """
     destination = Path(scratch_dir) / (Path(bundle_path).stem + ".ireeperf.jsonl")
-    proc = run_tool(PROFILE_TOOL, ["export", f"--format={EXPORT_FORMAT}",
-                                   f"--output={destination}", str(bundle_path)])
+    proc = native.run_tool(PROFILE_TOOL, ["export", f"--format={EXPORT_FORMAT}",
+                                          f"--output={destination}", str(bundle_path)])
     if proc.returncode != 0:
         raise UsageError(f"{PROFILE_TOOL} export {bundle_path}: "
-                         f"{native_error_line(proc.stderr, proc.returncode)}")
+                         f"{native.native_error_line(proc.stderr, proc.returncode)}")
     try:
         with open(destination, encoding="utf-8", errors="replace") as handle:
             return parse_timeline(handle)

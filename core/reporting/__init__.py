@@ -4,7 +4,10 @@
   subclasses, and Google Benchmark's context block shared by the console and
   CSV reporters;
 * :mod:`.hub`: the :class:`ReportHub` that builds the display and
-  ``--benchmark_out`` reporters and sends every row to them;
+  ``--benchmark_out`` reporters and sends every row to them (imported by
+  the run, :mod:`ireebench.runner`);
+* :mod:`.reported`: what the run reported so far (:func:`reported`), and
+  the reporters plugins provide;
 * :mod:`.humanize`: numbers printed as Google Benchmark prints them;
 * :mod:`.sections`: :class:`ReportSection`, a section of the HTML report
   (what ``ireebench_report_sections`` returns).
@@ -15,7 +18,7 @@ that needs the whole run at its end), :class:`ReportSection` and
 :data:`SECTION_ORDER` (the places of the report's own sections).
 """
 
-from .hub import reported
+from .reported import reported
 from .reporter import Reporter, print_basic_context
 from .sections import DEFAULT_SECTION_ORDER, SECTION_ORDER, ReportSection
 

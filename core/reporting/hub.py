@@ -33,47 +33,20 @@ import copy
 
 from ..context import name_field_width
 from ..errors import OutputClosed, PluginError, UsageError, signal_name
-from ..hookcall import call_hook, collect_named, guarded, guarded_for
+from ..hookcall import call_hook, guarded, guarded_for
 from ..outfiles import OutputFile
 from ..results import Run
 from ..signals import signals_deferred
-from ..stash import StashKey
 from ..worker import REPORT_CHANNEL, RESUME
+from .reported import REPORT_HUB, reporter_factories
 from .reporter import Reporter
-
-# The run's hub (``config.stash``): what plugins read with :func:`reported`.
-REPORT_HUB = StashKey["ReportHub"]()
 
 # What one reporter's call may end with while the other reporter carries on.
 _REPORTER_FAILURES = (UsageError, PluginError, OutputClosed)
 
 
-def reported(config) -> tuple[object, list[Run]]:
-    """``(context, rows)``: what the run has reported so far (the context once
-    reported, else None; every row in report order, extra rows included).
-
-    For a plugin that needs the whole run at its end (a results store, a
-    report drawn from the run) rather than each row as it streams: it is
-    complete also in a worker resumed after a crash (:mod:`ireebench.worker`),
-    whose rows before the crash are replayed into the hub but not streamed
-    to ``ireebench_benchmark_result`` again. Copies: changing them changes
-    nothing the reporters see.
-    """
-    hub = config.stash.get(REPORT_HUB, None)
-    if hub is None:
-        return None, []
-    return hub.context, copy.deepcopy(hub.runs)
-
-
 # What the hub calls on every reporter.
 _REPORTER_METHODS = ("report_context", "report_runs", "finalize")
-
-
-def reporter_factories(config, owners: dict | None = None) -> dict:
-    """Reporter name -> factory, from every plugin (a name defined twice is an
-    error); ``owners`` receives name -> plugin."""
-    return collect_named(config.pm, "ireebench_reporters", "reporter", owners=owners,
-                         config=config)
 
 
 def _make_reporter(config, name: str, factory, owner: str | None, *streams) -> Reporter:

@@ -2,7 +2,10 @@
 
 A built-in plugin that owns everything of the subcommand:
 
-* :mod:`.command`: its command line (its own options; usage errors exit 2);
+* :mod:`.command`: its command line (its own options; usage errors exit 2),
+  imported only when ``ireebench compare`` runs (a
+  :class:`~ireebench.cli.commands.DeferredCommand`), so that the comparison
+  engine costs no other command anything;
 * :mod:`.run`: the run: reports read (through
   :func:`ireebench.comparison.inputs.load_reports`, so a results store's
   ``stored:...`` references work) and compared, two reports or a run against
@@ -20,11 +23,10 @@ results store, a report) judge with the same engine.
 from __future__ import annotations
 
 from ireebench import hookimpl, hookspec
-from ireebench.cli.commands import ArgvCommand
+from ireebench.cli.commands import DeferredCommand
 from ireebench.errors import EXIT_COMPARE_USAGE
 from ireebench.hookspecs import named_objects, per_plugin
 
-from .command import HELP, compare_main
 from .reporters import ConsoleCompareReporter, JSONCompareReporter, MarkdownCompareReporter
 
 
@@ -86,10 +88,10 @@ def ireebench_addhooks(pluginmanager):
 @hookimpl
 def ireebench_register_commands(cli):
     """Registers ``ireebench compare``."""
-    cli.add_command(ArgvCommand("compare", compare_main, help=HELP,
-                                short_help="Compare two benchmark reports: verdicts, exit 1 "
-                                           "on a regression.",
-                                usage_exit_code=EXIT_COMPARE_USAGE))
+    cli.add_command(DeferredCommand("compare", "ireebench.plugins.compare.command:COMMAND",
+                                    short_help="Compare two benchmark reports: verdicts, "
+                                               "exit 1 on a regression.",
+                                    usage_exit_code=EXIT_COMPARE_USAGE))
 
 
 @hookimpl

@@ -27,6 +27,7 @@ from ireebench.cli.command import (
     make_context,
     option_specs,
 )
+from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import CORE, OptionParser
 from ireebench.comparison import COMPARE_OPTIONS, CompareOptions, parse_threshold
 from ireebench.comparison.model import (
@@ -236,3 +237,10 @@ def compare_main(argv: list[str], invocation) -> RunResult:
     except UsageError as exc:
         exc.exit_code = EXIT_COMPARE_USAGE
         raise
+
+
+# What the plugin registers as ``ireebench compare`` (a DeferredCommand names it).
+COMMAND = ArgvCommand("compare", compare_main, help=HELP,
+                      short_help="Compare two benchmark reports: verdicts, exit 1 on a "
+                                 "regression.",
+                      usage_exit_code=EXIT_COMPARE_USAGE)

@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 import re
 
-from ireebench.comparison import INCONCLUSIVE, SLOWER, CompareReporter
+from ireebench.comparison.reporter import CompareReporter
+from ireebench.comparison.verdicts import INCONCLUSIVE, SLOWER
 from ireebench.errors import printable
 from ireebench.results import TIME_UNIT_MULTIPLIER
 

@@ -37,12 +37,11 @@ import functools
 import importlib
 import os
 import time
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ireebench import StashKey, hookimpl
+from ireebench.devices import device_uris, driver_of
 from ireebench.errors import UsageError, one_line
-from ireebench.session import device_uris, driver_of
 from ireebench.version import compiler_version
 
 from .cache import Untrusted, cache_location, open_cache
@@ -209,14 +208,12 @@ def ireebench_generate_points(config, points):
     if len(jobs) < 2:
         return result
     config.scratch_dir()  # made once, here: a compile without a cache writes there
-    pool = ThreadPoolExecutor(min(len(jobs), _cpus()), thread_name_prefix="iree-compile")
-    try:
-        futures = {key: pool.submit(_compiled_or_error, job, key[0])
-                   for key, job in jobs.items()}
-        for key, future in futures.items():
-            compiled[key] = future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    # A thread pool (concurrent.futures, which imports logging), only for a run of
+    # several modules: see LAZY_IMPORTS in tests/core/test_imports.py.
+    from . import parallel
+
+    compiled.update(parallel.run_all({key: functools.partial(_compiled_or_error, job, key[0])
+                                      for key, job in jobs.items()}, _cpus()))
     return result
 
 

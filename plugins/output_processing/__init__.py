@@ -18,36 +18,30 @@ comparison.cc) and every step:
   exits 1), else written (``--output``), else printed; on the run's stdout.
 
 Blocked with ``-p no:output_processing``, its flags are unknown flags.
+
+The flags and their checks are here (:mod:`.flags`); the work on values
+(parsing the expected ones, copying, comparing, writing, printing: numpy
+and the runtime) is :mod:`.process`, imported when a run with
+``--enable_output_processing`` first needs it (:func:`runtime_part`).
 """
 
 from __future__ import annotations
 
-import io
-import os
 from dataclasses import dataclass, field
 
-import numpy as np
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, NATIVE_FLAGS, refusal
 from ireebench.errors import UsageError, flag_error
-from ireebench.inputs import parse_inputs, split_cconv
 from ireebench.outfiles import (
     check_output_path,
     file_identity,
     register_input,
     run_files,
     value_file,
-    write_to,
 )
+from ireebench.workload import split_cconv
 
-from .compare import (
-    COMPARISON_FLAGS,
-    DEFAULT_THRESHOLDS,
-    Tolerances,
-    compare_lists,
-    parse_tolerances,
-)
-from .values import OutputValue, format_value, print_results, snapshot, to_numpy
+from .flags import COMPARISON_FLAGS, DEFAULT_THRESHOLDS, Tolerances, parse_tolerances
 
 GROUP = "Output processing (iree-benchmark-module)"
 # Who acts on these flags: the in-process backend, or the native tool a backend hands them to.
@@ -60,10 +54,17 @@ class OutputState:
 
     tolerances: Tolerances = field(default_factory=Tolerances)  # the comparison flags
     expected: list | None = None  # parsed --expected_output values
-    outputs: dict[str, list[OutputValue]] = field(default_factory=dict)  # per workload name
+    outputs: dict[str, list] = field(default_factory=dict)  # per workload name: OutputValues
 
 
 STATE = StashKey[OutputState]()
+
+
+def runtime_part():
+    """:mod:`.process`, the work on the values, imported on first use."""
+    from . import process  # numpy, the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
+
+    return process
 
 
 @hookimpl
@@ -171,8 +172,8 @@ def ireebench_discovery_finish(config, session, workloads):
     expected_specs = list(config.getoption("expected_output") or [])
     if expected_specs:
         # `(ignored)` parses as a Null of the result's type: compare() skips it.
-        config.stash[STATE].expected = parse_inputs(expected_specs, result_types,
-                                                    flag="expected_output")
+        config.stash[STATE].expected = runtime_part().parse_expected(expected_specs,
+                                                                     result_types)
         return  # as process_results.c: with expected outputs, --output is not used
     _check_output_count(list(config.getoption("output") or []), function, result_types)
 
@@ -195,63 +196,8 @@ def ireebench_workload_finish(config, session, workload, runs):
     """Copies the last measured outputs to host memory."""
     if not _enabled(config) or workload.last_batch is None:
         return  # failed or filtered: nothing ran to completion
-    config.stash[STATE].outputs[workload.name] = snapshot(
+    config.stash[STATE].outputs[workload.name] = runtime_part().snapshot(
         workload.last_batch.outputs(), session.device, split_cconv(workload.function.results))
-
-
-def _output_bytes(spec: str, value: OutputValue) -> bytes:
-    try:
-        array = to_numpy(value)
-        if spec.endswith(".npy") and value.element_type is not None \
-                and value.element_type.is_bf16:
-            # numpy has no bfloat16; numpy_io.c refuses it the same way.
-            raise ValueError("bf16 cannot be written to a .npy file (unsupported data encoding)")
-    except ValueError as exc:
-        raise UsageError(f"--output={spec}: {exc}") from None
-    if spec.endswith(".npy"):
-        buffer = io.BytesIO()
-        np.save(buffer, array, allow_pickle=False)
-        return buffer.getvalue()
-    return np.ascontiguousarray(array).tobytes()
-
-
-def _write_outputs(specs, values, max_elements, stream) -> None:
-    """Writes each output where its spec says, as IREE's tools do.
-
-    ``@file`` starts the file, ``+file`` appends (to what this run wrote,
-    or to the existing file); each file is then written once, atomically
-    (or through, for a device or FIFO), so a failure leaves it untouched.
-    """
-    contents: dict[str, bytearray] = {}
-    for spec, value in zip(specs, values):
-        if spec == "":
-            continue
-        if spec == "-":
-            stream.write(format_value(value, max_elements) + "\n")
-            continue
-        path = spec[1:]
-        if spec[0] == "@" or path not in contents:
-            contents[path] = bytearray()
-            if spec[0] == "+" and os.path.isfile(path):
-                try:
-                    with open(path, "rb") as existing:
-                        contents[path] += existing.read()
-                except OSError as exc:
-                    raise UsageError(f"--output={spec}: cannot read {path} to append to it: "
-                                     f"{exc.strerror}") from None
-        contents[path] += _output_bytes(spec, value)
-    for path, data in contents.items():
-        write_to(path, "output", bytes(data))
-
-
-def _check_expected(values, state: OutputState, stream) -> int:
-    """Compares as iree_tooling_process_results: reports, then [SUCCESS] or exit 1."""
-    failures = compare_lists(state.expected, values, state.tolerances)
-    if failures:
-        stream.write("\n".join(failures) + "\n")
-        return 1
-    stream.write("[SUCCESS] all function outputs matched their expected values.\n")
-    return 0
 
 
 @hookimpl
@@ -269,10 +215,11 @@ def ireebench_measurements_finish(config, workloads):
         if values is None:
             continue
         if state.expected is not None:
-            exit_code = max(exit_code, _check_expected(values, state, stream))
+            exit_code = max(exit_code, runtime_part().check_expected(
+                values, state.expected, state.tolerances, stream))
         elif output_specs:
-            _write_outputs(output_specs, values, max_elements, stream)
+            runtime_part().write_outputs(output_specs, values, max_elements, stream)
         else:
-            print_results(values, max_elements, stream)
+            runtime_part().print_results(values, max_elements, stream)
     stream.flush()
     return exit_code

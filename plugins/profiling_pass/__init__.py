@@ -21,11 +21,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ireebench import hookimpl, hookspec
+from ireebench import hookimpl, hookspec, native
 from ireebench.errors import UsageError
-from ireebench.native.flags import check_native, selection_args, session_args
-from ireebench.native.gbench_json import split_benchmark_json
-from ireebench.native.tools import BENCHMARK_TOOL, native_error_line, run_tool
+from ireebench.native import BENCHMARK_TOOL
 from ireebench.profiling import ProfilePass, ProfileResult, read_statistics
 
 from .engine import ProfilingEngine, engine
@@ -87,7 +85,7 @@ def ireebench_addhooks(pluginmanager):
 def ireebench_discovery_finish(config, workloads):
     """With a sink active, refuses before measuring what a native pass cannot rerun."""
     if workloads and engine(config).sinks and not config.getoption("benchmark_list_tests"):
-        check_native(config, workloads, "the profiling pass")
+        native.check_native(config, workloads, "the profiling pass")
 
 
 @hookimpl
@@ -104,7 +102,7 @@ def ireebench_profiling_pass(config, workload, runs, profile_pass):
 
 def _profiled_iterations(stdout: str) -> tuple[int, str]:
     """Logical iterations the native JSON report measured, and its first error."""
-    report, _ = split_benchmark_json(stdout)
+    report, _ = native.split_benchmark_json(stdout)
     if report is None:
         return 0, "the native tool printed no JSON report"
     iterations = 0
@@ -123,8 +121,8 @@ def pass_args(config, profile_pass: ProfilePass) -> list[str]:
     run (see ireebench.plugins.device_profiling), not to this pass.
     """
     return [
-        *session_args(config, user_pass_flags=False),
-        *selection_args(config, [profile_pass.workload]),
+        *native.session_args(config, user_pass_flags=False),
+        *native.selection_args(config, [profile_pass.workload]),
         f"--benchmark_min_time={profile_pass.iterations}x",
         f"--benchmark_repetitions={profile_pass.repetitions}",
         "--benchmark_format=json",
@@ -144,13 +142,13 @@ def run_native_pass(config, profile_pass: ProfilePass) -> ProfileResult:
     workload = profile_pass.workload
     result = ProfileResult(workload, profile_pass.bundle_path, profile_pass.mode)
     try:
-        proc = run_tool(BENCHMARK_TOOL, pass_args(config, profile_pass), env=profile_pass.env,
-                        command_prefix=profile_pass.command_prefix)
+        proc = native.run_tool(BENCHMARK_TOOL, pass_args(config, profile_pass),
+                               env=profile_pass.env, command_prefix=profile_pass.command_prefix)
     except UsageError as exc:  # the command prefix (a profiler) cannot start
         result.error = str(exc)
         return result
     if proc.returncode != 0:
-        result.error = native_error_line(proc.stderr, proc.returncode)
+        result.error = native.native_error_line(proc.stderr, proc.returncode)
         return result
     result.iterations, result.error = _profiled_iterations(proc.stdout)
     if result.error:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import contextlib
 
+from ireebench import native
+from ireebench.devices import device_uris
 from ireebench.errors import PluginError, UsageError
 from ireebench.hookcall import call_hook, guarded
-from ireebench.native.tools import private_tempdir
 from ireebench.profiling import ProfilePass, ProfileResult, merge_modes, profiling_mode
-from ireebench.session import device_uris
 from ireebench.stash import StashKey
 
 ENGINE = StashKey["ProfilingEngine"]()
@@ -61,7 +61,7 @@ class ProfilingEngine:
         if not self.sinks or not measured or any(r.error_occurred for r in runs):
             self.results[workload.name] = None
             return None
-        with private_tempdir("ireebench-profile-") as scratch:
+        with native.private_tempdir("ireebench-profile-") as scratch:
             profile_pass = ProfilePass(
                 workload=workload,
                 mode=self.mode(config),

@@ -26,7 +26,6 @@ from ireebench.config import Config
 from ireebench.errors import UsageError
 from ireebench.outfiles import register_input, register_output, run_files
 from ireebench.points import POINTS
-from ireebench.runner import run_here
 
 from . import candidates as candidate_files
 from .results import Ranking
@@ -152,10 +151,13 @@ def main(argv: list[str], invocation) -> Ranking:
         config.release()
         raise UsageError("rank: a plugin made points of this run; a ranking measures its "
                          "candidates")
-    # The coordinator and its workers measure (the runtime): imported when a ranking runs.
+    # The coordinator and its workers measure (the runtime), in a run (the core's
+    # machinery: the worker, the report hub): imported when a ranking runs.
+    from ireebench import runner
+
     from .schedule import Ranker
     ranker = Ranker(config, options, found)
-    result = run_here(config, Backend("rank", ranker.run))
+    result = runner.run_here(config, Backend("rank", ranker.run))
     ranking = ranker.ranking
     ranking.exit_code, ranking.runs, ranking.context = (result.exit_code, result.runs,
                                                         result.context)

@@ -31,10 +31,11 @@ from dataclasses import dataclass, field
 
 import iree.runtime as rt
 from ireebench import names
+from ireebench.codec import decode, encode
 from ireebench.discovery import classify, invocation_kinds
 from ireebench.errors import UsageError, one_line
 from ireebench.hookcall import call_hook
-from ireebench.inputs import Null, Scalar, Tensor, split_cconv
+from ireebench.inputs import Null, Scalar, Tensor
 from ireebench.measure import (
     BenchmarkFailure,
     Repetition,
@@ -42,19 +43,15 @@ from ireebench.measure import (
     measure_workload,
     time_repetition,
 )
-from ireebench.modules import ModuleImage, open_vm_module
+from ireebench.modules import ModuleImage
 from ireebench.plugins.device_time import STATE as DEVICE_TIME
-from ireebench.plugins.output_processing.compare import (
-    COMPARISON_FLAGS,
-    compare_lists,
-    parse_tolerances,
-)
+from ireebench.plugins.output_processing.compare import compare_lists
+from ireebench.plugins.output_processing.flags import COMPARISON_FLAGS, parse_tolerances
 from ireebench.plugins.output_processing.values import snapshot
 from ireebench.plugins.statistics import DEFAULT_CONFIDENCE, relative_precision
-from ireebench.session import Session
+from ireebench.session import Session, open_vm_module
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, median
-from ireebench.worker import decode, encode
-from ireebench.workload import FunctionInfo, Workload
+from ireebench.workload import FunctionInfo, Workload, split_cconv
 
 from .results import Measurement, State
 from .settings import RANKED_METRIC

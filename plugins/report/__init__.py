@@ -5,7 +5,8 @@ Google Benchmark draws nothing (google/benchmark#190 asks for charts
 this built-in plugin draws what a report holds, as one self-contained
 HTML page (inline SVG, no script, nothing from the network):
 
-* :mod:`.command`: the ``ireebench report`` subcommand (registered here);
+* :mod:`.command`: the ``ireebench report`` subcommand (registered here, imported
+  when it runs);
   inputs are read only through
   :func:`ireebench.comparison.inputs.load_reports` (files, and whatever a
   plugin resolves through ``ireebench_load_reports``: a store's ``stored:...``);
@@ -31,7 +32,7 @@ Hooks of a run with ``--benchmark_report``, in the order they run:
 ``ireebench_configure`` (the path checked, matplotlib present: a run of
 hours must not fail at its end), ``ireebench_sessionfinish`` (the report
 written from the context and rows the run reported,
-``ireebench.reporting.hub.reported``, also after an error, an interrupt or
+``ireebench.reporting.reported``, also after an error, an interrupt or
 a crash the worker survived, with the rows finished by then, as
 ``--benchmark_out`` keeps them; a plugin whose section failed then
 ends the run with its error).
@@ -43,14 +44,12 @@ import io
 import json
 from dataclasses import dataclass
 
-from ireebench import StashKey, hookimpl
-from ireebench.cli.commands import ArgvCommand
-from ireebench.comparison import CompareOptions
+from ireebench import StashKey, comparison, hookimpl
+from ireebench.cli.commands import DeferredCommand
 from ireebench.outfiles import register_output
 from ireebench.plugins.json_reporter import JSONReporter
-from ireebench.reporting.hub import reported
+from ireebench.reporting.reported import reported
 
-from .command import HELP, report_main
 from .data import read_report
 from .hooks import ReportHooks
 from .render import load_renderer, require_renderer
@@ -62,7 +61,7 @@ RUN_LABEL = "this run"
 @dataclass
 class RunRows:
     """A run with ``--benchmark_report``: where its page goes (its context and rows
-    are the hub's, read at its end: ``ireebench.reporting.hub.reported``)."""
+    are the hub's, read at its end: ``ireebench.reporting.reported``)."""
 
     path: str
 
@@ -79,9 +78,9 @@ def ireebench_addhooks(pluginmanager):
 @hookimpl
 def ireebench_register_commands(cli):
     """Registers ``ireebench report``."""
-    cli.add_command(ArgvCommand("report", report_main, help=HELP,
-                                short_help="Draw benchmark reports as one self-contained "
-                                           "HTML page (charts, comparison, trend)."))
+    cli.add_command(DeferredCommand("report", "ireebench.plugins.report.command:COMMAND",
+                                    short_help="Draw benchmark reports as one self-contained "
+                                               "HTML page (charts, comparison, trend)."))
 
 
 @hookimpl
@@ -136,6 +135,6 @@ def ireebench_sessionfinish(config):
                             f"({reason}); not written\n")
         return
     renderer = load_renderer(_flag(config))
-    document = renderer.write([report], CompareOptions(), config, html_path=state.path,
+    document = renderer.write([report], comparison.CompareOptions(), config, html_path=state.path,
                               flag="benchmark_report")
     renderer.raise_failures(document, config)

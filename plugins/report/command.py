@@ -15,6 +15,7 @@ import gc
 from pathlib import Path
 
 from ireebench.cli.command import GroupedCommand, add_plugin_options, make_context
+from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import GroupedOption, OptionParser
 from ireebench.comparison import COMPARE_OPTIONS
 from ireebench.comparison.inputs import METRICS, ReportHistory, load_reports
@@ -190,3 +191,9 @@ def report_main(argv: list[str], invocation) -> RunResult:
     if config is None:
         return RunResult(0, [])
     return run_report(config)
+
+
+# What the plugin registers as ``ireebench report`` (a DeferredCommand names it).
+COMMAND = ArgvCommand("report", report_main, help=HELP,
+                      short_help="Draw benchmark reports as one self-contained HTML page "
+                                 "(charts, comparison, trend).")

@@ -6,7 +6,7 @@ A built-in plugin that owns the store (see docs/store.md):
   (``IREEBENCH_STORAGE``; :mod:`.location`) names: the report exactly as
   ``--benchmark_out`` writes it in JSON (Google Benchmark's JSON reporter,
   fed the context and every row the run reported, read at its end from the
-  hub, ``ireebench.reporting.hub.reported``, so that a crash the worker
+  hub, ``ireebench.reporting.reported``, so that a crash the worker
   survived loses none), its provenance, tags and raw
   samples (:mod:`.records`), in one transaction when the run ends
   (:mod:`.database`). The context gains the git commit and branch of the
@@ -22,8 +22,10 @@ A built-in plugin that owns the store (see docs/store.md):
   store's options (``--benchmark_storage``, ``--where``, ``--window``,
   ``--any_machine``), ``ireebench_load_reports_addoption`` the plugins'
   subcommands that read reports;
-* subcommands (:mod:`.commands`): ``ireebench history`` (``--changes``),
-  ``ireebench store import`` and ``ireebench store export``.
+* subcommands (:mod:`.commands`, imported only when one runs: a
+  :class:`~ireebench.cli.commands.DeferredCommand` each): ``ireebench
+  history`` (``--changes``), ``ireebench store import`` and ``ireebench
+  store export``.
 
 The database code (SQLAlchemy, psycopg) is the ``store`` extra, imported
 only when a store is opened (:func:`.location.open_store`).
@@ -36,13 +38,13 @@ import json
 from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
+from ireebench.cli.commands import DeferredCommand
 from ireebench.comparison.inputs import ReportHistory
 from ireebench.errors import EXIT_OK, Terminated, UsageError, signal_name
 from ireebench.outfiles import run_files
-from ireebench.reporting.hub import reported, reporter_factories
+from ireebench.reporting.reported import reported, reporter_factories
 from ireebench.signals import held_signal, signals_deferred
 
-from . import commands
 from .git import git_state
 from .location import open_store, register_store, storage_url
 from .records import COMPILE_FLAGS, GIT_BRANCH, GIT_COMMIT, record_of_report, status_of
@@ -57,7 +59,7 @@ STORAGE_HELP = ("The results store: a path or sqlite:///PATH (SQLite), or a post
 @dataclass
 class Capture:
     """What a saved run keeps: the store (the run's context and rows are the
-    hub's, read at its end: ``ireebench.reporting.hub.reported``)."""
+    hub's, read at its end: ``ireebench.reporting.reported``)."""
 
     store: object
 
@@ -108,8 +110,12 @@ def add_reading_options(parser) -> None:
 @hookimpl
 def ireebench_register_commands(cli):
     """Registers ``ireebench history`` and ``ireebench store``."""
-    cli.add_command(commands.history)
-    cli.add_command(commands.store)
+    cli.add_command(DeferredCommand(
+        "history", "ireebench.plugins.store.commands:history",
+        short_help="Stored runs per benchmark; --changes: where levels shifted."))
+    cli.add_command(DeferredCommand(
+        "store", "ireebench.plugins.store.commands:store",
+        short_help="Import reports into the results store, export runs."))
 
 
 @hookimpl

@@ -183,8 +183,7 @@ def _pattern(text: str):
         raise UsageError(f"history: {text}: invalid regex: {exc}") from None
 
 
-@click.command("history", short_help="Stored runs per benchmark; --changes: where levels "
-                                      "shifted.")
+@click.command("history")
 @click.argument("pattern", required=False, default="", metavar="[REGEX]")
 @_WHERE
 @click.option("--json", "as_json", is_flag=True, help="JSON for machines.")
@@ -236,7 +235,7 @@ def history(invocation, pattern, where, as_json, changes, limit, metric, benchma
     return 0
 
 
-@click.group("store", short_help="Import reports into the results store, export runs.")
+@click.group("store")
 def store():
     """The results store (docs/store.md): import Google Benchmark JSON reports, export
     a stored run back to JSON."""

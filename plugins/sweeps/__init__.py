@@ -37,11 +37,10 @@ import os
 from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
-from ireebench.cli.commands import ArgvCommand
+from ireebench.cli.commands import DeferredCommand
 from ireebench.errors import UsageError
 from ireebench.points import interleaves, points_of
 
-from . import merge, suite
 from .axes import SWEEP_FLAG, parse_axes, point_specs
 from .progress import Progress, ProgressLine, ProgressLog
 
@@ -65,6 +64,8 @@ class SweepState:
 
 
 STATE = StashKey[SweepState]()
+# The suite file of a run of ``ireebench run SUITE.toml`` (for the report context).
+SUITE_FILE = StashKey[str]()
 
 
 @hookimpl
@@ -92,9 +93,11 @@ def ireebench_addoption(parser):
 @hookimpl
 def ireebench_register_commands(cli):
     """Registers ``ireebench run SUITE.toml`` and ``ireebench merge``."""
-    cli.add_command(ArgvCommand("run", suite.run_main, help=suite.HELP,
-                                short_help="Measure the benchmarks of a suite file (TOML)."))
-    merge.register(cli)
+    cli.add_command(DeferredCommand("run", "ireebench.plugins.sweeps.suite:COMMAND",
+                                    short_help="Measure the benchmarks of a suite file "
+                                               "(TOML)."))
+    cli.add_command(DeferredCommand("merge", "ireebench.plugins.sweeps.merge:command",
+                                    short_help="Join shard reports (JSON) into one."))
 
 
 @hookimpl
@@ -168,7 +171,7 @@ def ireebench_report_context(config, context):
     axes, _ = parse_axes(list(config.command_line), config.option_specs)
     if axes:
         context.extra["sweep"] = {axis.name: list(axis.values) for axis in axes}
-    suite_file = config.stash.get(suite.SUITE_FILE, None)
+    suite_file = config.stash.get(SUITE_FILE, None)
     if suite_file:
         context.extra["suite"] = suite_file
     if state is not None and state.shard is not None:

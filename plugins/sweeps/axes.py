@@ -40,8 +40,8 @@ import os
 import re
 from dataclasses import dataclass
 
-import iree.runtime as rt
 from ireebench.argscan import Occurrence, scan_options
+from ireebench.cli.command import parse_runtime_flag
 from ireebench.config import OptionSpec
 from ireebench.errors import UsageError, printable
 from ireebench.names import format_value
@@ -263,7 +263,7 @@ def is_runtime_flag(name: str, value) -> bool:
     """Does the IREE runtime know ``--name``? (Asking sets it: the run sets every
     point's runtime flags again before it measures.)"""
     try:
-        rt.flags.parse_flags(f"--{name}={format_value(value)}")
+        parse_runtime_flag(f"--{name}={format_value(value)}")
     except ValueError:
         return False
     return True

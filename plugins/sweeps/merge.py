@@ -23,6 +23,7 @@ import os
 
 import click
 from ireebench import names
+from ireebench.cli.commands import mark_reads_reports
 from ireebench.comparison.inputs import load_reports
 from ireebench.comparison.machine import ROW_KEYS, combined_provenance
 from ireebench.errors import UsageError
@@ -115,19 +116,16 @@ def merge_reports(reports: list[tuple[str, dict]]) -> dict:
     return {"context": context, "benchmarks": benchmarks}
 
 
-def register(cli) -> None:
-    """Registers ``ireebench merge``, made anew for each command group: it reads saved
-    reports, so it takes their readers' options (``reads_reports``: a results
-    store's ``--benchmark_storage``, ``--where``...), as ``compare`` does."""
-
-    @cli.command("merge", reads_reports=True, help=HELP,
-                 short_help="Join shard reports (JSON) into one.")
-    @click.argument("reports", nargs=-1, required=True, metavar="A.json B.json ...")
-    @click.option("-o", "--output", "output", required=True, metavar="ALL.json",
-                  help="The merged report (written atomically; - for stdout).")
-    @click.pass_obj
-    def command(config, reports, output):
-        return merge_files(config, reports, output)
+@mark_reads_reports  # it takes the readers' options: a store's --benchmark_storage ...
+@click.command("merge", help=HELP)
+@click.argument("reports", nargs=-1, required=True, metavar="A.json B.json ...")
+@click.option("-o", "--output", "output", required=True, metavar="ALL.json",
+              help="The merged report (written atomically; - for stdout).")
+@click.pass_obj
+def command(config, reports, output):
+    """``ireebench merge``, registered by the plugin as a DeferredCommand (each run
+    gets a copy with the options of the report readers, as ``compare`` has)."""
+    return merge_files(config, reports, output)
 
 
 def merge_files(config, reports, output) -> int:

@@ -38,22 +38,25 @@ import os
 import re
 from pathlib import Path
 
-import iree.runtime as rt
 from click.core import ParameterSource
 from ireebench.cli.argv import read_small_file
-from ireebench.cli.command import build_command, make_context, option_specs, parse_points
+from ireebench.cli.command import (
+    build_command,
+    make_context,
+    option_specs,
+    parse_points,
+    parse_runtime_flag,
+)
+from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import GroupedOption
+from ireebench.config import Config
 from ireebench.errors import UsageError, one_line
 from ireebench.names import format_value
 from ireebench.points import MAX_POINTS, PointSpec
 from ireebench.results import RunResult
-from ireebench.runner import run_config
-from ireebench.stash import StashKey
 
+from . import SUITE_FILE
 from .axes import SWEEP_FLAG, point_specs
-
-# The suite file of the run (for the report context).
-SUITE_FILE = StashKey[str]()
 
 HELP = """Measure the benchmarks of a suite file: [[benchmark]] tables whose keys are the
 command line's flags without dashes (a repeatable flag takes a list; sweep = { bs = [1, 4] }
@@ -187,7 +190,7 @@ class SuiteReader:
         if isinstance(value, (dict, list)):
             value = ""
         try:
-            rt.flags.parse_flags(f"--{key}={_text(value)}")
+            parse_runtime_flag(f"--{key}={_text(value)}")
         except ValueError:
             return False
         return True
@@ -278,8 +281,8 @@ def _given_on_command_line(command, ctx) -> set[str]:
     return given
 
 
-def run_main(argv: list[str], invocation) -> RunResult:
-    """``ireebench run SUITE.toml [flags]``."""
+def run_main(argv: list[str], invocation) -> Config | RunResult:
+    """``ireebench run SUITE.toml [flags]``: the suite's run, which the core runs."""
     if not argv or argv[0] in ("--help", "-h"):
         invocation.stdout.write(HELP)
         return RunResult(0, [])
@@ -313,4 +316,9 @@ def run_main(argv: list[str], invocation) -> RunResult:
     if config is None:
         return RunResult(0, [])
     config.stash[SUITE_FILE] = str(Path(path).resolve())
-    return run_config(config)
+    return config  # the core runs it, as a plain run
+
+
+# What the plugin registers as ``ireebench run`` (a DeferredCommand names it).
+COMMAND = ArgvCommand("run", run_main, help=HELP,
+                      short_help="Measure the benchmarks of a suite file (TOML).")

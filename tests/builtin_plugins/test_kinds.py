@@ -113,7 +113,8 @@ def test_third_party_kind_from_plugin(compile_mlir, ireebench, tmp_path):
     plugin = tmp_path / "twice_kind.py"
     plugin.write_text('''
 from ireebench import hookimpl
-from ireebench.plugins.kinds import SyncKind, SyncBatch
+from ireebench.plugins.kinds import SyncKind
+from ireebench.plugins.kinds.batches import SyncBatch
 
 
 class TwiceBatch(SyncBatch):

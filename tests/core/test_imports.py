@@ -3,14 +3,20 @@
 Read from the source (AST), so an import hidden inside a function counts
 like any other: a cycle cannot hide there, and there is nothing to hide.
 
-The one exception is :data:`LAZY_IMPORTS`: a heavy optional dependency
-(an extra of pyproject.toml) imported inside the one function that needs it,
-so that ``--help`` and plain runs never load it. Such a dependency is
-imported at the top of its own modules, and one function imports the first
-of them lazily. Each entry names the module, the module it imports lazily,
-and the packages that keeps out; the import must be exactly that, loading
-the plugins must not load those packages, and no module a run or ``--help``
-imports may reach them through module-level imports (checked below).
+The exceptions are :data:`LAZY_IMPORTS`: a costly dependency (the IREE
+runtime and numpy, importlib.metadata, an extra of pyproject.toml) is
+imported at the top of modules of its own (the heavy modules), and the
+few functions that first need one of them import that module inside the
+function, so that ``--help``, the subcommands and the loading of the
+plugins never pay for it. Each entry names the module, the module it
+imports lazily, and the packages that keeps out; the import must be
+exactly that, loading the plugins must not load those packages, and no
+module a run or ``--help`` imports may reach them through module-level
+imports (checked below). The public packages whose names are imported on
+first use (PEP 562, ``ireebench._public.lazy_names``) are
+:data:`LAZY_NAMES`, and the built-ins' subcommands whose code is imported
+when they run (``ireebench.cli.commands.DeferredCommand``) are checked in
+``tests/cli/test_startup.py`` with what each command imports.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 from ireebench.pluginmanager import BUILTIN_PLUGINS
 
@@ -40,9 +47,32 @@ def _modules() -> dict[str, Path]:
 
 MODULES = _modules()
 
-# module -> {module it imports inside a function: the third-party packages that keeps
-# out of a plain run}. The documented way to add a lazy import: add it here.
+# module -> {module it imports inside a function: the packages that keeps out of
+# startup}. The documented way to add a lazy import: add it here.
+RUNTIME = ("iree", "numpy")  # iree.runtime imports numpy
 LAZY_IMPORTS = {
+    # The IREE runtime: a run imports it when it first reads a module's functions
+    # (its discovery) or hands the runtime a flag ireebench does not own.
+    "ireebench.discovery": {"ireebench.session": RUNTIME},
+    "ireebench.cli.command": {"ireebench.session": RUNTIME},
+    # The built-in plugins' work with the runtime, imported when a run first needs it:
+    # the in-process backend's run, the kinds' inputs and batches, output processing.
+    "ireebench.plugins.runtime_backend": {"ireebench.plugins.runtime_backend.run": RUNTIME},
+    "ireebench.plugins.kinds": {"ireebench.plugins.kinds.batches": RUNTIME},
+    "ireebench.plugins.output_processing": {"ireebench.plugins.output_processing.process":
+                                            RUNTIME},
+    # The run's machinery (the worker, the report hub, the modules' copies), imported
+    # when a run starts: --help and the subcommands that measure nothing never need it.
+    "ireebench.cli.commands": {"ireebench.runner": ("ireebench.runner", "ireebench.worker",
+                                                    "ireebench.reporting.hub")},
+    # Several .mlir modules compiled at once: a thread pool (concurrent.futures, logging).
+    "ireebench.plugins.mlir_modules": {"ireebench.plugins.mlir_modules.parallel":
+                                       ("concurrent.futures", "logging")},
+    # The U test's interval sorts the pairwise differences of large samples with numpy.
+    "ireebench.comparison.utest": {"ireebench.comparison.pairs": ("numpy",)},
+    # importlib.metadata (email, zipfile, csv), only when a distribution declares
+    # ireebench entry points or a version is asked for.
+    "ireebench.installed": {"ireebench.distributions": ("importlib.metadata",)},
     # The results store's database code is the `store` extra (SQLAlchemy, psycopg):
     # opened only by --benchmark_save, `ireebench history`, stored: references.
     "ireebench.plugins.store.location": {"ireebench.plugins.store.database": ("sqlalchemy",
@@ -50,23 +80,35 @@ LAZY_IMPORTS = {
     # The report's drawing is the `report` extra (matplotlib): only when a report is made.
     "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
     # The rank plugin's measuring modules (its coordinator, workers and benchmark_module:
-    # the IREE runtime and numpy), only when a ranking runs or its Python API is used.
-    # They keep no package out of a plain start until the core's own imports of the
-    # runtime are lazy (issue 27); tests/builtin_plugins/test_rank.py checks the modules.
-    "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": ()},
-    "ireebench.plugins.rank": {"ireebench.plugins.rank.api": ()},
+    # the IREE runtime and numpy), and the run it measures in, only when a ranking runs
+    # or its Python API is used; tests/builtin_plugins/test_rank.py checks the modules.
+    "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": RUNTIME,
+                                       "ireebench.runner": ("ireebench.runner",)},
+    "ireebench.plugins.rank": {"ireebench.plugins.rank.api": RUNTIME},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
     "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
-    # measures a scenario or builds an LLM workload. They keep out nothing yet: the core
-    # still imports both at startup (issue 27 makes that lazy; then these keep out
-    # ("iree", "numpy") as the built-in kinds' runtime part does).
-    "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": ()},
-    "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": ()},
+    # measures a scenario or builds an LLM workload.
+    "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
+    "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME},
 }
-# The extras' libraries: never reached from startup but through LAZY_IMPORTS.
-EXTRA_LIBRARIES = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
-                                for packages in lazy.values() for package in packages}))
+# The packages kept out of startup: never reached from it but through LAZY_IMPORTS.
+KEPT_OUT = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
+                         for packages in lazy.values() for package in packages}))
+# Public packages whose names are imported on first use (PEP 562): the package ->
+# the packages (and engine modules) an import of the package keeps out.
+LAZY_NAMES = {
+    # ireebench.RUNTIME_NAMES: the input and signature helpers, element_type.
+    "ireebench": RUNTIME,
+    # The comparison engine (its statistics, verdicts, history), for compare only.
+    "ireebench.comparison": ("ireebench.comparison.judgement", "ireebench.comparison.model",
+                             "ireebench.comparison.utest", "statistics"),
+}
+
+
+def kept_out(name: str, packages=KEPT_OUT) -> bool:
+    """Whether the module ``name`` is one of ``packages`` or inside one."""
+    return any(name == package or name.startswith(package + ".") for package in packages)
 
 
 def _is_package(name: str) -> bool:
@@ -158,15 +200,28 @@ def test_every_import_is_at_module_level():
 
 
 def test_lazy_imports_stay_out_of_a_plain_start():
-    """Loading every built-in plugin (what --help and every run do) loads no extra."""
-    packages = sorted({package for lazy in LAZY_IMPORTS.values()
-                       for packages in lazy.values() for package in packages})
+    """Loading every built-in plugin (what --help and every run do) loads none of the
+    packages the lazy imports keep out (the runtime, numpy, the extras)."""
     code = ("import sys, ireebench.pluginmanager as pm; "
             "pm.build_plugin_manager(pm.PluginSelection(), autoload=False); "
-            f"print([m for m in {packages!r} if m in sys.modules])")
+            f"print([m for m in {list(KEPT_OUT)!r} if m in sys.modules])")
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True).stdout.strip()
     assert found == "[]"
+
+
+@pytest.mark.parametrize("package", sorted(LAZY_NAMES))
+def test_lazy_names_are_imported_on_first_use(package):
+    """Importing a package of LAZY_NAMES loads none of what it keeps out; every name
+    of its ``__all__`` is then there (``dir()`` lists them all)."""
+    code = (f"import sys, importlib; module = importlib.import_module({package!r}); "
+            f"print([m for m in sys.modules if any(m == p or m.startswith(p + '.') "
+            f"for p in {list(LAZY_NAMES[package])!r})]); "
+            "print(sorted(set(module.__all__) - set(dir(module)))); "
+            "print([n for n in module.__all__ if getattr(module, n, None) is None])")
+    lines = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout.splitlines()
+    assert lines == ["[]", "[]", "[]"]
 
 
 def test_core_never_imports_the_plugins():
@@ -198,9 +253,9 @@ def test_the_lazy_imports_exist():
             assert nested, (module, target)
 
 
-def test_extras_stay_out_of_startup():
-    """No module that a run or --help imports (the core, the built-in plugins)
-    reaches an extra's library through module-level imports."""
+def _startup_modules() -> set[str]:
+    """The ireebench modules ``import ireebench``, the CLI and the built-in plugins reach
+    through module-level imports (a package's parents included)."""
     start = ["ireebench", "ireebench.cli"] + list(BUILTIN_PLUGINS.values())
     seen, stack = set(), list(start)
     while stack:
@@ -208,10 +263,23 @@ def test_extras_stay_out_of_startup():
         if module in seen:
             continue
         seen.add(module)
+        parent = module.rpartition(".")[0]
+        if parent in MODULES:
+            stack.append(parent)
+        stack.extend(name for name, _ in _imports(module, top_level_only=True) if name in MODULES)
+    return seen
+
+
+def test_heavy_packages_stay_out_of_startup():
+    """No module that a run or --help imports (the core, the built-in plugins)
+    reaches the runtime, numpy, importlib.metadata or an extra's library through
+    module-level imports: only through LAZY_IMPORTS."""
+    seen = _startup_modules()
+    for module in sorted(seen):
         for name, _ in _imports(module, top_level_only=True, everything=True):
-            assert name.split(".")[0] not in EXTRA_LIBRARIES, \
+            assert not kept_out(name), \
                 f"{module} imports {name} at startup: import it lazily (LAZY_IMPORTS)"
-            if name in MODULES:
-                stack.append(name)
-    assert "ireebench.plugins.report" in seen
+    assert "ireebench.plugins.report" in seen and "ireebench.plugins.kinds" in seen
+    heavy = {target for lazy in LAZY_IMPORTS.values() for target in lazy}
+    assert not seen & heavy, "a lazily imported module is imported at startup"
     assert "ireebench.plugins.report.charts" not in seen

@@ -1,10 +1,14 @@
 """The plugin manager: built-ins, entry points, --plugin, -p no:NAME, autoload switch."""
 
+import io
+import json
 import os
 import textwrap
+import types
 
 import pytest
 from conftest import one_error_line, plugin_error_line
+from ireebench import run as run_in_process  # the fixture `ireebench` is the CLI
 from ireebench.errors import UsageError
 from ireebench.hookcall import collect_named
 from ireebench.pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
@@ -154,3 +158,37 @@ def test_help_lists_plugin_reporters_and_names_plugin_options(ireebench):
     assert "[plugin: ireebench_slow_alert]" in text
     assert "[plugin: dispatch_statistics]" in text
     assert "-p NAME loads the plugin module NAME" in text
+
+
+SLOW_IMPORT_PLUGIN = '''
+import time
+
+time.sleep(0.05)  # what a heavy import at the top level costs
+
+
+def ireebench_sessionstart(config, session):
+    pass
+'''
+
+
+def test_plugins_json_shows_each_plugins_import_time(ireebench, tmp_path):
+    """``import_seconds``: at least what the plugin's top level spent (a lower bound
+    only, which no load can break); every built-in's measured; an object given
+    through the Python API was imported by nobody (null)."""
+    plugin = tmp_path / "slow_import.py"
+    plugin.write_text(SLOW_IMPORT_PLUGIN)
+    result = ireebench("plugins", "--json", f"--plugin={plugin}")
+    assert result.returncode == 0, result.stderr
+    listed = {entry["name"]: entry for entry in json.loads(result.stdout)}
+    assert listed["slow_import"]["import_seconds"] >= 0.05
+    assert all(isinstance(entry["import_seconds"], float) and entry["import_seconds"] >= 0
+               for entry in listed.values())
+    shown = ireebench("plugins", f"--plugin={plugin}").stdout
+    assert f"  path: {plugin} (imported in " in shown
+    stdout = io.StringIO()
+    given = types.SimpleNamespace(ireebench_sessionstart=lambda config, session: None)
+    assert run_in_process(["plugins", "--json"], stdout=stdout, stderr=io.StringIO(),
+                   plugins=[given]).exit_code == 0
+    objects = [entry for entry in json.loads(stdout.getvalue())
+               if entry["origin"] == "python api"]
+    assert [entry["import_seconds"] for entry in objects] == [None]
