@@ -31,32 +31,40 @@ worker calls the run's hooks as a run does (``sessionstart``,
 ``report_extra_rows``), so ``--benchmark_min_rel_accuracy``,
 ``--device_time`` and a plugin's counters work per candidate.
 
-Loading the plugin (what every ``ireebench`` process does) imports the
-command line and the typed results only; the modules that measure (the
-coordinator, the workers, :func:`benchmark_module`: the IREE runtime and
-numpy) are imported when a ranking runs (:func:`.command.main`) or a name of
-:data:`MEASURING_NAMES` is first read (PEP 562).
+Loading the plugin (what every ``ireebench`` process does) imports none of
+its modules but :mod:`.stash`: ``ireebench rank`` is a
+:class:`~ireebench.cli.commands.DeferredCommand` (its command line,
+:mod:`.command`, imported when it runs, ``--help`` included), the typed
+results (:mod:`.results`) and the modules that measure (the coordinator, the
+workers, :func:`benchmark_module`: the IREE runtime and numpy) when a
+ranking runs or one of their public names is first read (PEP 562,
+:data:`LAZY_NAMES`).
 """
 
 from __future__ import annotations
 
 from ireebench import hookimpl
-from ireebench.cli.commands import ArgvCommand
+from ireebench._public import lazy_names
+from ireebench.cli.commands import DeferredCommand
 from ireebench.plugins.statistics import continue_until_precise
 
-from . import command
-from .results import CandidateResult, Measurement, Ranking, Rerank, State
-from .settings import RANKED_METRIC
+from .stash import RANKED_METRIC
 
-# The public names of :mod:`.api`, imported on first use (they bring the runtime).
-MEASURING_NAMES = ("WarmBenchmark", "benchmark_module", "close_workers", "warm_workers")
+# The public names and the module that defines each, imported on first use:
+# :mod:`.api`'s bring the runtime, :mod:`.results`' the command's machinery.
+LAZY_NAMES = {
+    "CandidateResult": ".results", "Measurement": ".results", "Ranking": ".results",
+    "Rerank": ".results", "State": ".results",
+    "WarmBenchmark": ".api", "benchmark_module": ".api", "close_workers": ".api",
+    "warm_workers": ".api",
+}
 
 
 @hookimpl
 def ireebench_register_commands(cli):
-    """Registers ``ireebench rank``."""
-    cli.add_command(ArgvCommand("rank", command.main, help=command.HELP,
-                                short_help="Rank candidate modules against a baseline."))
+    """Registers ``ireebench rank`` (:data:`.command.COMMAND`, imported when it runs)."""
+    cli.add_command(DeferredCommand("rank", "ireebench.plugins.rank.command:COMMAND",
+                                    short_help="Rank candidate modules against a baseline."))
 
 
 @hookimpl(tryfirst=True)
@@ -69,18 +77,8 @@ def ireebench_continue_repetitions(config, workload, runs):
                                   "CPU time ")
 
 
-def __getattr__(name: str):
-    """:data:`MEASURING_NAMES` from :mod:`.api`, imported when first read."""
-    if name not in MEASURING_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import api
-    value = globals()[name] = getattr(api, name)
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *MEASURING_NAMES})
-
+# A name of LAZY_NAMES, from its module, imported when first read (PEP 562).
+__getattr__, __dir__ = lazy_names(__name__, LAZY_NAMES)
 
 __all__ = ["CandidateResult", "Measurement", "Ranking", "Rerank", "State", "WarmBenchmark",
            "benchmark_module", "close_workers", "warm_workers"]

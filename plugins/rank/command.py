@@ -21,6 +21,7 @@ from ireebench.cli.command import (
     make_context,
     option_specs,
 )
+from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import CORE, OptionParser, add_core_options
 from ireebench.config import Config
 from ireebench.errors import UsageError
@@ -162,3 +163,8 @@ def main(argv: list[str], invocation) -> Ranking:
     ranking.exit_code, ranking.runs, ranking.context = (result.exit_code, result.runs,
                                                         result.context)
     return ranking
+
+
+# What the plugin registers as ``ireebench rank`` (a DeferredCommand names it).
+COMMAND = ArgvCommand("rank", main, help=HELP,
+                      short_help="Rank candidate modules against a baseline.")

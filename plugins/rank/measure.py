@@ -54,7 +54,7 @@ from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, me
 from ireebench.workload import FunctionInfo, Workload, split_cconv
 
 from .results import Measurement, State
-from .settings import RANKED_METRIC
+from .stash import RANKED_METRIC
 
 
 @dataclass

@@ -82,7 +82,8 @@ from .results import (
     State,
     metric_of,
 )
-from .settings import RANKED_METRIC, TIMEOUT_SLACK, RankSettings
+from .settings import TIMEOUT_SLACK, RankSettings
+from .stash import RANKED_METRIC
 from .worker import WorkerProcess
 
 BASELINE_ID = "baseline"

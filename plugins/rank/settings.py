@@ -20,16 +20,12 @@ import random
 from dataclasses import dataclass
 
 from ireebench.errors import UsageError
-from ireebench.stash import StashKey
 
 from .cache import default_path
 from .devices import parse_device_list
 from .results import METRICS
 
 GROUP = "Ranking (ireebench rank)"
-# In a ranking's workers: the time it ranks by (--rank_by), which the
-# stopping rule judges (the rank plugin's ireebench_continue_repetitions).
-RANKED_METRIC = StashKey[str]()
 DEFAULT_BASELINE_EVERY = 8
 DEFAULT_RERANK_TOP = 5
 DEFAULT_RERANK_ROUNDS = 10

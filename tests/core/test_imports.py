@@ -84,7 +84,6 @@ LAZY_IMPORTS = {
     # or its Python API is used; tests/builtin_plugins/test_rank.py checks the modules.
     "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": RUNTIME,
                                        "ireebench.runner": ("ireebench.runner",)},
-    "ireebench.plugins.rank": {"ireebench.plugins.rank.api": RUNTIME},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
     "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
@@ -103,6 +102,11 @@ LAZY_NAMES = {
     # The comparison engine (its statistics, verdicts, history), for compare only.
     "ireebench.comparison": ("ireebench.comparison.judgement", "ireebench.comparison.model",
                              "ireebench.comparison.utest", "statistics"),
+    # The rank plugin: its command line, typed results and benchmark_module (the
+    # runtime) only for a ranking or its Python API.
+    "ireebench.plugins.rank": (*RUNTIME, "ireebench.plugins.rank.command",
+                               "ireebench.plugins.rank.results",
+                               "ireebench.plugins.rank.api"),
 }
 
 
