@@ -288,6 +288,12 @@ class Store:
         with self._errors("cannot open it"):
             self.engine = self._engine(url, create)
             self._migrate()
+        # No connection is kept between uses: a run opens its store before its
+        # worker forks, and a database connection must not cross a fork (SQLite
+        # and libpq alike); the supervisor would also hold it to its end, which
+        # does not collect its objects (gc.freeze in the CLI), so the last close
+        # would never checkpoint an SQLite store's -wal file away.
+        self.engine.dispose()
 
     # --- connection ----------------------------------------------------------
 

@@ -18,6 +18,7 @@ import statistics
 
 import pytest
 from conftest import one_error_line
+from ireebench.plugins.scenarios.search import MAX_QPS
 
 ASYNC = "--iree-execution-model=async-external"
 SPIN = ("--function=spin", "--input=i32=20000")
@@ -175,6 +176,8 @@ def _replay_search(trials: list[dict], start, tolerance: float) -> list:
     if outcome[value]:
         while outcome[value]:
             value = rounded(value * 2)
+            if value > MAX_QPS:  # every load passed, up to the search's ceiling
+                return tried
             tried.append(value)
         low, high = tried[-2], value
     else:
