@@ -61,6 +61,24 @@ def _release_inputs(workloads) -> None:
         workload.last_batch = None
 
 
+def _ends_unmeasured(config, hub, run_names: list[str], hint=lambda: "") -> bool:
+    """Whether the run ends before measuring (exit 0): ``--benchmark_list_tests``
+    (``hub`` None) prints the names; no name is Google Benchmark's behaviour on
+    a filter that matches nothing (its line, no context, no rows, an empty
+    ``--benchmark_out`` file), with ``hint()``'s line where it has one."""
+    if hub is None:
+        config.stdout.write("".join(f"{name}\n" for name in run_names))
+        return True
+    if run_names:
+        return False
+    pattern = config.getoption("benchmark_filter") or "."
+    config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
+    line = hint()
+    if line:
+        config.stderr.write(line + "\n")
+    return True
+
+
 def run_in_process(config, hub) -> int:
     """The default backend: measures in this process with iree.runtime."""
     if is_sweep(config) or interleaves(config) or not measures_here(config):
@@ -75,17 +93,8 @@ def run_in_process(config, hub) -> int:
     config.add_cleanup(functools.partial(_release_inputs, workloads))
     call_hook(pm, "ireebench_discovery_finish", config=config, session=session,
               workloads=workloads)
-    if hub is None:  # --benchmark_list_tests
-        config.stdout.write("".join(f"{w.run_name}\n" for w in workloads))
-        return 0
-    if not workloads:
-        # Google Benchmark's behaviour: no context, no rows, an empty
-        # --benchmark_out file, exit 0.
-        pattern = config.getoption("benchmark_filter") or "."
-        config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
-        hint = needs_inputs_hint(config)
-        if hint:
-            config.stderr.write(hint + "\n")
+    if _ends_unmeasured(config, hub, [w.run_name for w in workloads],
+                        lambda: needs_inputs_hint(config)):
         return 0
     hub.report_context(machine_context(config), [w.run_name for w in workloads])
     exit_code = 0
@@ -241,12 +250,7 @@ def run_points(config, hub) -> int:
     """Measures the points of a sweep or suite (see the module docstring)."""
     plans = plan_points(config)
     run_names = [name for plan in plans for name in plan.run_names]
-    if hub is None:  # --benchmark_list_tests
-        config.stdout.write("".join(f"{name}\n" for name in run_names))
-        return 0
-    if not run_names:
-        pattern = config.getoption("benchmark_filter") or "."
-        config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
+    if _ends_unmeasured(config, hub, run_names):
         return 0
     family = _Family()
     measured, copies = _measured_once(config, [plan for plan in plans if not plan.error])
