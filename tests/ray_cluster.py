@@ -226,6 +226,11 @@ class RayCluster:
         return [pid for pid in _pids() if _netns_inode(pid) == self.inode
                 and " -m ireebench " in (line := _cmdline(pid)) and "--point_index=" in line]
 
+    def rank_workers(self) -> list[int]:
+        """A ranking's warm workers running on the nodes (``ireebench rank ... --rank_serve=``)."""
+        return [pid for pid in _pids() if _netns_inode(pid) == self.inode
+                and " -m ireebench " in (line := _cmdline(pid)) and "--rank_serve=" in line]
+
     def node_ids(self) -> list[str]:
         return list(self.raylets())
 

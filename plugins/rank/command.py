@@ -13,7 +13,7 @@ backend (:func:`ireebench.runner.run_here`): the reports, ``--benchmark_out``,
 from __future__ import annotations
 
 from click.core import ParameterSource
-from ireebench.backend import Backend
+from ireebench.backend import EXECUTORS, Backend
 from ireebench.cli.command import (
     GroupedCommand,
     add_plugin_options,
@@ -56,10 +56,10 @@ REFUSED = {
     "benchmark_enable_random_interleaving": "the re-rank interleaves the best candidates",
     "point_index": "a ranking is one process",
 }
-# Options a ranking refuses unless they keep their default.
+# Options a ranking refuses unless they have one of these values.
 REFUSED_VALUES = {
-    "executor": ("local", ("a ranking measures on its own warm workers, one per --devices "
-                           "device, on this machine")),
+    "executor": (("local", "ray"), ("a ranking's warm workers, one per --devices device, run "
+                                    "on this machine (local) or on a Ray cluster (ray)")),
 }
 
 
@@ -97,8 +97,8 @@ def _refuse(ctx, params: dict) -> None:
         if name in params and ctx.get_parameter_source(name) in (
                 ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
             raise UsageError(f"rank: --{name} is not a ranking's option: {reason}")
-    for name, (default, reason) in REFUSED_VALUES.items():
-        if params.get(name) not in (None, "", default):
+    for name, (allowed, reason) in REFUSED_VALUES.items():
+        if params.get(name) not in (None, "", *allowed):
             raise UsageError(f"rank: --{name}={params[name]}: {reason}")
     if params.get("backend") not in (None, "runtime"):
         raise UsageError(f"rank: --backend={params['backend']}: a ranking measures in its "
@@ -141,6 +141,10 @@ def main(argv: list[str], invocation) -> Ranking:
     if parsed is None:
         return Ranking(0, [])
     config, arguments = parsed
+    if config.getoption("rank_serve"):  # a warm worker on a cluster's node
+        from .serve import serve
+
+        return serve(config, invocation)
     options = settings(config)
     found = candidate_files.collect(arguments)
     register_files(config, options, found)
@@ -158,7 +162,11 @@ def main(argv: list[str], invocation) -> Ranking:
 
     from .schedule import Ranker
     ranker = Ranker(config, options, found)
-    result = runner.run_here(config, Backend("rank", ranker.run))
+    # A worker on a cluster's node loads the plugins this command line loaded.
+    ranker.selection = [*(f"--plugin={spec}" for spec in invocation.selection.specs),
+                        *(f"-pno:{name}" for name in invocation.selection.blocked)]
+    # EXECUTORS: the workers run where --executor says (this machine, a Ray cluster).
+    result = runner.run_here(config, Backend("rank", ranker.run, capabilities={EXECUTORS}))
     ranking = ranker.ranking
     ranking.exit_code, ranking.runs, ranking.context = (result.exit_code, result.runs,
                                                         result.context)

@@ -43,6 +43,9 @@ class DeviceSpec:
     uri: str  # as given: hip://0, local-sync
     label: str  # unique among the workers: hip://0, local-sync#1
     cpus: tuple[int, ...] = ()  # a CPU worker's CPUs (empty: not pinned)
+    # On a Ray cluster (--executor=ray): the resource its worker's actor asks for
+    # (iree:local-task, 1 GPU); empty: a worker of this machine.
+    resource: str = ""
 
     @property
     def driver(self) -> str:
@@ -61,8 +64,11 @@ class DeviceSpec:
         return [f"--task_topology_cpu_ids={','.join(map(str, self.cpus))}"]
 
     def to_dict(self) -> dict:
-        return {"label": self.label, "uri": self.uri, "cpus": list(self.cpus),
-                "fingerprint": fingerprint(self)}
+        found = {"label": self.label, "uri": self.uri, "cpus": list(self.cpus),
+                 "fingerprint": fingerprint(self)}
+        if self.resource:
+            found["ray_resource"] = self.resource
+        return found
 
 
 def driver_of(uri: str) -> str:
@@ -172,12 +178,19 @@ def _cpu_model() -> str:
 
 
 def fingerprint(spec: DeviceSpec) -> str:
-    """16 hex digits: which cached measurements this device may reuse."""
-    identity = {"host": socket.gethostname(), "machine": platform.machine(),
-                "cpu": _cpu_model(), "driver": spec.driver}
-    if spec.is_cpu:
-        identity["cpus"] = len(spec.cpus) or len(available_cpus())
+    """16 hex digits: which cached measurements this device may reuse.
+
+    A device of a Ray cluster is the resource its worker asks for: the nodes
+    that offer a resource are taken to be alike (which is what advertising
+    it says), so a rerun reuses what any of them measured."""
+    if spec.resource:
+        identity = {"ray resource": spec.resource, "driver": spec.driver, "uri": spec.uri}
     else:
-        identity["uri"] = spec.uri
+        identity = {"host": socket.gethostname(), "machine": platform.machine(),
+                    "cpu": _cpu_model(), "driver": spec.driver}
+        if spec.is_cpu:
+            identity["cpus"] = len(spec.cpus) or len(available_cpus())
+        else:
+            identity["uri"] = spec.uri
     text = json.dumps(identity, sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]

@@ -184,6 +184,7 @@ class BaselineMeasurement:
     sequence: int  # when, in the device's order of measurements
     elapsed: float = 0.0
     cpu_seconds: float | None = None
+    node: str = ""  # the Ray node that measured it (--executor=ray); "": this machine
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)

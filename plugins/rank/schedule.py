@@ -84,7 +84,7 @@ from .results import (
 )
 from .settings import TIMEOUT_SLACK, RankSettings
 from .stash import RANKED_METRIC
-from .worker import WorkerProcess
+from .worker import LocalWorkers, WorkerProcess
 
 BASELINE_ID = "baseline"
 # How long a worker may take to open its device and upload the inputs.
@@ -108,7 +108,7 @@ class DeviceState:
     """One device's history, across the workers that held it."""
 
     spec: DeviceSpec
-    worker: WorkerProcess | None = None
+    worker: WorkerProcess | None = None  # or a remote.RayWorker
     baselines: list[BaselineMeasurement] = field(default_factory=list)
     sequence: int = 0
     rounds: int = 0  # baseline measurements made
@@ -116,6 +116,10 @@ class DeviceState:
     fresh: bool = True  # its worker has not measured the baseline yet
     first: Measurement | None = None  # its first baseline measurement (timeouts)
     worker_info: dict = field(default_factory=dict)  # what its last worker said when ready
+    # On a cluster: its worker was lost with its node (the next may be elsewhere),
+    # and how often.
+    relocated: bool = False
+    losses: int = 0
 
     def to_dict(self) -> dict:
         return {**self.spec.to_dict(), "worker": dict(self.worker_info),
@@ -155,6 +159,14 @@ class Ranker:
         # candidate id -> its place in its device's order of measurements (drift)
         self.sequence_of: dict[str, int] = {}
         self._context = None  # (context, run names) until it is reported
+        # Where the workers run (LocalWorkers, remote.RayWorkers), and the command
+        # line's plugin flags (a worker on a node loads the same plugins).
+        self.pool = None
+        self.selection: list[str] = []
+        # candidate id -> the node its measurement was made on ("": this machine)
+        self.node_of: dict[str, str] = {}
+        self.attempts: dict[str, int] = {}  # candidate id -> times lost with a node
+        self.where_of: dict[str, dict] = {}  # candidate id -> its worker's where (rows)
 
     # --- the whole ranking ------------------------------------------------
 
@@ -162,13 +174,23 @@ class Ranker:
         self.hub = hub
         self.started = time.monotonic()
         settings = self.settings
-        self.devices = [DeviceState(spec) for spec in worker_devices(
-            settings.devices, settings.cpu_workers, settings.cpu_sets,
-            rt.query_available_drivers())]
+        drivers = rt.query_available_drivers()
+        on_ray = config.getoption("executor") == "ray"
+        if on_ray:  # the ray extra: imported only for a ranking on a cluster
+            from .remote import RayWorkers, ray_devices
+
+            specs = ray_devices(settings.devices, settings.cpu_workers, settings.cpu_sets,
+                                drivers, list(config.getoption("ray_resource") or []))
+        else:
+            specs = worker_devices(settings.devices, settings.cpu_workers, settings.cpu_sets,
+                                   drivers)
+        self.devices = [DeviceState(spec) for spec in specs]
         self.cache = rank_cache.RankCache(settings.cache, settings.remeasure).open()
         self.stream = rank_cache.Stream(settings.rank_stream)
         config.stash[RANKED_METRIC] = settings.metric  # the workers' stopping rule
         try:
+            self.pool = RayWorkers(config, self.selection, specs).open() if on_ray \
+                else LocalWorkers(config)
             self._prepare()
             self._first_pass()
             self._ratios()
@@ -182,6 +204,8 @@ class Ranker:
             raise
         finally:
             self._stop_workers()
+            if self.pool is not None:
+                self.pool.close()
             self._finish()
             self.stream.close()
         report.print_ranking(config, self.ranking)
@@ -309,8 +333,8 @@ class Ranker:
     def _start(self, device: DeviceState) -> None:
         baseline_job = Job(BASELINE_ID, self.baseline.module, self.baseline.sha256,
                            {"candidate": BASELINE_ID}, baseline=True)
-        device.worker = WorkerProcess.start(self.config, device.spec, self.function,
-                                            baseline_job, self.settings.check_outputs)
+        device.worker = self.pool.start(device.spec, self.function, baseline_job,
+                                        self.settings.check_outputs, self.settings.metric)
         device.worker.deadline = time.monotonic() + START_SECONDS
         device.fresh = True
 
@@ -321,6 +345,8 @@ class Ranker:
                 worker = device.worker
                 if worker is not None and worker.ready and worker.busy is None:
                     self._assign(device)
+            if not self.queue and self.pending_rerank is None:
+                self._abandon_relocated()
             active = [device for device in self.devices if device.worker is not None
                       and (device.worker.busy is not None or not device.worker.ready)]
             if not active:
@@ -355,8 +381,9 @@ class Ranker:
             self._send(device, Task("baseline", self._baseline_job(device)))
             return
         if self.pending_rerank is not None:
-            if device is self.devices[0]:
+            if device is self._rerank_device():
                 task, self.pending_rerank = self.pending_rerank, None
+                self.rerank.device = device.spec.label
                 self._send(device, task)
             return
         if self.queue and device.worker.since_baseline >= self.settings.baseline_every:
@@ -367,6 +394,24 @@ class Ranker:
                                     timeout=self._timeout(device)))
         elif self._baseline_due(device):
             self._send(device, Task("baseline", self._baseline_job(device)))
+
+    def _rerank_device(self) -> DeviceState:
+        """The first device, unless its worker was lost with its node and its next one
+        has not started: then the first device whose worker is free."""
+        first = self.devices[0]
+        if first.worker is not None and (first.worker.ready or not first.relocated):
+            return first
+        return next((device for device in self.devices if device.worker is not None
+                     and device.worker.ready and device.worker.busy is None), first)
+
+    def _abandon_relocated(self) -> None:
+        """Nothing is left to measure: a worker still starting in place of one lost with
+        its node (Ray may have no node to put it on) is not waited for."""
+        for device in self.devices:
+            worker = device.worker
+            if worker is not None and device.relocated and not worker.ready:
+                worker.close(stop=False)
+                device.worker = None
 
     @staticmethod
     def _baseline_due(device: DeviceState) -> bool:
@@ -416,7 +461,7 @@ class Ranker:
         worker = device.worker
         if kind == "ready":
             worker.ready, worker.deadline = True, None
-            device.worker_info = dict(args[0])
+            device.worker_info = {**dict(args[0]), **worker.where}
         elif kind == "failed":
             error = decode_error(args[0])
             raise self._device_error(device, error)
@@ -454,6 +499,7 @@ class Ranker:
         self.ranking.device_seconds += self._held(device)
         worker.started_at = worker.deadline = None
         self.ranking.measured += 1
+        self._stamp(worker, measurement.rows)
         self._report_rows(measurement.rows)
         if task.kind == "baseline":
             self._baseline_measured(device, task, measurement)
@@ -462,7 +508,16 @@ class Ranker:
         result = task.candidate
         self._apply(result, measurement, device.spec.label, task.timeout)
         self.sequence_of[result.id] = task.sequence
+        self.node_of[result.id] = worker.where.get("ray_node_id", "")
+        self.where_of[result.id] = worker.where
         self._record(result, device)
+
+    @staticmethod
+    def _stamp(worker, rows: list) -> None:
+        """Rows measured on a cluster's node say which (``host_name``, ``ray_node_id``)."""
+        if worker.where:
+            for row in rows:
+                row.provenance = {**row.provenance, **worker.where}
 
     def _baseline_measured(self, device: DeviceState, task: Task,
                            measurement: Measurement) -> None:
@@ -475,7 +530,8 @@ class Ranker:
         device.fresh = False
         entry = BaselineMeasurement(device.spec.label, measurement.seconds,
                                     measurement.device_seconds, task.sequence,
-                                    measurement.elapsed, measurement.cpu_seconds)
+                                    measurement.elapsed, measurement.cpu_seconds,
+                                    device.worker.where.get("ray_node_id", ""))
         device.baselines.append(entry)
         self.stream.write("baseline", entry.to_dict())
 
@@ -505,7 +561,9 @@ class Ranker:
             return None
         metric = self.settings.metric
         value = result.measurement.metric(metric)
-        points = [(entry.sequence, metric_of(entry, metric)) for entry in device.baselines]
+        node = self.node_of.get(result.id, "")  # a lost node's baselines are its own
+        points = [(entry.sequence, metric_of(entry, metric)) for entry in device.baselines
+                  if entry.node == node]
         points = [(position, seconds) for position, seconds in points if seconds]
         base = interpolate(points, self.sequence_of.get(result.id, 0))
         if value is None or not base:
@@ -523,7 +581,8 @@ class Ranker:
 
     def _error_row(self, result: CandidateResult) -> Run:
         params = self._params(result.id)
-        return Run(name=names.family_name(self.function, params),
+        return Run(provenance=dict(self.where_of.get(result.id, {})),
+                   name=names.family_name(self.function, params),
                    run_name=names.run_name(self.function, params), function=self.function,
                    params=params, error_occurred=True,
                    error_message=f"{result.state}: {result.message}".rstrip(": "),
@@ -533,6 +592,9 @@ class Ranker:
 
     def _died(self, device: DeviceState) -> None:
         worker = device.worker
+        if worker.lost:
+            self._relocate(device)
+            return
         how = worker.death()
         task = worker.busy
         held = self._held(device)
@@ -546,7 +608,46 @@ class Ranker:
                              "candidates")
         self.ranking.device_seconds += held
         self._lost(device, task, State.CRASHED, f"the worker process {how} while running it",
-                   held)
+                   held, worker.where)
+
+    def _relocate(self, device: DeviceState) -> None:
+        """A worker lost with its node (a cluster's): not its candidate's fault. The
+        candidate (or the re-rank) is measured again, first, within --ray_retries; the
+        device gets a new worker, wherever Ray finds it room."""
+        worker = device.worker
+        task = worker.busy
+        held = self._held(device)
+        how = worker.death()
+        worker.close(stop=False)
+        device.worker = None
+        device.relocated = True
+        device.losses += 1
+        self.ranking.device_seconds += held
+        retries = self.pool.retries
+        said = f"ireebench: ray: rank: the worker of {device.spec.label} {how}"
+        if task is not None and task.kind == "candidate":
+            result = task.candidate
+            lost = self.attempts[result.id] = self.attempts.get(result.id, 0) + 1
+            if lost > retries:
+                result.message = (f"lost with its node {lost} time{'s' if lost > 1 else ''} "
+                                  f"(--ray_retries={retries}): {how}")
+                said += f"; candidate {result.id} is not measured (--ray_retries={retries})"
+            else:
+                self.queue.insert(0, result)
+                said += f"; candidate {result.id} is measured again ({lost} of {retries})"
+        elif task is not None and task.kind == "rerank":
+            lost = self.attempts[BASELINE_ID] = self.attempts.get(BASELINE_ID, 0) + 1
+            if lost > retries:
+                self.rerank.message = f"the re-rank's worker {how}"
+            else:
+                self.pending_rerank = task
+                said += f"; the re-rank starts again ({lost} of {retries})"
+        self.config.stderr.write(said + "\n")
+        if device.losses > retries:
+            self.config.stderr.write(f"ireebench: ray: rank: {device.spec.label} lost "
+                                     f"{device.losses} workers: no more are started for it\n")
+        elif self.queue or self.pending_rerank is not None:
+            self._start(device)
 
     def _timed_out(self, device: DeviceState) -> None:
         worker = device.worker
@@ -562,10 +663,10 @@ class Ranker:
         self.ranking.device_seconds += held
         self._lost(device, task, State.TIMEOUT,
                    f"still running after {held:.2f} s (its timeout: {task.timeout:.2f} s); "
-                   "the worker was killed", held)
+                   "the worker was killed", held, worker.where)
 
     def _lost(self, device: DeviceState, task: Task, state: State, message: str,
-              held: float) -> None:
+              held: float, where: dict) -> None:
         """A candidate that took its worker with it; a new worker takes the device."""
         if task.kind == "baseline":
             raise UsageError(f"--baseline={self.settings.baseline}: {state} on "
@@ -575,6 +676,7 @@ class Ranker:
             return
         device.candidates += 1
         result = task.candidate
+        self.where_of[result.id] = where
         result.state, result.message = state, message
         result.device, result.timeout = device.spec.label, task.timeout
         result.measurement = Measurement(state, message, elapsed=held)
@@ -631,7 +733,7 @@ class Ranker:
         members = ranked[:settings.rerank_top]
         if len(members) < 2:
             return
-        device = self.devices[0]
+        device = self._rerank_device()
         self.rerank = Rerank(device.spec.label, settings.rerank_rounds, settings.seed,
                              [member.id for member in members])
         rerank_key = rank_cache.key(kind="rerank", members=[self.keys[m.id] for m in members],
@@ -678,6 +780,7 @@ class Ranker:
         rerank = self.rerank
         rerank.failed = dict(result.failed)
         for rows in result.rows.values():
+            self._stamp(worker, rows)
             self._report_rows(rows)
         by_round = result.cpu_seconds if self.settings.metric == "cpu_time" else result.seconds
         base = by_round.get(BASELINE_ID)

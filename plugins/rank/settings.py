@@ -105,6 +105,8 @@ def add_options(parser) -> None:
              "not measured, an interrupted ranking resumes; off: no cache.")
     add("--remeasure", "remeasure", type=bool, group=GROUP,
         help="Measure everything again (the cache is still written).")
+    add("--rank_serve", "rank_serve", default="", group=GROUP, hidden=True,
+        help="On a cluster's node: serve as one device's warm worker (plugins/rank/serve.py).")
 
 
 @dataclass

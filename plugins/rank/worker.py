@@ -97,6 +97,8 @@ class WorkerProcess:
         self.ended = False  # its replies pipe is at its end
         self.wait_status: int | None = None
         self.ready = False
+        self.lost = ""  # a worker here is never lost with its machine (see RayWorker)
+        self.where: dict = {}  # what its rows say of where they were measured: here
         self.busy = None  # what it is measuring (the ranking's task)
         self.started_at: float | None = None  # its "begin", for the deadline
         self.deadline: float | None = None
@@ -205,9 +207,30 @@ class WorkerProcess:
             os.close(self.replies)
 
 
+class LocalWorkers:
+    """The warm workers of this machine (``--executor=local``): each forked from the
+    ranking. The ranking's other pool is :class:`.remote.RayWorkers`."""
+
+    retries = 0  # a worker cannot be lost here without its machine
+
+    def __init__(self, config):
+        self.config = config
+
+    def start(self, spec: DeviceSpec, function: str, baseline: Job, check_outputs: bool,
+              metric: str) -> WorkerProcess:
+        return WorkerProcess.start(self.config, spec, function, baseline, check_outputs)
+
+    def close(self) -> None:
+        pass
+
+
 def _serve(config, spec: DeviceSpec, function: str, baseline: Job, check_outputs: bool,
-           requests: int, replies: int, parent: int) -> int:
-    """The worker process (see the module docstring); its exit status."""
+           requests: int, replies: int, parent: int, forward_streams: bool = False) -> int:
+    """The worker process (see the module docstring); its exit status.
+
+    ``forward_streams``: what the run writes goes to the ranking as ``write``
+    messages (a worker on another machine, :mod:`.serve`), not to this process's
+    own stdout and stderr (a forked worker's: the ranking's terminal)."""
     with contextlib.suppress(OSError):
         os.setpgid(0, 0)
     die_with(parent)
@@ -222,7 +245,7 @@ def _serve(config, spec: DeviceSpec, function: str, baseline: Job, check_outputs
                    signal.SIGPIPE):
         signal.signal(signum, signal.SIG_DFL)
     channel = Channel(replies)
-    if not isinstance(config.stdout, CliStream):  # the Python API's streams
+    if forward_streams or not isinstance(config.stdout, CliStream):  # the Python API's
         config.stdout = ForwardedStream(channel, "stdout")
         config.stderr = ForwardedStream(channel, "stderr")
     try:

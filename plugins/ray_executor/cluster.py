@@ -93,9 +93,9 @@ def run_points(config, jobs, environment: dict, selection: list[str], identity: 
     messages: deque = deque()
     connect(settings.address, messages)
     try:
-        nodes = _live_nodes()
+        nodes = live_nodes()
         _check_offered(settings.address, jobs, requests, nodes)
-        _probe(config, nodes, requests, selection, environment, identity)
+        probe(config, nodes, requests, selection, environment, identity)
         arguments = shipping.argument_files(config)
         files, objects = {}, {}
         for job in jobs:
@@ -180,7 +180,7 @@ def disconnect() -> None:
 # --- the cluster before anything runs -----------------------------------------------
 
 
-def _live_nodes() -> list[dict]:
+def live_nodes() -> list[dict]:
     return [entry for entry in ray.nodes() if entry.get("Alive")]
 
 
@@ -189,7 +189,7 @@ def _describe_node(entry: dict) -> str:
             f" id {str(entry.get('NodeID', ''))[:8]})")
 
 
-def _offered(nodes: list[dict]) -> str:
+def offered(nodes: list[dict]) -> str:
     names = sorted({name for entry in nodes for name in entry.get("Resources", {})
                     if not name.startswith(("node:", "memory", "object_store_memory"))})
     return ", ".join(names) or "nothing"
@@ -205,7 +205,7 @@ def _check_offered(address: str, jobs, requests: dict, nodes: list[dict]) -> Non
             f"--executor=ray: no node of the cluster at {address} offers {request.describe()} "
             f"(point {job.label}); a node offers it with ray start --resources='{example}'"
             f"{' --num-gpus=N' if request.num_gpus else ''} (the cluster offers: "
-            f"{_offered(nodes)})")
+            f"{offered(nodes)})")
 
 
 def _offered_summary(nodes: list[dict], requests: dict) -> str:
@@ -216,7 +216,7 @@ def _offered_summary(nodes: list[dict], requests: dict) -> str:
                      for name, count in counts.items()) or "no device asked"
 
 
-def _mismatch(entry: str, mine: list[str], theirs: dict) -> str:
+def mismatch(entry: str, mine: list[str], theirs: dict) -> str:
     if theirs.get("error"):
         return (f"--executor=ray: node {entry} cannot run this run's ireebench: "
                 f"{theirs['error']} (install ireebench and the run's plugins there)")
@@ -229,7 +229,7 @@ def _mismatch(entry: str, mine: list[str], theirs: dict) -> str:
             "install the same ireebench, IREE runtime and plugins on every node")
 
 
-def _probe(config, nodes: list[dict], requests: dict, selection: list[str],
+def probe(config, nodes: list[dict], requests: dict, selection: list[str],
            environment: dict, identity: list[str]) -> None:
     """Every node that could run a point says who it is; one that differs is refused."""
     asked = [entry for entry in nodes
@@ -248,16 +248,16 @@ def _probe(config, nodes: list[dict], requests: dict, selection: list[str],
             theirs = ray.get(ref)
         except ray.exceptions.RayError as exc:
             raise UsageError(f"--executor=ray: node {_describe_node(refs[ref])} cannot run "
-                             f"ireebench's tasks: {_ray_error(exc)} (install ireebench there)") \
+                             f"ireebench's tasks: {ray_error(exc)} (install ireebench there)") \
                 from None
         if theirs["error"] or theirs["lines"] != identity:
-            raise UsageError(_mismatch(_describe_node(refs[ref]), identity, theirs))
+            raise UsageError(mismatch(_describe_node(refs[ref]), identity, theirs))
 
 
 # --- the run ----------------------------------------------------------------------
 
 
-def _ray_error(exc: BaseException) -> str:
+def ray_error(exc: BaseException) -> str:
     """A Ray exception in one line: its cause's, where it carries one."""
     cause = getattr(exc, "cause", None)
     if isinstance(cause, BaseException) and not isinstance(cause, ray.exceptions.RayError):
@@ -301,14 +301,14 @@ class ClusterRun:
         checked = time.monotonic()
         while self.pending:
             ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=POLL_SECONDS)
-            _say(self.config, self.messages)
+            say(self.config, self.messages)
             for ref in ready:
                 job = self.pending.pop(ref)
                 yield _outcome(job, ref, self.settings, self.identity)
             if time.monotonic() - checked >= OFFERED_CHECK_SECONDS and self.pending:
                 checked = time.monotonic()
                 yield from _unoffered(self.pending, self.requests)
-        _say(self.config, self.messages)
+        say(self.config, self.messages)
 
     def close(self) -> None:
         if self.closed:
@@ -325,7 +325,7 @@ class ClusterRun:
 _NODE_DEAD = re.compile(r"The node with node id: (\w+) and address: (\S+).*marked dead")
 
 
-def _say(config, messages: deque) -> None:
+def say(config, messages: deque) -> None:
     """The cluster's messages Ray received, one line each: a dead node said so, a
     failed task left out (its point's outcome says what became of it), anything
     else by its first sentence."""
@@ -347,7 +347,7 @@ def _say(config, messages: deque) -> None:
 
 def _unoffered(pending: dict, requests: dict):
     """The waiting points whose device no live node offers any more: their failures."""
-    nodes = _live_nodes()
+    nodes = live_nodes()
     for ref, job in list(pending.items()):
         request = requests[job.index]
         if any(request.fits(entry.get("Resources", {})) for entry in nodes):
@@ -365,15 +365,15 @@ def _outcome(job, ref, settings: Settings, identity: list[str]) -> PointOutcome:
     except ray.exceptions.TaskCancelledError:
         return PointOutcome(job, failure="cancelled on the Ray cluster")
     except ray.exceptions.RayTaskError as exc:  # the task's own code raised: not retried
-        return PointOutcome(job, failure=f"failed on the Ray cluster: {_ray_error(exc)}")
+        return PointOutcome(job, failure=f"failed on the Ray cluster: {ray_error(exc)}")
     except ray.exceptions.RayError as exc:  # its node or worker lost, each time
         spent = (f" (and its {settings.retries} retr{'y' if settings.retries == 1 else 'ies'})"
                  if settings.retries else "")
-        return PointOutcome(job, failure=f"lost on the Ray cluster{spent}: {_ray_error(exc)}")
+        return PointOutcome(job, failure=f"lost on the Ray cluster{spent}: {ray_error(exc)}")
     where = {"host_name": result["host"], "ray_node_id": result["node_id"]}
     if result.get("refused"):  # a node that joined after the others were asked
         entry = f"{result['ip']} (host {result['host']}, id {result['node_id'][:8]})"
-        raise UsageError(_mismatch(entry, identity, result["identity"]))
+        raise UsageError(mismatch(entry, identity, result["identity"]))
     if result.get("failure"):
         return PointOutcome(job, failure=result["failure"], provenance=where)
     stdout, returncode = result["stdout"], result["returncode"]

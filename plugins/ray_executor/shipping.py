@@ -111,6 +111,12 @@ def point_files(config) -> list[Shipped]:
         data = bytes(image.data) if image.data is not None else _read(image.path)
         if data is not None:
             shipped.append(Shipped(MODULE, spec, image.name, image.sha256, data))
+    return shipped + input_files(config)
+
+
+def input_files(config) -> list[Shipped]:
+    """The files its ``--input`` values and ``--parameters`` archives read."""
+    shipped = []
     for value in config.getoption("input") or []:
         found = input_file(value)
         if found is not None:

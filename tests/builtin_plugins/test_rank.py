@@ -469,7 +469,10 @@ def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
     (["{mid}"], {"rerank_rounds": 1}, "--rerank_rounds=1: must be at least 2"),
     (["{mid}"], {"cpu_sets": "0:0"}, "the sets overlap"),
     (["{mid}"], {"rank_by": "device_time"}, "--rank_by=device_time: needs --device_time"),
-    (["{mid}"], {"executor": "ray"}, "--executor=ray: a ranking measures on its own warm"),
+    (["{mid}"], {"executor": "ray"}, "--executor=ray: which Ray cluster?"),
+    (["{mid}"], {"executor": "ssh"}, ("--executor=ssh: a ranking's warm workers, one per "
+                                     "--devices device, run on this machine (local) or on a "
+                                     "Ray cluster (ray)")),
     (["{folder}/none-*.vmfb"], {}, "no file matches"),
     (["{folder}/fast.vmfb", "{folder}/sub/fast.vmfb"], {}, "have the same id 'fast'"),
     (["{folder}/bad.json"], {}, "manifest {folder}/bad.json: invalid JSON"),

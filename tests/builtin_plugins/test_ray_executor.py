@@ -15,6 +15,11 @@ node's own clock recorded); a node killed while it measures loses no point
 and duplicates none; a point that crashes or hangs is its error row; Ctrl-C
 writes what finished; a node with another ireebench is refused in one
 line; bad flags, a missing cluster and a missing extra are one line each.
+And ``ireebench rank`` on the cluster (one warm worker per device, each an
+actor on a node holding it): the order and states of a local ranking, each
+row with its node; a node killed while its worker measures a candidate
+loses none (measured again elsewhere, reported once); more workers than the
+cluster has devices for is one line.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import time
 import numpy as np
 import pytest
 import ray_cluster
-from conftest import ROOT, CliResult, _env, one_error_line, slow_function
+from conftest import MLIR_DIR, ROOT, CliResult, _env, one_error_line, slow_function
 
 pytestmark = pytest.mark.xdist_group("ray")
 
@@ -79,6 +84,36 @@ def cluster(session_cluster):
 @pytest.fixture(scope="module")
 def dynamic(compile_mlir):
     return compile_mlir("dynamic")
+
+
+# A ranking's candidates (tests/fixtures/mlir/rank_*.mlir, as tests/builtin_plugins/
+# test_rank.py makes them): main(tensor<1048576xi32>) -> tensor<i32> summing the
+# first WORK inputs.
+RANK_INPUTS = 1 << 20
+RANK = ["--input=1048576xi32=0", "--benchmark_min_time=0.005s", "--benchmark_repetitions=3",
+        "--benchmark_min_rel_accuracy=", "--rank_cache=off"]
+
+
+def _rank_source(name: str, work: int = 0) -> str:
+    text = (MLIR_DIR / f"rank_{name}.mlir").read_text()
+    return (text.replace("INPUTS", str(RANK_INPUTS)).replace("WORK", str(work))
+            .replace("EXTRA", "0"))
+
+
+@pytest.fixture(scope="module")
+def candidates(compile_mlir, tmp_path_factory) -> dict:
+    """fast, mid, slow (16x then 4x the work: local-task's own overhead, some tens of
+    microseconds, is small beside mid's), crash (SIGSEGV), and c0..c5 (close, distinct),
+    each a file named after its id."""
+    folder = tmp_path_factory.mktemp("candidates")
+    sources = {"fast": _rank_source("sum", 1 << 14), "mid": _rank_source("sum", 1 << 18),
+               "slow": _rank_source("sum", 1 << 20), "crash": _rank_source("crash")}
+    sources.update({f"c{i}": _rank_source("sum", (1 << 16) + 4096 * i) for i in range(6)})
+    found = {}
+    for name, source in sources.items():
+        found[name] = folder / f"{name}.vmfb"
+        shutil.copy(compile_mlir(source), found[name])
+    return found
 
 
 def on_cluster(cluster, *args, cwd=None, timeout=300) -> CliResult:
@@ -247,12 +282,17 @@ def test_a_node_with_another_ireebench_is_refused_in_one_line(cluster, dynamic, 
     try:
         result = on_cluster(cluster, f"--module={dynamic}", *LEAN, "--input=1x512xf32=0",
                             "--ray_resource=test:other-ireebench", *RAY)
+        # A ranking's worker there likewise (checked when it starts on the node).
+        ranking = on_cluster(cluster, "rank", dynamic, f"--baseline={dynamic}",
+                             "--function=forward", "--input=1x512xf32=0", "--rank_cache=off",
+                             "--ray_resource=test:other-ireebench", *RAY)
     finally:
         cluster.kill_node(node_id)
-    line = one_error_line(result)
-    assert re.search(r"--executor=ray: node 127\.0\.0\.1 \(host ray-worker-\d+, id "
-                     + node_id[:8] + r"\) runs another ireebench or other plugins \(it has "
-                     r"ireebench 0\.0\.0\+0\.1\.0; this driver has ireebench 0\.1\.0\)", line), line
+    for line in (one_error_line(result), one_error_line(ranking)):
+        assert re.search(r"--executor=ray: node 127\.0\.0\.1 \(host ray-worker-\d+, id "
+                         + node_id[:8] + r"\) runs another ireebench or other plugins \(it "
+                         r"has ireebench 0\.0\.0\+0\.1\.0; this driver has ireebench "
+                         r"0\.1\.0\)", line), line
 
 
 def test_a_point_no_node_can_run_is_one_line(cluster, dynamic):
@@ -306,6 +346,141 @@ def test_a_killed_node_loses_no_point_and_duplicates_none(cluster, dynamic, tmp_
     assert killed
     assert all(row["ray_node_id"] != victim for row in rows
                if row["name"].replace("/", "_") in killed)
+
+
+def test_a_ranking_on_the_cluster_orders_as_a_local_one(cluster, ireebench, candidates,
+                                                        tmp_path):
+    given = [candidates[name] for name in ("slow", "fast", "crash", "mid")]
+    args = ["rank", *given, f"--baseline={candidates['mid']}", *RANK, "--benchmark_format=json"]
+    local_out, ray_out = tmp_path / "local.json", tmp_path / "ray.json"
+    local = ireebench(*args, "--devices=local-sync", "--cpu_workers=2",
+                      f"--rank_out={local_out}")
+    result = on_cluster(cluster, *args, "--devices=local-task,local-task", *RAY,
+                        f"--rank_out={ray_out}")
+    assert local.returncode == 0 and result.returncode == 0, result.stderr
+    assert "ireebench: ray: rank: 2 warm workers on the cluster at 127.0.0.1:6390: " \
+           "local-task#0 (iree:local-task), local-task#1 (iree:local-task)" in result.stderr
+
+    def order(path):
+        ranking = json.loads(path.read_text())
+        return [(entry["id"], entry["state"], entry["rank"]) for entry in ranking["candidates"]]
+
+    assert order(ray_out) == order(local_out) == [
+        ("fast", "ok", 1), ("mid", "ok", 2), ("slow", "ok", 3), ("crash", "crashed", None)]
+    ranking = json.loads(ray_out.read_text())
+    # One actor per device, each on a worker node of its own (one iree:local-task each).
+    hosts = [device["worker"]["host_name"] for device in ranking["devices"]]
+    assert sorted(hosts) == sorted(set(hosts)) and set(hosts) <= _worker_hosts(cluster)
+    assert {device["ray_resource"] for device in ranking["devices"]} == {"iree:local-task"}
+    # Every row says the node it was measured on; the crash's error row too.
+    rows = result.json()["benchmarks"]
+    assert {row["host_name"] for row in rows} <= _worker_hosts(cluster)
+    assert all(re.fullmatch(r"[0-9a-f]{56}", row["ray_node_id"]) for row in rows)
+    [crashed] = [row for row in rows if row.get("error_occurred")]
+    assert "SIGSEGV" in crashed["error_message"]
+
+    def measured(report_rows):  # the candidates' own rows (not the baselines' rounds)
+        return sorted(row["name"] for row in report_rows if "candidate:baseline" not in
+                      row["name"] and "pass:rerank" not in row["name"])
+
+    assert measured(rows) == measured(local.json()["benchmarks"])
+
+
+def test_a_killed_node_loses_no_candidate_of_a_ranking(cluster, candidates, tmp_path):
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    out = tmp_path / "ranking.json"
+    ids = [f"c{i}" for i in range(6)]
+    proc = subprocess.Popen(
+        [*cluster.enter(), sys.executable, "-m", "ireebench", "-p", "point_interval", "rank",
+         *(candidates[name] for name in ids), f"--baseline={candidates['mid']}", *RANK,
+         "--benchmark_min_time=0.2s", "--devices=local-task,local-task", "--rerank_top=0",
+         f"--interval_markers={markers}", f"--rank_out={out}", "--benchmark_format=json",
+         *RAY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env,
+        stdin=subprocess.DEVNULL)
+    victim = killed = None
+    try:
+        deadline = time.monotonic() + 120
+        while victim is None and time.monotonic() < deadline and proc.poll() is None:
+            for marker in os.listdir(markers):
+                node_id, _, name = marker.partition("@")
+                if node_id in cluster.workers and "candidate:baseline" not in name:
+                    victim, killed = node_id, name  # its worker measures a candidate: it dies
+                    cluster.kill_node(victim)
+                    break
+            time.sleep(0.05)  # polling for a marker file, with a deadline
+        stdout, stderr = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert victim is not None, "no worker node started a candidate"
+    assert proc.returncode == 0, stderr.decode()
+    lost = re.search(r"candidate:(c\d)", killed).group(1)
+    assert re.search(rf"ireebench: ray: rank: the worker of local-task#\d was lost with its "
+                     rf"node \(ray-worker-\d+\): \w+: .*; candidate {lost} is measured again "
+                     r"\(1 of 3\)", stderr.decode()), stderr.decode()
+    ranking = json.loads(out.read_text())
+    assert sorted((entry["id"], entry["state"]) for entry in ranking["candidates"]) == \
+        [(name, "ok") for name in ids]
+    rows = json.loads(stdout)["benchmarks"]
+    for name in ids:  # each reported once (a ranking shows its aggregates)
+        own = [row.get("aggregate_name") for row in rows if f"candidate:{name}/" in row["name"]]
+        assert sorted(own) == ["cv", "mean", "median", "stddev"], (name, own)
+    assert {row["ray_node_id"] for row in rows if f"candidate:{lost}/" in row["name"]} \
+        .isdisjoint({victim})
+
+
+def test_ctrl_c_stops_a_ranking_on_the_cluster_and_a_rerun_resumes(cluster, candidates,
+                                                                   tmp_path):
+    ids = [f"c{i}" for i in range(6)]
+    out, stream, cache = tmp_path / "ranking.json", tmp_path / "stream.jsonl", \
+        tmp_path / "cache.jsonl"
+    args = [sys.executable, "-m", "ireebench", "rank", *(candidates[name] for name in ids),
+            f"--baseline={candidates['mid']}", *RANK, f"--rank_cache={cache}",
+            "--benchmark_min_time=0.2s", "--devices=local-task,local-task", "--rerank_top=0",
+            f"--rank_out={out}", *RAY]
+    proc = subprocess.Popen([*cluster.enter(), *args, f"--rank_stream={stream}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=cluster.env, stdin=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline and not (
+                stream.exists() and '"event": "candidate"' in stream.read_text()):
+            time.sleep(0.05)  # polling the stream for the first candidate, with a deadline
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 130, stderr.decode()
+    stopped = json.loads(out.read_text())
+    assert stopped["stopped"] == "interrupted" and not stopped["complete"]
+    done = {entry["id"] for entry in stopped["candidates"] if entry["state"] == "ok"}
+    assert done and len(done) < len(ids)
+    deadline = time.monotonic() + 60
+    while cluster.rank_workers() and time.monotonic() < deadline:
+        time.sleep(0.1)  # polling the nodes' processes, with a deadline
+    assert cluster.rank_workers() == []  # nothing goes on measuring on the nodes
+    # A rerun measures only the rest: the cache knows the cluster's device by its
+    # resource, whichever node measured it.
+    resumed = cluster.run(args)
+    assert resumed.returncode == 0, resumed.stderr
+    ranking = json.loads(out.read_text())
+    assert ranking["complete"] and ranking["from_cache"] == len(done)
+    assert {entry["id"] for entry in ranking["candidates"] if entry["cached"]} == done
+
+
+def test_a_ranking_needs_a_device_for_every_worker_at_once(cluster, candidates):
+    line = one_error_line(on_cluster(cluster, "rank", candidates["fast"],
+                                     f"--baseline={candidates['mid']}", *RANK,
+                                     "--devices=local-task,local-task,local-task", *RAY))
+    assert line.startswith(
+        "ireebench: error: --devices=local-task,local-task,local-task: with --executor=ray "
+        "each worker holds its device for the whole ranking: they ask for 3 of "
+        "iree:local-task, the cluster at 127.0.0.1:6390 offers 2 (a node offers one with ray "
+        "start --resources='{\"iree:local-task\": 1}'; it offers: CPU, "), line
 
 
 @pytest.mark.parametrize("flags, message", [

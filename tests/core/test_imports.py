@@ -82,8 +82,12 @@ LAZY_IMPORTS = {
     # The rank plugin's measuring modules (its coordinator, workers and benchmark_module:
     # the IREE runtime and numpy), and the run it measures in, only when a ranking runs
     # or its Python API is used; tests/builtin_plugins/test_rank.py checks the modules.
+    # On a cluster's node, a worker of one device (--rank_serve) is a ranking's command
+    # line too; the ranking on a cluster (--executor=ray) is the `ray` extra.
     "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": RUNTIME,
+                                       "ireebench.plugins.rank.serve": RUNTIME,
                                        "ireebench.runner": ("ireebench.runner",)},
+    "ireebench.plugins.rank.schedule": {"ireebench.plugins.rank.remote": ("ray",)},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
     "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first

@@ -1,0 +1,572 @@
+"""``ireebench rank --executor=ray``: each device's warm worker on a node of a Ray cluster.
+
+The ranking (:class:`~.schedule.Ranker`) stays here, on the driver: it keeps
+every deadline, the baselines, the order, the outputs. What moves is the
+warm worker. Each ``--devices`` device is one long-lived Ray actor
+(:class:`NodeWorker`) that asks for the device's resource as a point's task
+does (:mod:`ireebench.plugins.ray_executor.resources`: ``num_gpus`` for CUDA
+and HIP, ``iree:<device>`` otherwise, or ``--ray_resource``), so it holds
+that device of its node for the whole ranking and nothing else measures
+there meanwhile. In it runs the warm worker, as a process of its own
+(``ireebench rank ... --rank_serve``, :mod:`.serve`: the ranking's own
+command line, configured as here); the actor relays the worker's protocol
+(:mod:`.worker`) between it and the driver, where :class:`RayWorker` is the
+ranking's handle of it, the same as a forked worker's.
+
+What travels: the baseline and each candidate's module, through the object
+store once, written on the node the first time a worker there needs it and
+checked by sha256; the ``--input`` and ``--parameters`` files, likewise.
+The node must run the same ireebench, IREE runtime and plugins as the
+driver (checked when its worker starts; refused in one line naming it).
+
+A worker lost with its node is told apart from a crash: its candidate is
+not ``crashed`` but measured again, first in the queue, by the next free
+worker (a new actor for the lost device, which Ray places on another node
+with the resource, if one is free), at most ``--ray_retries`` times; then
+it is not measured (an error row saying so; a rerun measures it). A
+device's baselines are its node's: a candidate's ratio interpolates only
+the baselines its node measured (:meth:`.schedule.Ranker._ratio`). A crash
+or a hang on the node is the candidate's, as locally: the actor starts a
+new worker process, and the device stays where it is.
+
+This module imports Ray at its top: the schedule imports it only for
+``--executor=ray`` (``LAZY_IMPORTS`` in tests/core/test_imports.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import select
+import shutil
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import deque
+
+import ray
+from ireebench.errors import UsageError
+from ireebench.executor import POINT_PROCESS_ENV
+from ireebench.plugins.ray_executor import cluster, node
+from ireebench.plugins.ray_executor.identity import driver_identity, forwarded_environment
+from ireebench.plugins.ray_executor.node import NODE_ENV
+from ireebench.plugins.ray_executor.resources import (
+    GPU_DRIVERS,
+    PREFIX,
+    Request,
+    parse_resource,
+)
+from ireebench.plugins.ray_executor.shipping import NodeFiles, input_files
+from ireebench.worker import Frames, describe_death, encode, encode_error
+
+from .devices import CPU_DRIVERS, DeviceSpec, driver_of
+
+# How long a receive waits on the node for the worker's next bytes (the relay's
+# round trip: a reply reaches the driver as soon as it is written, this is only
+# how often an idle worker is asked again).
+RELAY_SECONDS = 0.5
+# How long an idle worker has to end after "stop" before it is killed.
+STOP_SECONDS = 2.0
+# The actor's threads: a receive that waits, a send, a kill, a put at once.
+ACTOR_THREADS = 4
+
+
+# --- the devices ------------------------------------------------------------------
+
+
+def request_for(uri: str, explicit: list[str]) -> Request:
+    """What one device's actor asks for: ``--ray_resource`` if given, else one GPU for
+    a CUDA or HIP device, else one of ``iree:<device>``."""
+    if explicit:
+        resources: dict[str, float] = {}
+        gpus = 0
+        for text in explicit:
+            name, amount = parse_resource(text)
+            if name == "GPU":
+                if amount != int(amount):
+                    raise UsageError(f"--ray_resource={text}: GPUs are counted whole")
+                gpus += int(amount)
+            else:
+                resources[name] = resources.get(name, 0) + amount
+        return Request(gpus, resources)
+    if driver_of(uri) in GPU_DRIVERS:
+        return Request(1, {})
+    return Request(0, {PREFIX + uri: 1.0})
+
+
+def node_uri(uri: str) -> str:
+    """The device its worker opens on the node: a GPU is the one Ray gave the actor (it
+    sets the visible devices), so ``hip://1`` is ``hip`` there."""
+    return driver_of(uri) if driver_of(uri) in GPU_DRIVERS else uri
+
+
+def ray_devices(uris: list[str], cpu_workers: int, cpu_sets: str, drivers: list[str],
+                explicit: list[str]) -> list[DeviceSpec]:
+    """One :class:`DeviceSpec` per actor: each GPU device, ``--cpu_workers`` of each CPU
+    device (unpinned: the node's resource says how many measure there at once)."""
+    if cpu_sets:
+        raise UsageError(f"--cpu_sets={cpu_sets}: with --executor=ray a CPU worker has the "
+                         "CPUs of its node (which measures one candidate at a time per unit "
+                         "of its iree:<device> resource)")
+    if cpu_workers < 1:
+        raise UsageError(f"--cpu_workers={cpu_workers}: must be at least 1")
+    for uri in uris:
+        if driver_of(uri) not in drivers:
+            raise UsageError(f"--devices={','.join(uris)}: unknown driver {driver_of(uri)!r} "
+                             f"(available: {', '.join(drivers)})")
+    specs, index = [], 0
+    for position, uri in enumerate(uris):
+        resource = request_for(uri, explicit).describe()
+        if driver_of(uri) not in CPU_DRIVERS:
+            label = uri if uris.count(uri) == 1 else f"{uri}#{position}"
+            specs.append(DeviceSpec(uri, label, resource=resource))
+            continue
+        for _ in range(cpu_workers):
+            specs.append(DeviceSpec(uri, f"{uri}#{index}", resource=resource))
+            index += 1
+    return specs
+
+
+# --- on the node --------------------------------------------------------------------
+
+
+class _Served:
+    """One worker process the actor started."""
+
+    def __init__(self, proc: subprocess.Popen, replies: int, log: str):
+        self.proc = proc
+        self.replies = replies
+        self.log = log
+        self.read = 0  # how much of its log was passed on
+
+
+class NodeWorker:
+    """The Ray actor holding one device of its node (see the module docstring)."""
+
+    def __init__(self):
+        self.root = os.path.realpath(tempfile.mkdtemp(prefix="ireebench-rank-"))
+        self.modules: dict[str, str] = {}  # sha256 -> the module's file here
+        self.served: dict[int, _Served] = {}
+        self.generation = 0
+        self.lock = threading.Lock()
+
+    def _file(self, sha256: str, name: str, blob: bytes) -> str:
+        digest = hashlib.sha256(blob).hexdigest()
+        if digest != sha256:
+            raise UsageError(f"{name}: the bytes that reached node {node.where()['ip']} are "
+                             f"not those sent (sha256 {digest[:12]}, sent {sha256[:12]})")
+        path = os.path.join(self.root, "files", sha256, os.path.basename(name) or "file")
+        if not os.path.exists(path):
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path + ".part", "wb") as handle:
+                handle.write(blob)
+            os.replace(path + ".part", path)
+        return path
+
+    def put(self, sha256: str, name: str, blob: bytes) -> str:
+        """A module on this node: its path here."""
+        if sha256 not in self.modules:
+            self.modules[sha256] = self._file(sha256, name, blob)
+        return self.modules[sha256]
+
+    def start(self, selection: list[str], command: list[str], environment: dict,
+              identity: list[str], spec: dict, files: list[dict], *blobs: bytes) -> dict:
+        """Starts a worker process for ``spec`` (after checking this node's identity and
+        writing the shipped files): where it runs and its generation, or ``refused``."""
+        mine = node.identity(selection, environment)
+        where = node.where()
+        if mine["error"] or mine["lines"] != identity:
+            return {**where, "refused": True, "identity": mine}
+        listing = NodeFiles(root=os.path.join(self.root, "mirror"))
+        for item, blob in zip(files, blobs):
+            listing.files[item["key"]] = self._file(item["sha256"], item["name"], blob)
+        with self.lock:
+            self.generation += 1
+            generation = self.generation
+        listing_path = os.path.join(self.root, f"files-{generation}.json")
+        listing.dump(listing_path)
+        replies_r, replies_w = os.pipe()
+        spec_path = os.path.join(self.root, f"worker-{generation}.json")
+        with open(spec_path, "w") as handle:
+            json.dump({**spec, "files": listing_path, "replies_fd": replies_w}, handle)
+        log = os.path.join(self.root, f"worker-{generation}.log")
+        with open(log, "wb") as output:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "ireebench", *selection, "rank", *command,
+                 f"--rank_serve={spec_path}"],
+                stdin=subprocess.PIPE, stdout=output, stderr=output, pass_fds=(replies_w,),
+                cwd=self.root, env={**os.environ, **environment, **POINT_PROCESS_ENV,
+                                    NODE_ENV: where["node_id"]},
+                start_new_session=True)
+        os.close(replies_w)
+        self.served[generation] = _Served(proc, replies_r, log)
+        return {**where, "generation": generation}
+
+    def send(self, generation: int, frame: bytes) -> bool:
+        served = self.served.get(generation)
+        if served is None:
+            return False
+        try:
+            served.proc.stdin.write(frame)
+            served.proc.stdin.flush()
+        except (OSError, ValueError):
+            return False
+        return True
+
+    def receive(self, generation: int, timeout: float) -> dict:
+        """The worker's next bytes (waiting up to ``timeout``), what it wrote on its own
+        stdout and stderr, and at its end its wait status."""
+        served = self.served.get(generation)
+        if served is None:
+            return {"data": b"", "text": "", "ended": True, "status": 0}
+        ready, _, _ = select.select([served.replies], [], [], timeout)
+        data = os.read(served.replies, 1 << 16) if ready else b""
+        ended = bool(ready) and not data
+        status = None
+        if ended:
+            try:
+                served.proc.wait(timeout=STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                self.kill(generation)
+                served.proc.wait()
+            code = served.proc.returncode
+            status = -code if code < 0 else code << 8  # as os.waitpid says it
+        text = self._log(served)
+        if ended:
+            self._forget(generation)
+        return {"data": data, "text": text, "ended": ended, "status": status}
+
+    @staticmethod
+    def _log(served: _Served) -> str:
+        try:
+            with open(served.log, "rb") as handle:
+                handle.seek(served.read)
+                chunk = handle.read(1 << 16)
+        except OSError:
+            return ""
+        served.read += len(chunk)
+        return chunk.decode(errors="replace")
+
+    def kill(self, generation: int) -> None:
+        served = self.served.get(generation)
+        if served is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(served.proc.pid, signal.SIGKILL)
+
+    def _forget(self, generation: int) -> None:
+        served = self.served.pop(generation, None)
+        if served is not None:
+            for stream in (served.proc.stdin,):
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
+            with contextlib.suppress(OSError):
+                os.close(served.replies)
+
+    def shutdown(self) -> None:
+        for generation in list(self.served):
+            self.kill(generation)
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+# --- on the driver ------------------------------------------------------------------
+
+
+class RayWorkers:
+    """The ranking's actors on the cluster, one per device; :meth:`start` gives the
+    handle of a new warm worker (the device's actor's, or a new actor's)."""
+
+    def __init__(self, config, selection: list[str], devices: list[DeviceSpec]):
+        self.config = config
+        self.selection = selection
+        self.devices = devices
+        self.address = str(config.getoption("ray_address") or "")
+        self.retries = int(config.getoption("ray_retries"))
+        self.explicit = list(config.getoption("ray_resource") or [])
+        self.messages: deque = deque()
+        self.actors: dict[str, object] = {}  # device label -> its actor
+        self.made = 0  # actors made so far (each one's number: its modules' key)
+        self.numbers: dict[str, int] = {}  # device label -> its actor's number
+        self.modules: dict[tuple, str] = {}  # (actor number, sha256) -> the path there
+        self.objects: dict[str, object] = {}  # sha256 -> its object in the store
+        self.files: list[dict] = []
+        self.file_refs: list = []
+        self.environment = forwarded_environment(config)
+        self.identity = driver_identity(config)
+        # The ranking's command line but its candidates: the node never reads them.
+        self.command = list(config.argv)
+        self.connected = False
+
+    def open(self) -> RayWorkers:
+        """Joins the cluster; one line if it cannot hold every device at once."""
+        cluster.connect(self.address, self.messages)
+        self.connected = True
+        try:
+            nodes = cluster.live_nodes()
+            self._check_capacity(nodes)
+            # Every node that could hold a device says who it is: one that differs is one
+            # line now (a node that joins later is checked when a worker starts there).
+            cluster.probe(self.config, nodes, {spec.label: request_for(spec.uri, self.explicit)
+                                               for spec in self.devices},
+                          self.selection, self.environment, self.identity)
+            for item in input_files(self.config):
+                self.files.append({"key": item.key, "name": item.name, "sha256": item.sha256})
+                self.file_refs.append(ray.put(item.data))
+        except BaseException:
+            self.close()
+            raise
+        described = ", ".join(f"{spec.label} ({spec.resource})" for spec in self.devices)
+        self.config.stderr.write(f"ireebench: ray: rank: {len(self.devices)} warm worker"
+                                 f"{'s' if len(self.devices) != 1 else ''} on the cluster at "
+                                 f"{self.address}: {described}\n")
+        return self
+
+    def _check_capacity(self, nodes: list[dict]) -> None:
+        wanted: dict[str, float] = {}
+        for spec in self.devices:
+            for name, amount in request_for(spec.uri, self.explicit).needs().items():
+                wanted[name] = wanted.get(name, 0) + amount
+        for name, amount in sorted(wanted.items()):
+            total = sum(entry.get("Resources", {}).get(name, 0) for entry in nodes)
+            if total >= amount:
+                continue
+            example = "--num-gpus=1" if name == "GPU" else \
+                f"--resources='{json.dumps({name: 1})}'"
+            raise UsageError(
+                f"--devices={','.join(spec.uri for spec in self.devices)}: with "
+                f"--executor=ray each worker holds its device for the whole ranking: they ask "
+                f"for {amount:g} of {name}, the cluster at {self.address} offers {total:g} "
+                f"(a node offers one with ray start {example}; it offers: "
+                f"{cluster.offered(nodes)})")
+
+    def say(self) -> None:
+        """The cluster's messages (a node marked dead) on stderr."""
+        cluster.say(self.config, self.messages)
+
+    def _actor(self, spec: DeviceSpec):
+        actor = self.actors.get(spec.label)
+        if actor is None:
+            request = request_for(spec.uri, self.explicit)
+            self.made += 1
+            actor = ray.remote(NodeWorker).options(
+                num_cpus=0, num_gpus=request.num_gpus, resources=dict(request.resources),
+                max_restarts=0, max_concurrency=ACTOR_THREADS,
+                name=f"ireebench rank {spec.label} ({os.getpid()}.{self.made})").remote()
+            self.actors[spec.label] = actor
+            self.numbers[spec.label] = self.made
+        return actor
+
+    def forget(self, spec: DeviceSpec, actor) -> None:
+        """A device's actor that was lost with its node: the next worker is a new one."""
+        if self.actors.get(spec.label) is actor:
+            del self.actors[spec.label]
+        with contextlib.suppress(Exception):
+            ray.kill(actor)
+
+    def start(self, spec: DeviceSpec, function: str, baseline, check_outputs: bool,
+              metric: str) -> RayWorker:
+        actor = self._actor(spec)
+        worker = RayWorker(self, spec, actor, self.numbers[spec.label])
+        served = {"device": {"uri": node_uri(spec.uri), "label": spec.label},
+                  "function": function, "check_outputs": check_outputs, "metric": metric}
+        worker.begin(served, baseline)
+        return worker
+
+    def module_on(self, worker: RayWorker, path: str, sha256: str) -> str:
+        """The path on ``worker``'s node of the module at ``path`` here (shipped once)."""
+        key = (worker.number, sha256)
+        found = self.modules.get(key)
+        actor = worker.actor
+        if found is None:
+            if sha256 not in self.objects:
+                with open(path, "rb") as handle:
+                    self.objects[sha256] = ray.put(handle.read())
+            found = ray.get(actor.put.remote(sha256, os.path.basename(path),
+                                             self.objects[sha256]))
+            self.modules[key] = found
+        return found
+
+    def close(self) -> None:
+        for actor in list(self.actors.values()):
+            with contextlib.suppress(Exception):
+                ray.get(actor.shutdown.remote(), timeout=STOP_SECONDS)
+            with contextlib.suppress(Exception):
+                ray.kill(actor)
+        self.actors.clear()
+        if self.connected:
+            self.say()
+            cluster.disconnect()
+            self.connected = False
+
+
+def _loss(exc: BaseException) -> str:
+    """Why an actor was lost, in a few words: ``ActorDiedError: The actor died because
+    its node has died`` (Ray's first clause; the rest is its internals)."""
+    text = " ".join(str(exc).split())
+    clause = text.split(": ", 1)[0].split(". ", 1)[0].rstrip(".")
+    return f"{type(exc).__name__}: {clause}" if clause else type(exc).__name__
+
+
+class RayWorker:
+    """A warm worker on the cluster, as the ranking holds a forked one
+    (:class:`.worker.WorkerProcess`): requests out, replies on :attr:`replies` (a
+    local pipe its relay thread fills from the node)."""
+
+    def __init__(self, pool: RayWorkers, spec: DeviceSpec, actor, number: int):
+        self.pool = pool
+        self.spec = spec
+        self.actor = actor
+        self.number = number  # its actor's (RayWorkers.made)
+        self.pid = 0
+        self.generation = 0
+        read, self._write = os.pipe()
+        os.set_blocking(read, False)
+        self.replies = read
+        self._frames = Frames()
+        self._text: deque = deque()
+        self.ended = False
+        self.wait_status: int | None = None
+        self.lost = ""  # why it was lost with its node (not its candidate's fault)
+        self.where: dict = {}  # host_name and ray_node_id, for its rows
+        self.ready = False
+        self.busy = None
+        self.started_at: float | None = None
+        self.deadline: float | None = None
+        self.since_baseline = 0
+        self.sequence = 0
+        self._closed = threading.Event()
+
+    def begin(self, served: dict, baseline) -> None:
+        """Starts the worker on the node (asynchronously: Ray places the actor) and the
+        relay that brings its replies here."""
+        self._served = served
+        self._baseline = baseline
+        threading.Thread(target=self._relay, name=f"ireebench rank relay {self.spec.label}",
+                         daemon=True).start()
+
+    def _frame(self, kind: str, *args) -> None:
+        payload = json.dumps([kind, *map(encode, args)]).encode()
+        os.write(self._write, struct.pack(">I", len(payload)) + payload)
+
+    def _relay(self) -> None:
+        try:
+            try:
+                baseline = dict(self._baseline.to_data())
+                baseline["path"] = self.pool.module_on(self, baseline["path"],
+                                                       baseline["sha256"])
+                started = ray.get(self.actor.start.remote(
+                    self.pool.selection, self.pool.command, self.pool.environment,
+                    self.pool.identity, {**self._served, "baseline": baseline},
+                    self.pool.files, *self.pool.file_refs))
+            except UsageError as exc:  # a file changed on its way
+                self._frame("failed", encode_error(exc))
+                return
+            self.where = {"host_name": started["host"], "ray_node_id": started["node_id"]}
+            if started.get("refused"):
+                entry = f"{started['ip']} (host {started['host']}, id {started['node_id'][:8]})"
+                self._frame("failed", encode_error(UsageError(cluster.mismatch(
+                    entry, self.pool.identity, started["identity"]))))
+                return
+            self.generation = started["generation"]
+            while not self._closed.is_set():
+                reply = ray.get(self.actor.receive.remote(self.generation, RELAY_SECONDS))
+                if reply["text"]:
+                    self._text.append(reply["text"])
+                if reply["data"]:
+                    os.write(self._write, reply["data"])
+                if reply["ended"]:
+                    self.wait_status = reply["status"]
+                    return
+        except ray.exceptions.RayActorError as exc:
+            self.lost = _loss(exc)
+        except ray.exceptions.RayTaskError as exc:
+            cause = getattr(exc, "cause", None)
+            if isinstance(cause, UsageError):
+                with contextlib.suppress(OSError):
+                    self._frame("failed", encode_error(cause))
+            else:
+                self.lost = _loss(exc)
+        except OSError:  # the ranking closed its end: it is done with this worker
+            pass
+        except Exception as exc:  # noqa: BLE001 - Ray's other errors: the worker is gone
+            self.lost = _loss(exc)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self._write)
+
+    def send(self, kind: str, *args) -> bool:
+        """One request; False when the worker (or its node) is gone. The modules its jobs
+        name are shipped to its node first."""
+        try:
+            if kind == "measure":
+                args = (self._on_node(args[0]), *args[1:])
+            elif kind == "rerank":
+                args = ([self._on_node(job) for job in args[0]], *args[1:])
+            payload = json.dumps([kind, *map(encode, args)]).encode()
+            return bool(ray.get(self.actor.send.remote(
+                self.generation, struct.pack(">I", len(payload)) + payload)))
+        except Exception as exc:  # noqa: BLE001 - its actor died: read as its loss
+            if isinstance(exc, ray.exceptions.RayActorError):
+                self.lost = self.lost or _loss(exc)
+            return False
+
+    def _on_node(self, job: dict) -> dict:
+        return {**job, "path": self.pool.module_on(self, job["path"], job["sha256"])}
+
+    def receive(self) -> list:
+        """The messages that have arrived; sets ``ended`` at the end."""
+        while self._text:
+            text = self._text.popleft()
+            with contextlib.suppress(Exception):
+                self.pool.config.stderr.write(text)
+        self.pool.say()
+        messages = []
+        while not self.ended:
+            try:
+                chunk = os.read(self.replies, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.ended = True
+                break
+            messages.extend(self._frames.feed(chunk))
+        return messages
+
+    def kill(self) -> None:
+        if self.generation:
+            with contextlib.suppress(Exception):
+                ray.get(self.actor.kill.remote(self.generation), timeout=STOP_SECONDS)
+
+    def reap(self) -> int:
+        return self.wait_status if self.wait_status is not None else 0
+
+    def death(self) -> str:
+        where = self.where.get("host_name", "")
+        if self.lost:
+            return f"was lost with its node{f' ({where})' if where else ''}: {self.lost}"
+        return describe_death(self.reap())
+
+    def close(self, stop: bool = True) -> None:
+        """Asks an idle worker to stop (killed if it has not within
+        :data:`STOP_SECONDS`), or kills it; the device's actor stays."""
+        if stop and not self.ended and not self.lost and self.send("stop"):
+            deadline = time.monotonic() + STOP_SECONDS
+            while not self.ended and time.monotonic() < deadline:
+                select.select([self.replies], [], [], max(0.0, deadline - time.monotonic()))
+                self.receive()
+            if not self.ended:
+                self.kill()
+        elif not self.lost:
+            self.kill()
+        self._closed.set()
+        with contextlib.suppress(OSError):
+            os.close(self.replies)
+        if self.lost:
+            self.pool.forget(self.spec, self.actor)
