@@ -15,8 +15,9 @@ output comparison of ``--expected_output``), and the context released.
 repetition each per round in a fresh random order.
 
 Nothing here knows about processes: the warm worker (:mod:`.worker`) calls
-these in a forked process; another executor (a Ray actor) can hold a
-:class:`WarmDevice` and call the same functions.
+these in a process forked from the ranking, or, on a Ray cluster's node, in
+a process of its own that the device's actor started (:mod:`.serve`,
+:mod:`.remote`).
 """
 
 from __future__ import annotations
