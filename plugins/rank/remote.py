@@ -60,7 +60,7 @@ from ireebench.plugins.ray_executor.resources import (
     GPU_DRIVERS,
     PREFIX,
     Request,
-    parse_resource,
+    explicit_request,
 )
 from ireebench.plugins.ray_executor.shipping import NodeFiles, input_files
 from ireebench.worker import Frames, describe_death, encode, encode_error
@@ -84,17 +84,7 @@ def request_for(uri: str, explicit: list[str]) -> Request:
     """What one device's actor asks for: ``--ray_resource`` if given, else one GPU for
     a CUDA or HIP device, else one of ``iree:<device>``."""
     if explicit:
-        resources: dict[str, float] = {}
-        gpus = 0
-        for text in explicit:
-            name, amount = parse_resource(text)
-            if name == "GPU":
-                if amount != int(amount):
-                    raise UsageError(f"--ray_resource={text}: GPUs are counted whole")
-                gpus += int(amount)
-            else:
-                resources[name] = resources.get(name, 0) + amount
-        return Request(gpus, resources)
+        return explicit_request(explicit)
     if driver_of(uri) in GPU_DRIVERS:
         return Request(1, {})
     return Request(0, {PREFIX + uri: 1.0})
@@ -196,6 +186,8 @@ class NodeWorker:
         with open(spec_path, "w") as handle:
             json.dump({**spec, "files": listing_path, "replies_fd": replies_w}, handle)
         log = os.path.join(self.root, f"worker-{generation}.log")
+        # The worker dies with this actor's process (PR_SET_PDEATHSIG, which it sets: the
+        # thread that starts it is one of the actor's, which live as long as the actor).
         with open(log, "wb") as output:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "ireebench", *selection, "rank", *command,

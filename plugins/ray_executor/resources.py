@@ -82,22 +82,27 @@ def _gpu_index(uri: str) -> str:
     return uri.split("://", 1)[1].strip("/") if "://" in uri else ""
 
 
+def explicit_request(texts: list[str], where: str = "") -> Request:
+    """The :class:`Request` of ``--ray_resource`` values (``GPU=2`` counts GPUs)."""
+    resources: dict[str, float] = {}
+    gpus = 0
+    for text in texts:
+        name, amount = parse_resource(text)
+        if name == "GPU":
+            if amount != int(amount):
+                raise UsageError(f"--ray_resource={text}{where}: GPUs are counted whole")
+            gpus += int(amount)
+        else:
+            resources[name] = resources.get(name, 0) + amount
+    return Request(gpus, resources)
+
+
 def request_of(config, label: str = "") -> Request:
     """The :class:`Request` of a point (its config), or one line saying why none fits."""
     where = f" (point {label})" if label else ""
     explicit = list(config.getoption("ray_resource") or [])
     if explicit:
-        resources: dict[str, float] = {}
-        gpus = 0
-        for text in explicit:
-            name, amount = parse_resource(text)
-            if name == "GPU":
-                if amount != int(amount):
-                    raise UsageError(f"--ray_resource={text}{where}: GPUs are counted whole")
-                gpus += int(amount)
-            else:
-                resources[name] = resources.get(name, 0) + amount
-        return Request(gpus, resources)
+        return explicit_request(explicit, where)
     devices = device_uris(config)
     gpus = [uri for uri in devices if driver_of(uri) in GPU_DRIVERS]
     for uri in gpus:

@@ -351,12 +351,15 @@ def test_a_killed_node_loses_no_point_and_duplicates_none(cluster, dynamic, tmp_
 def test_a_ranking_on_the_cluster_orders_as_a_local_one(cluster, ireebench, candidates,
                                                         tmp_path):
     given = [candidates[name] for name in ("slow", "fast", "crash", "mid")]
-    args = ["rank", *given, f"--baseline={candidates['mid']}", *RANK, "--benchmark_format=json"]
+    np.save(tmp_path / "zeros.npy", np.zeros(RANK_INPUTS, dtype=np.int32))  # shipped to nodes
+    args = ["rank", *given, f"--baseline={candidates['mid']}", "--input=@zeros.npy",
+            *(flag for flag in RANK if not flag.startswith("--input=")),
+            "--benchmark_format=json"]
     local_out, ray_out = tmp_path / "local.json", tmp_path / "ray.json"
     local = ireebench(*args, "--devices=local-sync", "--cpu_workers=2",
-                      f"--rank_out={local_out}")
+                      f"--rank_out={local_out}", cwd=tmp_path)
     result = on_cluster(cluster, *args, "--devices=local-task,local-task", *RAY,
-                        f"--rank_out={ray_out}")
+                        f"--rank_out={ray_out}", cwd=tmp_path)
     assert local.returncode == 0 and result.returncode == 0, result.stderr
     assert "ireebench: ray: rank: 2 warm workers on the cluster at 127.0.0.1:6390: " \
            "local-task#0 (iree:local-task), local-task#1 (iree:local-task)" in result.stderr
