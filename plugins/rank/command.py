@@ -55,6 +55,8 @@ REFUSED = {
     "benchmark_list_tests": "there is nothing to list before the candidates compile",
     "benchmark_enable_random_interleaving": "the re-rank interleaves the best candidates",
     "point_index": "a ranking is one process",
+    "ray_point_timeout": "a candidate's timeout is --candidate_timeout (else derived from the "
+                         "baseline's time on its device), also on a Ray cluster",
 }
 # Options a ranking refuses unless they have one of these values.
 REFUSED_VALUES = {

@@ -470,6 +470,7 @@ def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
     (["{mid}"], {"cpu_sets": "0:0"}, "the sets overlap"),
     (["{mid}"], {"rank_by": "device_time"}, "--rank_by=device_time: needs --device_time"),
     (["{mid}"], {"executor": "ray"}, "--executor=ray: which Ray cluster?"),
+    (["{mid}"], {"ray_point_timeout": 5}, "rank: --ray_point_timeout is not a ranking's option"),
     (["{mid}"], {"executor": "ssh"}, ("--executor=ssh: a ranking's warm workers, one per "
                                      "--devices device, run on this machine (local) or on a "
                                      "Ray cluster (ray)")),
