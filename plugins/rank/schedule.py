@@ -318,6 +318,7 @@ class Ranker:
         result.ratio = result.first_pass_ratio = record.get("ratio")
         result.cached = True
         self.ranking.from_cache += 1
+        self._stamp(measurement.rows, result.id, None, {})  # its node: as measured then
         self._report_rows(measurement.rows)
         self._tell(result)
 
@@ -499,7 +500,7 @@ class Ranker:
         self.ranking.device_seconds += self._held(device)
         worker.started_at = worker.deadline = None
         self.ranking.measured += 1
-        self._stamp(worker, measurement.rows)
+        self._stamp(measurement.rows, task.job.id, device, worker.where)
         self._report_rows(measurement.rows)
         if task.kind == "baseline":
             self._baseline_measured(device, task, measurement)
@@ -512,12 +513,27 @@ class Ranker:
         self.where_of[result.id] = worker.where
         self._record(result, device)
 
-    @staticmethod
-    def _stamp(worker, rows: list) -> None:
-        """Rows measured on a cluster's node say which (``host_name``, ``ray_node_id``)."""
-        if worker.where:
-            for row in rows:
-                row.provenance = {**row.provenance, **worker.where}
+    def _provenance(self, job_id: str, device: DeviceState | None, where: dict) -> dict:
+        """What a measurement's rows say of themselves: its module (as given) and that
+        module's sha256, its device (the run's context names the baseline's module and
+        every device), and on a cluster the node (``host_name``, ``ray_node_id``)."""
+        if job_id == BASELINE_ID:
+            path, sha256 = self.settings.baseline, self.baseline.sha256
+        else:
+            result = next(r for r in self.results if r.id == job_id)
+            path, sha256 = result.path, result.sha256
+        entries = {"iree_module": path}
+        if sha256:  # not for a candidate that did not compile
+            entries["iree_module_sha256"] = sha256
+        if device is not None:
+            entries["iree_devices"] = [device.spec.uri]
+        return {**entries, **where}
+
+    def _stamp(self, rows: list, job_id: str, device: DeviceState | None,
+               where: dict) -> None:
+        entries = self._provenance(job_id, device, where)
+        for row in rows:
+            row.provenance = {**row.provenance, **entries}
 
     def _baseline_measured(self, device: DeviceState, task: Task,
                            measurement: Measurement) -> None:
@@ -581,7 +597,9 @@ class Ranker:
 
     def _error_row(self, result: CandidateResult) -> Run:
         params = self._params(result.id)
-        return Run(provenance=dict(self.where_of.get(result.id, {})),
+        by_label = {device.spec.label: device for device in self.devices}
+        return Run(provenance=self._provenance(result.id, by_label.get(result.device),
+                                               self.where_of.get(result.id, {})),
                    name=names.family_name(self.function, params),
                    run_name=names.run_name(self.function, params), function=self.function,
                    params=params, error_occurred=True,
@@ -779,8 +797,8 @@ class Ranker:
         worker.started_at = worker.deadline = None
         rerank = self.rerank
         rerank.failed = dict(result.failed)
-        for rows in result.rows.values():
-            self._stamp(worker, rows)
+        for member, rows in result.rows.items():
+            self._stamp(rows, member, device, worker.where)
             self._report_rows(rows)
         by_round = result.cpu_seconds if self.settings.metric == "cpu_time" else result.seconds
         base = by_round.get(BASELINE_ID)

@@ -12,6 +12,7 @@ work differs by 8x, and the states.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -21,6 +22,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import ireebench
 import pytest
@@ -383,8 +385,12 @@ def test_benchmark_save_keeps_every_candidates_rows(ireebench, modules, tmp_path
     assert result.returncode == 0, result.stderr
     history = ireebench("history", f"--benchmark_storage={store}")
     assert history.returncode == 0, history.stderr
-    for candidate in ("fast", "mid"):
-        assert f"BM_main/candidate:{candidate}/process_time/real_time" in history.stdout
+    blocks = dict(block.split("\n", 1) for block in history.stdout.strip().split("\n\n"))
+    for path in candidates:  # each candidate's rows stored as its module's, not the baseline's
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+        stem = os.path.basename(path).removesuffix(".vmfb")
+        assert f"{os.path.basename(path)} {digest}" in \
+            blocks[f"BM_main/candidate:{stem}/process_time/real_time"], history.stdout
 
 
 # --- the Python API --------------------------------------------------------------------
