@@ -184,7 +184,8 @@ class NodeWorker:
         replies_r, replies_w = os.pipe()
         spec_path = os.path.join(self.root, f"worker-{generation}.json")
         with open(spec_path, "w") as handle:
-            json.dump({**spec, "files": listing_path, "replies_fd": replies_w}, handle)
+            json.dump({**spec, "files": listing_path, "replies_fd": replies_w,
+                       "parent": os.getpid()}, handle)
         log = os.path.join(self.root, f"worker-{generation}.log")
         # The worker dies with this actor's process (PR_SET_PDEATHSIG, which it sets: the
         # thread that starts it is one of the actor's, which live as long as the actor).
@@ -217,8 +218,11 @@ class NodeWorker:
         served = self.served.get(generation)
         if served is None:
             return {"data": b"", "text": "", "ended": True, "status": 0}
-        ready, _, _ = select.select([served.replies], [], [], timeout)
-        data = os.read(served.replies, 1 << 16) if ready else b""
+        try:
+            ready, _, _ = select.select([served.replies], [], [], timeout)
+            data = os.read(served.replies, 1 << 16) if ready else b""
+        except (OSError, ValueError):  # discarded meanwhile (another of the actor's threads)
+            ready, data = True, b""
         ended = bool(ready) and not data
         status = None
         if ended:
@@ -250,6 +254,17 @@ class NodeWorker:
         if served is not None:
             with contextlib.suppress(OSError):
                 os.killpg(served.proc.pid, signal.SIGKILL)
+
+    def discard(self, generation: int) -> None:
+        """A worker the ranking is done with before its end was read: killed, reaped,
+        its pipes closed."""
+        served = self.served.get(generation)
+        if served is None:
+            return
+        self.kill(generation)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            served.proc.wait(timeout=STOP_SECONDS)
+        self._forget(generation)
 
     def _forget(self, generation: int) -> None:
         served = self.served.pop(generation, None)
@@ -376,8 +391,12 @@ class RayWorkers:
         actor = worker.actor
         if found is None:
             if sha256 not in self.objects:
-                with open(path, "rb") as handle:
-                    self.objects[sha256] = ray.put(handle.read())
+                try:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                except OSError:  # gone here: the worker there says so (load_failed)
+                    return path
+                self.objects[sha256] = ray.put(data)
             found = ray.get(actor.put.remote(sha256, os.path.basename(path),
                                              self.objects[sha256]))
             self.modules[key] = found
@@ -424,6 +443,7 @@ class RayWorker:
         self.ended = False
         self.wait_status: int | None = None
         self.lost = ""  # why it was lost with its node (not its candidate's fault)
+        self.failure = ""  # why a request could not reach it (it was killed)
         self.where: dict = {}  # host_name and ray_node_id, for its rows
         self.ready = False
         self.busy = None
@@ -438,8 +458,9 @@ class RayWorker:
         relay that brings its replies here."""
         self._served = served
         self._baseline = baseline
-        threading.Thread(target=self._relay, name=f"ireebench rank relay {self.spec.label}",
-                         daemon=True).start()
+        self._thread = threading.Thread(target=self._relay, daemon=True,
+                                        name=f"ireebench rank relay {self.spec.label}")
+        self._thread.start()
 
     def _frame(self, kind: str, *args) -> None:
         payload = json.dumps([kind, *map(encode, args)]).encode()
@@ -474,15 +495,14 @@ class RayWorker:
                 if reply["ended"]:
                     self.wait_status = reply["status"]
                     return
+            self.actor.discard.remote(self.generation)  # closed before its end was read
         except ray.exceptions.RayActorError as exc:
             self.lost = _loss(exc)
-        except ray.exceptions.RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, UsageError):
-                with contextlib.suppress(OSError):
-                    self._frame("failed", encode_error(cause))
-            else:
-                self.lost = _loss(exc)
+        except ray.exceptions.RayTaskError as exc:  # the actor's own code failed: an error
+            cause = getattr(exc, "cause", None)     # of the ranking, not a lost node
+            with contextlib.suppress(OSError):
+                self._frame("error" if self.generation else "failed",
+                            encode_error(cause if isinstance(cause, Exception) else exc))
         except OSError:  # the ranking closed its end: it is done with this worker
             pass
         except Exception as exc:  # noqa: BLE001 - Ray's other errors: the worker is gone
@@ -502,9 +522,12 @@ class RayWorker:
             payload = json.dumps([kind, *map(encode, args)]).encode()
             return bool(ray.get(self.actor.send.remote(
                 self.generation, struct.pack(">I", len(payload)) + payload)))
-        except Exception as exc:  # noqa: BLE001 - its actor died: read as its loss
-            if isinstance(exc, ray.exceptions.RayActorError):
-                self.lost = self.lost or _loss(exc)
+        except ray.exceptions.RayActorError as exc:  # its node died: read as its loss
+            self.lost = self.lost or _loss(exc)
+            return False
+        except Exception as exc:  # noqa: BLE001 - the request did not reach it: its end
+            self.failure = f"could not be sent its request: {_loss(exc)}"
+            self.kill()
             return False
 
     def _on_node(self, job: dict) -> dict:
@@ -532,9 +555,16 @@ class RayWorker:
         return messages
 
     def kill(self) -> None:
-        if self.generation:
-            with contextlib.suppress(Exception):
-                ray.get(self.actor.kill.remote(self.generation), timeout=STOP_SECONDS)
+        """Kills its process on the node; an actor that does not answer was lost with its
+        node (a candidate "hanging" there is then not the candidate's doing)."""
+        if not self.generation:
+            return
+        try:
+            ray.get(self.actor.kill.remote(self.generation), timeout=STOP_SECONDS)
+        except (ray.exceptions.RayActorError, ray.exceptions.GetTimeoutError) as exc:
+            self.lost = self.lost or _loss(exc)
+        except Exception:  # noqa: BLE001, S110 - Ray's other errors: gone already
+            pass
 
     def reap(self) -> int:
         return self.wait_status if self.wait_status is not None else 0
@@ -543,11 +573,14 @@ class RayWorker:
         where = self.where.get("host_name", "")
         if self.lost:
             return f"was lost with its node{f' ({where})' if where else ''}: {self.lost}"
-        return describe_death(self.reap())
+        return self.failure or describe_death(self.reap())
 
     def close(self, stop: bool = True) -> None:
         """Asks an idle worker to stop (killed if it has not within
-        :data:`STOP_SECONDS`), or kills it; the device's actor stays."""
+        :data:`STOP_SECONDS`), or kills it; the device's actor stays (but one lost with
+        its node). Once: a second call does nothing (its descriptor may be another's)."""
+        if self._closed.is_set():
+            return
         if stop and not self.ended and not self.lost and self.send("stop"):
             deadline = time.monotonic() + STOP_SECONDS
             while not self.ended and time.monotonic() < deadline:
@@ -560,5 +593,8 @@ class RayWorker:
         self._closed.set()
         with contextlib.suppress(OSError):
             os.close(self.replies)
+        # Its relay's last answer says whether the actor is gone (then the device's next
+        # worker is a new actor, not this dead one).
+        self._thread.join(timeout=RELAY_SECONDS + STOP_SECONDS)
         if self.lost:
             self.pool.forget(self.spec, self.actor)

@@ -396,14 +396,21 @@ class Ranker:
         elif self._baseline_due(device):
             self._send(device, Task("baseline", self._baseline_job(device)))
 
-    def _rerank_device(self) -> DeviceState:
+    def _rerank_device(self) -> DeviceState | None:
         """The first device, unless its worker was lost with its node and its next one
-        has not started: then the first device whose worker is free."""
+        has not started: then the first device whose worker is free, else the first
+        that may start one (None: no device may)."""
         first = self.devices[0]
         if first.worker is not None and (first.worker.ready or not first.relocated):
             return first
-        return next((device for device in self.devices if device.worker is not None
-                     and device.worker.ready and device.worker.busy is None), first)
+        free = [device for device in self.devices if device.worker is not None
+                and device.worker.ready and device.worker.busy is None]
+        startable = [device for device in self.devices if not self._retired(device)]
+        return (free or startable or [None])[0]
+
+    def _retired(self, device: DeviceState) -> bool:
+        """It lost more workers with their nodes than --ray_retries: none is started."""
+        return device.losses > self.pool.retries
 
     def _abandon_relocated(self) -> None:
         """Nothing is left to measure: a worker still starting in place of one lost with
@@ -661,7 +668,7 @@ class Ranker:
                 self.pending_rerank = task
                 said += f"; the re-rank starts again ({lost} of {retries})"
         self.config.stderr.write(said + "\n")
-        if device.losses > retries:
+        if self._retired(device):
             self.config.stderr.write(f"ireebench: ray: rank: {device.spec.label} lost "
                                      f"{device.losses} workers: no more are started for it\n")
         elif self.queue or self.pending_rerank is not None:
@@ -670,6 +677,13 @@ class Ranker:
     def _timed_out(self, device: DeviceState) -> None:
         worker = device.worker
         task = worker.busy
+        if task is None and device.relocated:  # no node took the lost worker's place
+            worker.close(stop=False)
+            device.worker = None
+            self.config.stderr.write(f"ireebench: ray: rank: no node took the place of "
+                                     f"{device.spec.label}'s lost worker within "
+                                     f"{START_SECONDS:g} s; the other devices go on\n")
+            return
         if task is None:  # opening the device took too long
             worker.close(stop=False)
             device.worker = None
@@ -677,6 +691,9 @@ class Ranker:
                              f"did not open the device within {START_SECONDS:g} s")
         held = self._held(device)
         worker.close(stop=False)
+        if worker.lost:  # killing it found its node gone: it was not the candidate that hung
+            self._relocate(device)
+            return
         device.worker = None
         self.ranking.device_seconds += held
         self._lost(device, task, State.TIMEOUT,
@@ -752,6 +769,11 @@ class Ranker:
         if len(members) < 2:
             return
         device = self._rerank_device()
+        if device is None:
+            self.rerank = Rerank("", settings.rerank_rounds, settings.seed,
+                                 [member.id for member in members])
+            self.rerank.message = "no device is left for the re-rank (their nodes were lost)"
+            return
         self.rerank = Rerank(device.spec.label, settings.rerank_rounds, settings.seed,
                              [member.id for member in members])
         rerank_key = rank_cache.key(kind="rerank", members=[self.keys[m.id] for m in members],

@@ -27,7 +27,8 @@ import os
 from pathlib import Path
 
 from ireebench.cli.command import configure
-from ireebench.errors import UsageError
+from ireebench.errors import EXIT_FAILED, UsageError
+from ireebench.worker import Channel, encode_error
 
 from .devices import DeviceSpec
 from .measure import Job
@@ -65,12 +66,18 @@ def serve(config, invocation) -> Ranking:
     baseline = Job.from_data(spec["baseline"])
     config.options.update(module=(baseline.path,), device=(device.uri,),
                           function=spec["function"], ray_node_files=spec.get("files", ""))
-    config = configure(config, invocation.selection)
+    replies = int(spec["replies_fd"])
+    try:
+        config = configure(config, invocation.selection)
+    except Exception as exc:  # noqa: BLE001 - told to the ranking, as a worker's "failed"
+        Channel(replies).send("failed", encode_error(exc))
+        return Ranking(EXIT_FAILED, [])
     config.stash[RANKED_METRIC] = spec.get("metric", "real_time")
     try:
+        # The actor that started it (read by it, not here: it may be gone by now).
         status = _serve(config, device, spec["function"], baseline,
-                        bool(spec.get("check_outputs")), requests=0,
-                        replies=int(spec["replies_fd"]), parent=os.getppid(),
+                        bool(spec.get("check_outputs")), requests=0, replies=replies,
+                        parent=int(spec.get("parent") or os.getppid()),
                         forward_streams=True)
     finally:
         config.release()
