@@ -13,9 +13,10 @@ command line, configured as here); the actor relays the worker's protocol
 (:mod:`.worker`) between it and the driver, where :class:`RayWorker` is the
 ranking's handle of it, the same as a forked worker's.
 
-What travels: the baseline and each candidate's module, through the object
-store once, written on the node the first time a worker there needs it and
-checked by sha256; the ``--input`` and ``--parameters`` files, likewise.
+What travels: the baseline and each candidate's module, given to a
+device's actor the first time it needs it (Ray puts the bytes into the
+object store for that call only), written on its node and checked by
+sha256; the ``--input`` and ``--parameters`` files, once per ranking.
 The node must run the same ireebench, IREE runtime and plugins as the
 driver (checked when its worker starts; refused in one line naming it).
 
@@ -300,7 +301,6 @@ class RayWorkers:
         self.made = 0  # actors made so far (each one's number: its modules' key)
         self.numbers: dict[str, int] = {}  # device label -> its actor's number
         self.modules: dict[tuple, str] = {}  # (actor number, sha256) -> the path there
-        self.objects: dict[str, object] = {}  # sha256 -> its object in the store
         self.files: list[dict] = []
         self.file_refs: list = []
         self.environment = forwarded_environment(config)
@@ -385,20 +385,18 @@ class RayWorkers:
         return worker
 
     def module_on(self, worker: RayWorker, path: str, sha256: str) -> str:
-        """The path on ``worker``'s node of the module at ``path`` here (shipped once)."""
+        """The path on ``worker``'s node of the module at ``path`` here (shipped once to
+        each actor). The bytes are the call's argument, which Ray puts into the object
+        store for the call only: a tuner's thousands of modules are not all kept there."""
         key = (worker.number, sha256)
         found = self.modules.get(key)
-        actor = worker.actor
         if found is None:
-            if sha256 not in self.objects:
-                try:
-                    with open(path, "rb") as handle:
-                        data = handle.read()
-                except OSError:  # gone here: the worker there says so (load_failed)
-                    return path
-                self.objects[sha256] = ray.put(data)
-            found = ray.get(actor.put.remote(sha256, os.path.basename(path),
-                                             self.objects[sha256]))
+            try:
+                with open(path, "rb") as handle:
+                    data = handle.read()
+            except OSError:  # gone here: the worker there says so (load_failed)
+                return path
+            found = ray.get(worker.actor.put.remote(sha256, os.path.basename(path), data))
             self.modules[key] = found
         return found
 
