@@ -108,15 +108,20 @@ def available_cpus() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
-def worker_devices(uris: list[str], cpu_workers: int, cpu_sets: str,
-                   drivers: list[str]) -> list[DeviceSpec]:
-    """One :class:`DeviceSpec` per warm worker (see the module docstring)."""
+def check_devices(uris: list[str], cpu_workers: int, drivers: list[str]) -> None:
+    """``--cpu_workers`` and every device's driver, on this machine or a cluster."""
     if cpu_workers < 1:
         raise UsageError(f"--cpu_workers={cpu_workers}: must be at least 1")
     for uri in uris:
         if driver_of(uri) not in drivers:
             raise UsageError(f"--devices={','.join(uris)}: unknown driver {driver_of(uri)!r} "
                              f"(available: {', '.join(drivers)})")
+
+
+def worker_devices(uris: list[str], cpu_workers: int, cpu_sets: str,
+                   drivers: list[str]) -> list[DeviceSpec]:
+    """One :class:`DeviceSpec` per warm worker (see the module docstring)."""
+    check_devices(uris, cpu_workers, drivers)
     gpus = [uri for uri in uris if driver_of(uri) not in CPU_DRIVERS]
     repeated = sorted({uri for uri in gpus if gpus.count(uri) > 1})
     if repeated:

@@ -48,7 +48,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections import deque
 
 import ray
@@ -66,14 +65,13 @@ from ireebench.plugins.ray_executor.resources import (
 from ireebench.plugins.ray_executor.shipping import NodeFiles, input_files
 from ireebench.worker import Frames, describe_death, encode, encode_error
 
-from .devices import CPU_DRIVERS, DeviceSpec, driver_of
+from .devices import CPU_DRIVERS, DeviceSpec, check_devices, driver_of
+from .worker import STOP_SECONDS, read_frames, stop_or_kill
 
 # How long a receive waits on the node for the worker's next bytes (the relay's
 # round trip: a reply reaches the driver as soon as it is written, this is only
 # how often an idle worker is asked again).
 RELAY_SECONDS = 0.5
-# How long an idle worker has to end after "stop" before it is killed.
-STOP_SECONDS = 2.0
 # The actor's threads: a receive that waits, a send, a kill, a put at once.
 ACTOR_THREADS = 4
 
@@ -105,12 +103,7 @@ def ray_devices(uris: list[str], cpu_workers: int, cpu_sets: str, drivers: list[
         raise UsageError(f"--cpu_sets={cpu_sets}: with --executor=ray a CPU worker has the "
                          "CPUs of its node (which measures one candidate at a time per unit "
                          "of its iree:<device> resource)")
-    if cpu_workers < 1:
-        raise UsageError(f"--cpu_workers={cpu_workers}: must be at least 1")
-    for uri in uris:
-        if driver_of(uri) not in drivers:
-            raise UsageError(f"--devices={','.join(uris)}: unknown driver {driver_of(uri)!r} "
-                             f"(available: {', '.join(drivers)})")
+    check_devices(uris, cpu_workers, drivers)
     specs, index = [], 0
     for position, uri in enumerate(uris):
         resource = request_for(uri, explicit).describe()
@@ -538,18 +531,7 @@ class RayWorker:
             with contextlib.suppress(Exception):
                 self.pool.config.stderr.write(text)
         self.pool.say()
-        messages = []
-        while not self.ended:
-            try:
-                chunk = os.read(self.replies, 1 << 16)
-            except BlockingIOError:
-                break
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self.ended = True
-                break
-            messages.extend(self._frames.feed(chunk))
+        messages, self.ended = read_frames(self.replies, self._frames, self.ended)
         return messages
 
     def kill(self) -> None:
@@ -579,13 +561,8 @@ class RayWorker:
         its node). Once: a second call does nothing (its descriptor may be another's)."""
         if self._closed.is_set():
             return
-        if stop and not self.ended and not self.lost and self.send("stop"):
-            deadline = time.monotonic() + STOP_SECONDS
-            while not self.ended and time.monotonic() < deadline:
-                select.select([self.replies], [], [], max(0.0, deadline - time.monotonic()))
-                self.receive()
-            if not self.ended:
-                self.kill()
+        if stop and not self.ended and not self.lost:
+            stop_or_kill(self)
         elif not self.lost:
             self.kill()
         self._closed.set()

@@ -85,6 +85,38 @@ def check_forkable(spec: DeviceSpec) -> None:
                          "on local-sync")
 
 
+def read_frames(fd: int, frames: Frames, ended: bool) -> tuple[list, bool]:
+    """The messages a worker's non-blocking replies pipe holds now, and whether it is at
+    its end (``ended``: it already was)."""
+    messages = []
+    while not ended:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            break
+        except OSError:
+            chunk = b""
+        if not chunk:
+            ended = True
+            break
+        messages.extend(frames.feed(chunk))
+    return messages, ended
+
+
+def stop_or_kill(worker) -> None:
+    """Asks an idle worker (a :class:`WorkerProcess`, a ``remote.RayWorker``) to stop and
+    waits :data:`STOP_SECONDS` for its end; kills it if the request fails or it has not
+    ended by then."""
+    if worker.send("stop"):
+        deadline = time.monotonic() + STOP_SECONDS
+        while not worker.ended and time.monotonic() < deadline:
+            select.select([worker.replies], [], [], max(0.0, deadline - time.monotonic()))
+            worker.receive()
+        if worker.ended:
+            return
+    worker.kill()
+
+
 class WorkerProcess:
     """The ranking's handle of one warm worker."""
 
@@ -156,18 +188,7 @@ class WorkerProcess:
 
     def receive(self) -> list:
         """The messages that have arrived (``(kind, args)``); sets ``ended`` at the end."""
-        messages = []
-        while not self.ended:
-            try:
-                chunk = os.read(self.replies, 1 << 16)
-            except BlockingIOError:
-                break
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self.ended = True
-                break
-            messages.extend(self._frames.feed(chunk))
+        messages, self.ended = read_frames(self.replies, self._frames, self.ended)
         return messages
 
     def kill(self) -> None:
@@ -189,13 +210,8 @@ class WorkerProcess:
     def close(self, stop: bool = True) -> None:
         """Asks an idle worker to stop (killed if it has not within
         :data:`STOP_SECONDS`), or kills it; reaps it, closes the pipes."""
-        if stop and not self.ended and self.wait_status is None and self.send("stop"):
-            deadline = time.monotonic() + STOP_SECONDS
-            while not self.ended and time.monotonic() < deadline:
-                select.select([self.replies], [], [], max(0.0, deadline - time.monotonic()))
-                self.receive()
-            if not self.ended:
-                self.kill()
+        if stop and not self.ended and self.wait_status is None:
+            stop_or_kill(self)
         else:
             self.kill()
         for fd in (self._requests, self.replies):
