@@ -298,7 +298,8 @@ class RayWorkers:
         self.file_refs: list = []
         self.environment = forwarded_environment(config)
         self.identity = driver_identity(config)
-        # The ranking's command line but its candidates: the node never reads them.
+        # The ranking's command line, for the worker there to configure as here (its
+        # candidates too, which --rank_serve never reads; its outputs it leaves alone).
         self.command = list(config.argv)
         self.connected = False
 
