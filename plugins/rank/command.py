@@ -43,8 +43,9 @@ workers) loads each candidate and measures it to the precision asked
 candidates (drift), then the best --rerank_top are re-ranked paired and
 interleaved. Every candidate ends ok or in a failure state (load_failed,
 runtime_error, wrong_output with --check_outputs, timeout, crashed); results are
-cached (--rank_cache) and a rerun measures only what is missing. See
-docs/tuning.md.
+cached (--rank_cache) and a rerun measures only what is missing. With
+--executor=ray each device's worker is a Ray actor on a node that holds the
+device (docs/fleet.md). See docs/tuning.md.
 """
 
 # Options a ranking sets itself, or that make no sense for one.
