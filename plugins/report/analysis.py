@@ -322,18 +322,21 @@ def is_geometric(values: list) -> bool:
 
 
 def sweeps(report: Report) -> list[Sweep]:
-    """The families with two or more points that have axes (``params``)."""
-    families: dict[str, list[Benchmark]] = {}
+    """The families' points that share their axes (``params``), two or more that differ
+    in them: one sweep per set of axes. A family whose points have different axes (a
+    ranking's candidates, its baseline's rounds per device, its re-rank; a suite's
+    entries) is several sweeps, each charted against its own axes, never against an
+    axis most of its points do not have."""
+    groups: dict[tuple, list[Benchmark]] = {}
     for benchmark in report.drawable:
         if benchmark.params:
-            families.setdefault(benchmark.family, []).append(benchmark)
+            key = (benchmark.family, frozenset(benchmark.params))
+            groups.setdefault(key, []).append(benchmark)
     found = []
-    for family, points in families.items():
+    for (family, _), points in groups.items():
         if len(points) < 2:
             continue
-        axes = []
-        for point in points:
-            axes += [name for name in point.params if name not in axes]
+        axes = list(points[0].params)
         varying = [axis for axis in axes
                    if len({_hashable(p.params.get(axis)) for p in points}) > 1]
         if varying:

@@ -32,7 +32,7 @@ import pytest
 from browser import Browser, blank_fraction, find_chromium
 from conftest import ROOT, STORE_KINDS, _env, new_store_url, one_error_line
 from ireebench.comparison import CompareOptions
-from ireebench.plugins.report.analysis import change_points, is_geometric
+from ireebench.plugins.report.analysis import change_points, is_geometric, sweeps
 from ireebench.plugins.report.data import family_and_args, read_report
 from ireebench.reporting import ReportSection
 
@@ -622,6 +622,21 @@ def test_sweep_axes_from_names_and_log_scales():
     assert family_and_args("BM_f/process_time/real_time") == ("BM_f", {})
     assert is_geometric([1, 2, 4, 8]) and is_geometric([128, 1024, 4096])
     assert not is_geometric([128, 256, 384, 512]) and not is_geometric(["a", "b", "c"])
+
+
+def test_a_family_whose_points_have_other_axes_is_one_sweep_per_set_of_axes():
+    """A ranking's rows: its candidates, the baseline's rounds on each device, the
+    re-rank. Charted each against its own axes (not "device" with None for most)."""
+    row = {"run_type": "iteration", "iterations": 10, "time_unit": "ms", "family_index": 0,
+           "real_time": 2.0, "cpu_time": 2.0}
+    names = ["candidate:fast", "candidate:mid", "candidate:baseline/device:d#0/round:1",
+             "candidate:baseline/device:d#1/round:1", "candidate:baseline/device:d#0/round:2",
+             "candidate:fast/pass:rerank", "candidate:mid/pass:rerank"]
+    report = read_report("r", {"context": {}, "benchmarks": [
+        {**row, "name": f"BM_main/{name}/process_time/real_time"} for name in names]})
+    found = {tuple(sweep.axes): len(sweep.points) for sweep in sweeps(report)}
+    assert found == {("candidate",): 2, ("candidate", "device", "round"): 3,
+                     ("candidate", "pass"): 2}
 
 
 def test_rows_under_a_benchmark_are_its_own():
