@@ -487,7 +487,6 @@ class RayWorker:
                 if reply["ended"]:
                     self.wait_status = reply["status"]
                     return
-            self.actor.discard.remote(self.generation)  # closed before its end was read
         except ray.exceptions.RayActorError as exc:
             self.lost = _loss(exc)
         except ray.exceptions.RayTaskError as exc:  # the actor's own code failed: an error
@@ -500,6 +499,9 @@ class RayWorker:
         except Exception as exc:  # noqa: BLE001 - Ray's other errors: the worker is gone
             self.lost = _loss(exc)
         finally:
+            if self.generation and self.wait_status is None and not self.lost:
+                with contextlib.suppress(Exception):  # done with before its end was read
+                    self.actor.discard.remote(self.generation)
             with contextlib.suppress(OSError):
                 os.close(self._write)
 
