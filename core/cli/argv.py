@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 
@@ -53,6 +54,17 @@ def read_small_file(path: str, what: str, limit: int) -> bytes:
     if len(data) > limit:
         raise UsageError(f"{what}: larger than {limit} bytes")
     return data
+
+
+def read_json_file(path: str, what: str, limit: int, kind: str = "JSON"):
+    """The JSON document of a small input file (:func:`read_small_file`'s checks), or one
+    line saying why not: ``{what}: not {kind} (...)``."""
+    data = read_small_file(path, what, limit)
+    try:
+        return json.loads(data)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, UnicodeDecodeError
+        raise UsageError(f"{what}: not {kind} ({one_line(exc) or type(exc).__name__})") \
+            from None
 
 
 def _read_flagfile(path: str) -> str:

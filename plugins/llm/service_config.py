@@ -13,11 +13,12 @@ cache is made).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
+from ireebench.cli.argv import read_json_file
 from ireebench.errors import UsageError
 
+MAX_CONFIG_BYTES = 1 << 20  # a service config is a few hundred bytes
 # sharktank's dtype names (kv_cache_dtype) -> IREE's element type spelling.
 DTYPES = {"float16": "f16", "float32": "f32", "bfloat16": "bf16", "float64": "f64"}
 
@@ -32,13 +33,7 @@ class CacheLayout:
 
 def read_service_config(path: str) -> CacheLayout:
     flag = f"--llm_config={path}"
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except OSError as exc:
-        raise UsageError(f"{flag}: cannot read it: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{flag}: not JSON ({exc})") from None
+    document = read_json_file(path, flag, MAX_CONFIG_BYTES)
     cache = document.get("paged_kv_cache") if isinstance(document, dict) else None
     if not isinstance(cache, dict):
         raise UsageError(f"{flag}: no paged_kv_cache (the config export_paged_llm_v1 "

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from pathlib import Path
 
+from ireebench.cli.argv import read_small_file
 from ireebench.errors import UsageError
 
 # A bound on the queries one schedule may hold (each is prepared before the run).
 MAX_QUERIES = 1 << 20
+# A trace line is a time (and perhaps a comment): 64 bytes each is far beyond one.
+MAX_TRACE_BYTES = 64 * MAX_QUERIES
 
 
 @dataclass(frozen=True)
@@ -45,10 +47,7 @@ class Arrivals:
 def read_trace(path: str) -> tuple[float, ...]:
     """A trace file's arrival times, shifted to start at 0 (one line naming a bad line)."""
     flag = f"--arrival_trace={path}"
-    try:
-        text = Path(path).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise UsageError(f"{flag}: cannot read it: {exc.strerror or exc}") from None
+    text = read_small_file(path, flag, MAX_TRACE_BYTES).decode("utf-8", errors="replace")
     times = []
     for number, line in enumerate(text.splitlines(), 1):
         value = line.split("#", 1)[0].strip()

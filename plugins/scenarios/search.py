@@ -34,6 +34,7 @@ import math
 import os
 from dataclasses import dataclass
 
+from ireebench.cli.argv import read_json_file
 from ireebench.errors import UsageError
 from ireebench.names import format_value
 from ireebench.outfiles import write_to
@@ -48,6 +49,8 @@ MAX_QPS = 1e7
 MAX_HALVINGS = 6
 MAX_SAMPLES = 1 << 16
 STATE_VERSION = 1
+# A state holds each tried load and its row: a search tries tens.
+MAX_STATE_BYTES = 64 << 20
 
 
 def value_name(settings: Settings) -> str:
@@ -131,13 +134,7 @@ def _value_key(value) -> str:
 
 def _read_state(path: str) -> dict:
     flag = f"--search_state={path}"
-    try:
-        with open(path, encoding="utf-8") as handle:
-            document = json.load(handle)
-    except OSError as exc:
-        raise UsageError(f"{flag}: cannot read it: {exc.strerror or exc}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{flag}: not a search state ireebench wrote ({exc})") from None
+    document = read_json_file(path, flag, MAX_STATE_BYTES, "a search state ireebench wrote")
     if not isinstance(document, dict) or document.get("version") != STATE_VERSION \
             or not isinstance(document.get("searches"), dict):
         raise UsageError(f"{flag}: not a search state ireebench wrote (version "

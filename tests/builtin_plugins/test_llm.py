@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import iree.runtime as rt
 import numpy as np
@@ -136,6 +137,11 @@ def test_the_exporters_config_gives_the_cache(ireebench, toy_llm, tmp_path):
                                     "--llm_decode_steps=4"))
     assert line == (f"ireebench: error: --llm_config={config}: paged_kv_block_size_elements "
                     "must be a positive integer, not None")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # opened plainly, it would block the run forever
+    line = one_error_line(ireebench(f"--module={toy_llm}", f"--llm_config={fifo}",
+                                    "--llm_decode_steps=4"))
+    assert line == f"ireebench: error: --llm_config={fifo}: not a regular file"
 
 
 @pytest.mark.parametrize(("args", "message"), [

@@ -14,6 +14,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+import os
 import statistics
 
 import pytest
@@ -284,6 +285,17 @@ def test_a_sync_function_is_refused_by_the_server(ireebench, compile_mlir):
     assert line == ("ireebench: error: --scenario=server: @spin is a "
                     "function of the 'sync' kind; the scenario drives async (coarse-fences) "
                     "functions (compile it with --iree-execution-model=async-external)")
+
+
+def test_a_trace_or_state_that_is_no_file_is_one_line(ireebench, serving, tmp_path):
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # opened plainly, it would block the run forever
+    for flags in ([f"--arrival_trace={fifo}"], ["--target_qps=10", "--search",
+                                                 "--latency_bound=p99:20ms",
+                                                 f"--search_state={fifo}"]):
+        line = one_error_line(ireebench(f"--module={serving}", *SPIN, "--scenario=server",
+                                        *flags))
+        assert line == f"ireebench: error: {flags[-1]}: not a regular file"
 
 
 def test_no_output_replaces_an_input(ireebench, serving, tmp_path):
