@@ -105,15 +105,9 @@ class Bench:
                          "--benchmark_format=json", *self.ray()),
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=self.cluster.env,
             cwd=self.folder, text=True)
-        victim = killed_at = None
-        while victim is None and proc.poll() is None:
-            for marker in os.listdir(markers):
-                node_id, _, name = marker.partition("@")
-                if node_id in self.cluster.workers and "candidate:baseline" not in name:
-                    victim, killed_at = node_id, time.monotonic() - start
-                    self.cluster.kill_node(node_id)
-                    break
-            time.sleep(0.02)
+        victim, _ = self.cluster.kill_when_measuring(
+            markers, proc, lambda name: "candidate:baseline" not in name, seconds=3600)
+        killed_at = time.monotonic() - start if victim else None
         stdout, stderr = proc.communicate()
         wall = time.monotonic() - start
         if proc.returncode != 0:

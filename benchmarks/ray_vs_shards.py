@@ -177,15 +177,9 @@ class Bench:
                          "-p", "point_interval", f"--interval_markers={markers}"),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=self.cluster.env,
             cwd=self.folder, text=True)
-        victim, killed_at = None, None
-        while victim is None and proc.poll() is None:
-            for marker in os.listdir(markers):
-                node_id, _, name = marker.partition("@")
-                if node_id in self.cluster.workers and "bs:64" in name:
-                    victim, killed_at = node_id, time.monotonic() - start
-                    self.cluster.kill_node(node_id)
-                    break
-            time.sleep(0.02)
+        victim, _ = self.cluster.kill_when_measuring(markers, proc,
+                                                     lambda name: "bs:64" in name, seconds=3600)
+        killed_at = time.monotonic() - start if victim else None
         _, stderr = proc.communicate()
         wall = time.monotonic() - start
         if proc.returncode != 0:

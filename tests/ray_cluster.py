@@ -256,6 +256,22 @@ class RayCluster:
         with contextlib.suppress(ValueError):
             self.workers.remove(node_id)
 
+    def kill_when_measuring(self, markers, proc, wanted=lambda name: True,
+                            seconds: float = 120) -> tuple[str | None, str | None]:
+        """Kills the first worker node that starts measuring a benchmark ``wanted`` takes
+        (the ``point_interval`` plugin's marker files ``NODE@BENCHMARK`` in ``markers``),
+        while ``proc`` (the run) still runs; ``(node id, benchmark)``, or ``(None, None)``
+        if none did within ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and proc.poll() is None:
+            for marker in os.listdir(markers):
+                node_id, _, name = marker.partition("@")
+                if node_id in self.workers and wanted(name):
+                    self.kill_node(node_id)
+                    return node_id, name
+            time.sleep(0.02)  # polling for a marker file, with a deadline
+        return None, None
+
     def stop(self) -> None:
         if self.inode is not None:
             _kill_namespace(self.inode, keep=self.holder.pid)

@@ -317,17 +317,8 @@ def test_a_killed_node_loses_no_point_and_duplicates_none(cluster, dynamic, tmp_
          "-p", "point_interval", f"--interval_markers={markers}", *RAY],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env,
         stdin=subprocess.DEVNULL)
-    victim = None
     try:
-        deadline = time.monotonic() + 120
-        while victim is None and time.monotonic() < deadline and proc.poll() is None:
-            for marker in os.listdir(markers):
-                node_id = marker.split("@", 1)[0]
-                if node_id in cluster.workers:  # a worker node is measuring: it dies now
-                    victim = node_id
-                    cluster.kill_node(victim)
-                    break
-            time.sleep(0.05)  # polling for a marker file, with a deadline
+        victim, _ = cluster.kill_when_measuring(markers, proc)  # a worker node dies
         _stdout, stderr = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
@@ -401,17 +392,9 @@ def test_a_killed_node_loses_no_candidate_of_a_ranking(cluster, candidates, tmp_
          f"--interval_markers={markers}", f"--rank_out={out}", "--benchmark_format=json",
          *RAY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env,
         stdin=subprocess.DEVNULL)
-    victim = killed = None
-    try:
-        deadline = time.monotonic() + 120
-        while victim is None and time.monotonic() < deadline and proc.poll() is None:
-            for marker in os.listdir(markers):
-                node_id, _, name = marker.partition("@")
-                if node_id in cluster.workers and "candidate:baseline" not in name:
-                    victim, killed = node_id, name  # its worker measures a candidate: it dies
-                    cluster.kill_node(victim)
-                    break
-            time.sleep(0.05)  # polling for a marker file, with a deadline
+    try:  # a node whose worker measures a candidate dies
+        victim, killed = cluster.kill_when_measuring(
+            markers, proc, lambda name: "candidate:baseline" not in name)
         stdout, stderr = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
