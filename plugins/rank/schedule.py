@@ -140,6 +140,7 @@ class Ranker:
         self.candidates = candidates
         self.ranking = Ranking(0, [])
         self.results: list[CandidateResult] = []
+        self.by_id: dict[str, CandidateResult] = {}  # the same, by candidate id
         self.keys: dict[str, str] = {}  # candidate id -> cache key (without the device)
         self.devices: list[DeviceState] = []
         self.queue: list[CandidateResult] = []
@@ -246,6 +247,7 @@ class Ranker:
             else:
                 self.keys[candidate.id] = self._key(candidate.sha256)
             self.results.append(result)
+            self.by_id[result.id] = result
             run_names.append(names.run_name(self.function, self._params(candidate.id)))
         context = machine_context(config)
         context.extra["rank"] = {"baseline": os.path.abspath(settings.baseline),
@@ -305,7 +307,7 @@ class Ranker:
         return list(dict.fromkeys(fingerprint(device.spec) for device in self.devices))
 
     def _cached(self, candidate_id: str) -> dict | None:
-        sha256 = next(r.sha256 for r in self.results if r.id == candidate_id)
+        sha256 = self.by_id[candidate_id].sha256
         for device_fingerprint in self._fingerprints():
             record = self.cache.get(self._key(sha256, device_fingerprint))
             if record is not None:
@@ -527,7 +529,7 @@ class Ranker:
         if job_id == BASELINE_ID:
             path, sha256 = self.settings.baseline, self.baseline.sha256
         else:
-            result = next(r for r in self.results if r.id == job_id)
+            result = self.by_id[job_id]
             path, sha256 = result.path, result.sha256
         entries = {"iree_module": path}
         if sha256:  # not for a candidate that did not compile
