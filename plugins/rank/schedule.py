@@ -365,6 +365,10 @@ class Ranker:
                 timeout = left if timeout is None else min(timeout, left)
             ready, _, _ = select.select([device.worker.replies for device in active], [], [],
                                         timeout)
+            # Deadlines are judged at the moment select answered: what one device's
+            # handling costs (a worker lost with its node is closed and replaced, seconds
+            # on a cluster) must not time out another whose reply came meanwhile, unread.
+            answered = time.monotonic()
             for device in active:
                 worker = device.worker
                 if worker.replies in ready:
@@ -373,7 +377,7 @@ class Ranker:
                     if worker.ended and device.worker is worker:
                         self._died(device)
                 if device.worker is worker and worker.deadline is not None \
-                        and time.monotonic() >= worker.deadline:
+                        and answered >= worker.deadline:
                     self._timed_out(device)
 
     def _assign(self, device: DeviceState) -> None:

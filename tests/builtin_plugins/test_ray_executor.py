@@ -408,7 +408,7 @@ def test_a_killed_node_loses_no_candidate_of_a_ranking(cluster, candidates, tmp_
                      r"\(1 of 3\)", stderr.decode()), stderr.decode()
     ranking = json.loads(out.read_text())
     assert sorted((entry["id"], entry["state"]) for entry in ranking["candidates"]) == \
-        [(name, "ok") for name in ids]
+        [(name, "ok") for name in ids], (ranking["candidates"], stderr.decode())
     rows = json.loads(stdout)["benchmarks"]
     for name in ids:  # each reported once (a ranking shows its aggregates)
         own = [row.get("aggregate_name") for row in rows if f"candidate:{name}/" in row["name"]]
