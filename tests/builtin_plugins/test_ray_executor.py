@@ -389,6 +389,9 @@ def test_a_killed_node_loses_no_candidate_of_a_ranking(cluster, candidates, tmp_
         [*cluster.enter(), sys.executable, "-m", "ireebench", "-p", "point_interval", "rank",
          *(candidates[name] for name in ids), f"--baseline={candidates['mid']}", *RANK,
          "--benchmark_min_time=0.2s", "--devices=local-task,local-task", "--rerank_top=0",
+         # What is lost is told by the node's death, not by a timeout: none that a node's
+         # death loading the machine could reach (the derived one is ~2.6 s here).
+         "--candidate_timeout=120s",
          f"--interval_markers={markers}", f"--rank_out={out}", "--benchmark_format=json",
          *RAY], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=cluster.env,
         stdin=subprocess.DEVNULL)
