@@ -128,6 +128,10 @@ class RayCluster:
         self.folder = Path(tempfile.mkdtemp(prefix=PREFIX))
         (self.folder / "owner.pid").write_text(str(os.getpid()))
         self.env = {**env, "RAY_USAGE_STATS_ENABLED": "0"}
+        # The nodes' temporary directory (one, as nodes on one machine share /tmp):
+        # what they leave there is seen by node_scratch, and goes with the cluster.
+        self.tmp = self.folder / "tmp"
+        self.tmp.mkdir()
         self.holder = None
         self.inode = None
         self.workers: list[str] = []  # node ids, in start order
@@ -185,7 +189,8 @@ class RayCluster:
         proc = self.run([*pinned, "unshare", "--uts", "sh", "-c", 'hostname "$0" && exec "$@"',
                          host, _ray_binary(), "start", *arguments, "--num-cpus=1",
                          f"--resources={json.dumps(resources)}",
-                         f"--object-store-memory={OBJECT_STORE_BYTES}"], env=env)
+                         f"--object-store-memory={OBJECT_STORE_BYTES}"],
+                       env={"TMPDIR": str(self.tmp), **(env or {})})
         if proc.returncode != 0:
             raise RuntimeError(f"ray start failed: {proc.stdout[-2000:]} {proc.stderr[-2000:]}")
 
@@ -230,6 +235,12 @@ class RayCluster:
         """A ranking's warm workers running on the nodes (``ireebench rank ... --rank_serve=``)."""
         return [pid for pid in _pids() if _netns_inode(pid) == self.inode
                 and " -m ireebench " in (line := _cmdline(pid)) and "--rank_serve=" in line]
+
+    def node_scratch(self) -> list[str]:
+        """The folders a point's task or a ranking's actor left in the nodes' temporary
+        directory (plugins/ray_executor/scratch.py)."""
+        return sorted(path.name for path in self.tmp.iterdir()
+                      if path.name.startswith(("ireebench-ray-", "ireebench-rank-")))
 
     def node_ids(self) -> list[str]:
         return list(self.raylets())

@@ -17,6 +17,9 @@ What travels: the baseline and each candidate's module, given to a
 device's actor the first time it needs it (Ray puts the bytes into the
 object store for that call only), written on its node and checked by
 sha256; the ``--input`` and ``--parameters`` files, once per ranking.
+They live in the actor's folder of the node's temporary directory, removed
+when the ranking shuts its actors down (an actor killed first leaves it to
+the next on that node: :mod:`ireebench.plugins.ray_executor.scratch`).
 The node must run the same ireebench, IREE runtime and plugins as the
 driver (checked when its worker starts; refused in one line naming it).
 
@@ -41,12 +44,10 @@ import hashlib
 import json
 import os
 import select
-import shutil
 import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 from collections import deque
 
@@ -62,6 +63,7 @@ from ireebench.plugins.ray_executor.resources import (
     Request,
     explicit_request,
 )
+from ireebench.plugins.ray_executor.scratch import Scratch
 from ireebench.plugins.ray_executor.shipping import NodeFiles, input_files
 from ireebench.worker import Frames, describe_death, encode, encode_error
 
@@ -74,6 +76,11 @@ from .worker import STOP_SECONDS, read_frames, stop_or_kill
 RELAY_SECONDS = 0.5
 # The actor's threads: a receive that waits, a send, a kill, a put at once.
 ACTOR_THREADS = 4
+# How long the ranking's end waits for its actors' shutdown (their workers killed, their
+# folders removed); one that has not answered by then is killed, its folder left to the
+# node's next (an actor of a node that died without Ray knowing it yet never answers).
+SHUTDOWN_SECONDS = 5.0
+SCRATCH_PREFIX = "ireebench-rank-"  # a node's folder for a ranking's actor (scratch.py)
 
 
 # --- the devices ------------------------------------------------------------------
@@ -134,11 +141,17 @@ class NodeWorker:
     """The Ray actor holding one device of its node (see the module docstring)."""
 
     def __init__(self):
-        self.root = os.path.realpath(tempfile.mkdtemp(prefix="ireebench-rank-"))
+        self.scratch = Scratch(SCRATCH_PREFIX)
+        self.root = self.scratch.path
         self.modules: dict[str, str] = {}  # sha256 -> the module's file here
         self.served: dict[int, _Served] = {}
         self.generation = 0
+        # Its calls run on threads of their own (a receive waits while a send goes
+        # through), in no set order: what writes under its folder holds this lock, and
+        # nothing writes once it is shut down (a put that came after would make the
+        # folder again, its lock file gone: left for good).
         self.lock = threading.Lock()
+        self.closed = False
 
     def _file(self, sha256: str, name: str, blob: bytes) -> str:
         digest = hashlib.sha256(blob).hexdigest()
@@ -155,9 +168,15 @@ class NodeWorker:
 
     def put(self, sha256: str, name: str, blob: bytes) -> str:
         """A module on this node: its path here."""
-        if sha256 not in self.modules:
-            self.modules[sha256] = self._file(sha256, name, blob)
-        return self.modules[sha256]
+        with self.lock:
+            self._open()
+            if sha256 not in self.modules:
+                self.modules[sha256] = self._file(sha256, name, blob)
+            return self.modules[sha256]
+
+    def _open(self) -> None:
+        if self.closed:
+            raise RuntimeError("this node's worker of the ranking is shut down")
 
     def start(self, selection: list[str], command: list[str], environment: dict,
               identity: list[str], spec: dict, files: list[dict], *blobs: bytes) -> dict:
@@ -167,12 +186,17 @@ class NodeWorker:
         where = node.where()
         if mine["error"] or mine["lines"] != identity:
             return {**where, "refused": True, "identity": mine}
+        with self.lock:
+            self._open()
+            return self._start(selection, command, environment, spec, files, blobs, where)
+
+    def _start(self, selection: list[str], command: list[str], environment: dict, spec: dict,
+               files: list[dict], blobs: tuple, where: dict) -> dict:
         listing = NodeFiles(root=os.path.join(self.root, "mirror"))
         for item, blob in zip(files, blobs):
             listing.files[item["key"]] = self._file(item["sha256"], item["name"], blob)
-        with self.lock:
-            self.generation += 1
-            generation = self.generation
+        self.generation += 1
+        generation = self.generation
         listing_path = os.path.join(self.root, f"files-{generation}.json")
         listing.dump(listing_path)
         replies_r, replies_w = os.pipe()
@@ -270,9 +294,11 @@ class NodeWorker:
                 os.close(served.replies)
 
     def shutdown(self) -> None:
-        for generation in list(self.served):
-            self.kill(generation)
-        shutil.rmtree(self.root, ignore_errors=True)
+        with self.lock:
+            self.closed = True
+            for generation in list(self.served):
+                self.kill(generation)
+            self.scratch.remove()
 
 
 # --- on the driver ------------------------------------------------------------------
@@ -395,12 +421,17 @@ class RayWorkers:
         return found
 
     def close(self) -> None:
-        for actor in list(self.actors.values()):
-            with contextlib.suppress(Exception):
-                ray.get(actor.shutdown.remote(), timeout=STOP_SECONDS)
+        """Every actor shut down (its workers killed, its folder removed) at once, and
+        killed; one that has not answered within :data:`SHUTDOWN_SECONDS` leaves its
+        folder to the node's next (:mod:`ireebench.plugins.ray_executor.scratch`)."""
+        actors = list(self.actors.values())
+        self.actors.clear()
+        with contextlib.suppress(Exception):
+            asked = [actor.shutdown.remote() for actor in actors] or None
+            ray.wait(asked, num_returns=len(asked), timeout=SHUTDOWN_SECONDS)
+        for actor in actors:
             with contextlib.suppress(Exception):
                 ray.kill(actor)
-        self.actors.clear()
         if self.connected:
             self.say()
             cluster.disconnect()
@@ -561,7 +592,8 @@ class RayWorker:
     def close(self, stop: bool = True) -> None:
         """Asks an idle worker to stop (killed if it has not within
         :data:`STOP_SECONDS`), or kills it; the device's actor stays (but one lost with
-        its node). Once: a second call does nothing (its descriptor may be another's)."""
+        its node, or one whose worker never started). Once: a second call does nothing
+        (its descriptor may be another's)."""
         if self._closed.is_set():
             return
         if stop and not self.ended and not self.lost:
@@ -571,6 +603,11 @@ class RayWorker:
         self._closed.set()
         with contextlib.suppress(OSError):
             os.close(self.replies)
+        if not self.generation:
+            # Never started (Ray had no node to put its actor on, in place of one lost):
+            # the actor goes now, before the ranking's end frees a device for it to
+            # start on, with nothing to do there.
+            self.pool.forget(self.spec, self.actor)
         # Its relay's last answer says whether the actor is gone (then the device's next
         # worker is a new actor, not this dead one).
         self._thread.join(timeout=RELAY_SECONDS + STOP_SECONDS)

@@ -7,7 +7,8 @@ says). A point is measured exactly as on the driver's machine: by
 (``--point_index``, see :mod:`ireebench.points`), in the node's Python, with
 its plugins and ireebench's worker, its JSON report read from stdout. The
 files it needs arrive through the object store, each checked by sha256
-(:mod:`.shipping`), in a private directory that is removed afterwards.
+(:mod:`.shipping`), in a private directory that is removed afterwards (or,
+the task killed first, by the next task on the node: :mod:`.scratch`).
 
 A point still running after ``--ray_point_timeout`` is interrupted as
 Ctrl-C interrupts a local run (SIGINT to its process group: the worker
@@ -23,22 +24,24 @@ import contextlib
 import functools
 import hashlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 import ray
 from ireebench.executor import POINT_PROCESS_ENV
 
 from .identity import compared_lines
+from .scratch import Scratch
 from .shipping import ARGUMENT, MODULE, NodeFiles
 
 # The environment variable that tells a point's process which node measures it.
 NODE_ENV = "IREEBENCH_RAY_NODE_ID"
+# A point's folder on its node, which a task killed before its cleanup leaves to the
+# next (scratch.py).
+SCRATCH_PREFIX = "ireebench-ray-"
 # How long an interrupted point has to write its report before it is killed.
 INTERRUPT_GRACE_SECONDS = 30.0
 
@@ -76,11 +79,14 @@ def identity(selection: list[str], environment: dict) -> dict:
     key = (tuple(selection), tuple(sorted(environment.items())))
     found = _IDENTITIES.get(key)
     if found is None:
-        with tempfile.TemporaryDirectory(prefix="ireebench-ray-") as folder:
+        scratch = Scratch(SCRATCH_PREFIX)
+        try:
             proc = subprocess.run([sys.executable, "-m", "ireebench", *selection, "--version"],
                                   capture_output=True, text=True, errors="replace",
-                                  env={**os.environ, **environment}, cwd=folder,
+                                  env={**os.environ, **environment}, cwd=scratch.path,
                                   stdin=subprocess.DEVNULL, timeout=300, check=False)
+        finally:
+            scratch.remove()
         errors = [line for line in proc.stderr.splitlines() if line.strip()]
         found = {"lines": compared_lines(proc.stdout.splitlines()),
                  "error": "" if proc.returncode == 0 else
@@ -108,7 +114,8 @@ def measure_point(spec: dict, *blobs: bytes) -> dict:
     result = {key: mine[key] for key in ("node_id", "ip", "host")}
     if mine["error"] or mine["lines"] != spec["identity"]:
         return {**result, "refused": True, "identity": mine}
-    root = os.path.realpath(tempfile.mkdtemp(prefix="ireebench-ray-"))
+    scratch = Scratch(SCRATCH_PREFIX)
+    root = scratch.path
     try:
         command = list(spec["command"])
         files = NodeFiles(root=os.path.join(root, "mirror"))
@@ -141,7 +148,7 @@ def measure_point(spec: dict, *blobs: bytes) -> dict:
         result["ended"] = time.time()
         return result
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        scratch.remove()
 
 
 def _run(command: list[str], environment: dict, folder: str, timeout: float) -> dict:

@@ -268,6 +268,11 @@ def test_ctrl_c_cancels_the_rest_and_writes_what_finished(cluster, dynamic, tmp_
     while cluster.point_processes() and time.monotonic() < deadline:
         time.sleep(0.1)  # polling the nodes' processes, with a deadline
     assert cluster.point_processes() == []
+    # A task cancelled before its cleanup leaves its folder to the node's next task.
+    after = on_cluster(cluster, f"--module={dynamic}", *LEAN, "--input=2x512xf32=0.5",
+                       "--device=local-task", *RAY)
+    assert after.returncode == 0, after.stderr
+    assert cluster.node_scratch() == []
 
 
 def test_a_node_with_another_ireebench_is_refused_in_one_line(cluster, dynamic, tmp_path):
@@ -418,6 +423,14 @@ def test_a_killed_node_loses_no_candidate_of_a_ranking(cluster, candidates, tmp_
         assert sorted(own) == ["cv", "mean", "median", "stddev"], (name, own)
     assert {row["ray_node_id"] for row in rows if f"candidate:{lost}/" in row["name"]} \
         .isdisjoint({victim})
+    # The dead node's actor left its folder (a machine that dies cleans nothing up); the
+    # next ranking's actor removes it, and every actor its own.
+    assert [name for name in cluster.node_scratch() if name.startswith("ireebench-rank-")]
+    after = cluster.run([sys.executable, "-m", "ireebench", "rank", candidates["fast"],
+                         f"--baseline={candidates['mid']}", *RANK, "--devices=local-task",
+                         "--rerank_top=0", *RAY])
+    assert after.returncode == 0, after.stderr
+    assert cluster.node_scratch() == []
 
 
 def test_ctrl_c_stops_a_ranking_on_the_cluster_and_a_rerun_resumes(cluster, candidates,
