@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 import sys
-import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +29,7 @@ from types import MappingProxyType
 from .backend import select_backend
 from .errors import UsageError
 from .hookcall import guarded
+from .scratch import Scratch
 from .stash import Stash
 
 
@@ -158,7 +157,7 @@ class Config:
         # One id per run, so streamed rows from several runs can be told apart.
         self.run_id = uuid.uuid4().hex
         self._cleanups: list = []
-        self._scratch: str | None = None
+        self._scratch: Scratch | None = None
         self.min_time = parse_min_time(options.get("benchmark_min_time") or "0.5s")
         self.min_warmup_time = _warmup_seconds(options.get("benchmark_min_warmup_time") or "0")
         self.benchmark_context = parse_benchmark_context(options.get("benchmark_context"))
@@ -229,11 +228,12 @@ class Config:
         self.run._cleanups.append(function)
 
     def scratch_dir(self) -> Path:
-        """A private (0700) directory for this run, removed when it ends."""
+        """A private (0700) directory for this run, removed when it ends (or, the run
+        killed first, by a later run's: :mod:`ireebench.scratch`)."""
         run = self.run
         if run._scratch is None:
-            run._scratch = tempfile.mkdtemp(prefix="ireebench-")
-        return Path(run._scratch)
+            run._scratch = Scratch("ireebench-")
+        return Path(run._scratch.path)
 
     def release(self) -> None:
         """Runs the cleanups, then removes the scratch directory.
@@ -260,5 +260,5 @@ class Config:
     def remove_scratch(self) -> None:
         """Removes the scratch directory (and forgets it); nothing else."""
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            self._scratch.remove()
             self._scratch = None

@@ -25,14 +25,15 @@ native tool. Workers end with the process, or with :func:`close_workers`.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import io
 import json
 import os
 import select
 import sys
-import tempfile
 import time
+from collections import deque
 from pathlib import Path
 
 import iree.runtime as rt
@@ -43,6 +44,7 @@ from ireebench.cli.commands import build_command_group
 from ireebench.errors import UsageError
 from ireebench.modules import file_sha256
 from ireebench.plugins.json_reporter import run_lines
+from ireebench.scratch import Scratch
 from ireebench.worker import decode_error
 
 from .devices import DeviceSpec
@@ -79,6 +81,9 @@ class WarmBenchmark:
         self.worker: WorkerProcess | None = None
         self.config = None
         self.errors = io.StringIO()
+        # Messages read but not yet taken: one read may bring several (``begin`` and
+        # ``result`` together, when the measurement is quick).
+        self.pending: deque = deque()
 
     def _configure(self):
         argv = [f"--module={self.first_module}", f"--device={self.device}",
@@ -108,12 +113,16 @@ class WarmBenchmark:
         """The worker's next message (``("timeout", [])``, ``("ended", [])``)."""
         worker = self.worker
         while True:
-            for kind, args in worker.receive():
+            while self.pending:
+                kind, args = self.pending.popleft()
                 if kind == "write":
                     stream = sys.stdout if args[0] == "stdout" else sys.stderr
                     stream.write(args[1])
                     continue
                 return kind, args
+            self.pending.extend(worker.receive())
+            if self.pending:
+                continue
             if worker.ended:
                 return "ended", []
             timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -152,6 +161,7 @@ class WarmBenchmark:
         if self.worker is not None:
             self.worker.close(stop=self.worker.busy is None and not self.worker.ended)
             self.worker = None
+        self.pending.clear()
 
 
 def warm_workers() -> list[WarmBenchmark]:
@@ -160,10 +170,13 @@ def warm_workers() -> list[WarmBenchmark]:
 
 
 def close_workers() -> None:
-    """Ends every warm worker :func:`benchmark_module` started."""
+    """Ends every warm worker :func:`benchmark_module` started, and removes the files
+    it wrote for them."""
     while _WORKERS:
         _, warm = _WORKERS.popitem()
         warm.close()
+    while _SCRATCH:
+        _SCRATCH.pop().remove()
 
 
 atexit.register(close_workers)
@@ -215,13 +228,15 @@ def _entry_function(module, path: str, entry_function: str | None) -> str:
     return entry_function
 
 
-_SCRATCH: list[Path] = []
+_SCRATCH: list[Scratch] = []
 
 
 def _scratch() -> Path:
+    """Where the modules and inputs given as objects are written for the worker: removed
+    at exit (:func:`close_workers`), or by the next process's if this one is killed."""
     if not _SCRATCH:
-        _SCRATCH.append(Path(tempfile.mkdtemp(prefix="ireebench-warm-")))
-    return _SCRATCH[0]
+        _SCRATCH.append(Scratch("ireebench-warm-"))
+    return Path(_SCRATCH[0].path)
 
 
 def _results(measurement: Measurement) -> list:
@@ -243,6 +258,22 @@ def _results(measurement: Measurement) -> list:
     return results
 
 
+def _measure(key: tuple, warm: WarmBenchmark, path: str, timeout) -> Measurement:
+    device, function, flags = key[0], key[1], list(key[2])
+    try:
+        measurement = warm.measure(path, timeout)
+    except UsageError as exc:
+        _WORKERS.pop(key, None)
+        warm.close()
+        raise BenchmarkToolError(str(exc)) from None
+    if measurement.state is State.LOAD_FAILED and "other arguments" in measurement.message:
+        # Another signature than the worker's first module: a worker of its own.
+        _WORKERS.pop(key).close()
+        _WORKERS[key] = WarmBenchmark(device, function, path, flags)
+        measurement = _WORKERS[key].measure(path, timeout)
+    return measurement
+
+
 def benchmark_module(module, entry_function=None, inputs=None, timeout=None, executable=None,
                      **kwargs) -> list:
     """``iree.runtime.benchmark_module``, measured by a warm worker (see the module docstring)."""
@@ -260,16 +291,14 @@ def benchmark_module(module, entry_function=None, inputs=None, timeout=None, exe
             _WORKERS.pop(other).close()
         warm = _WORKERS[key] = WarmBenchmark(device, function, path, flags)
     try:
-        measurement = warm.measure(path, timeout)
-    except UsageError as exc:
-        _WORKERS.pop(key, None)
-        warm.close()
-        raise BenchmarkToolError(str(exc)) from None
-    if measurement.state is State.LOAD_FAILED and "other arguments" in measurement.message:
-        # Another signature than the worker's first module: a worker of its own.
-        _WORKERS.pop(key).close()
-        _WORKERS[key] = WarmBenchmark(device, function, path, flags)
-        measurement = _WORKERS[key].measure(path, timeout)
+        measurement = _measure(key, warm, path, timeout)
+    finally:
+        # A module given as an object was written for this call only: a tuner's thousands
+        # of candidates are not all kept (a worker's first one is: a new worker reads it).
+        if isinstance(module, rt.VmModule) and \
+                path not in {kept.first_module for kept in _WORKERS.values()}:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
     if measurement.state is not State.OK and measurement.state is not State.WRONG_OUTPUT:
         failed = [run for run in measurement.rows if run.error_occurred]
         name = failed[0].benchmark_name if failed else f"BM_{function}"

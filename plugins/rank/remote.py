@@ -19,7 +19,7 @@ object store for that call only), written on its node and checked by
 sha256; the ``--input`` and ``--parameters`` files, once per ranking.
 They live in the actor's folder of the node's temporary directory, removed
 when the ranking shuts its actors down (an actor killed first leaves it to
-the next on that node: :mod:`ireebench.plugins.ray_executor.scratch`).
+the next on that node: :mod:`ireebench.scratch`).
 The node must run the same ireebench, IREE runtime and plugins as the
 driver (checked when its worker starts; refused in one line naming it).
 
@@ -63,8 +63,8 @@ from ireebench.plugins.ray_executor.resources import (
     Request,
     explicit_request,
 )
-from ireebench.plugins.ray_executor.scratch import Scratch
 from ireebench.plugins.ray_executor.shipping import NodeFiles, input_files
+from ireebench.scratch import Scratch
 from ireebench.worker import Frames, describe_death, encode, encode_error
 
 from .devices import CPU_DRIVERS, DeviceSpec, check_devices, driver_of
@@ -80,7 +80,7 @@ ACTOR_THREADS = 4
 # folders removed); one that has not answered by then is killed, its folder left to the
 # node's next (an actor of a node that died without Ray knowing it yet never answers).
 SHUTDOWN_SECONDS = 5.0
-SCRATCH_PREFIX = "ireebench-rank-"  # a node's folder for a ranking's actor (scratch.py)
+SCRATCH_PREFIX = "ireebench-rank-"  # a node's folder for a ranking's actor (core/scratch.py)
 
 
 # --- the devices ------------------------------------------------------------------
@@ -423,7 +423,7 @@ class RayWorkers:
     def close(self) -> None:
         """Every actor shut down (its workers killed, its folder removed) at once, and
         killed; one that has not answered within :data:`SHUTDOWN_SECONDS` leaves its
-        folder to the node's next (:mod:`ireebench.plugins.ray_executor.scratch`)."""
+        folder to the node's next (:mod:`ireebench.scratch`)."""
         actors = list(self.actors.values())
         self.actors.clear()
         with contextlib.suppress(Exception):

@@ -8,7 +8,7 @@ says). A point is measured exactly as on the driver's machine: by
 its plugins and ireebench's worker, its JSON report read from stdout. The
 files it needs arrive through the object store, each checked by sha256
 (:mod:`.shipping`), in a private directory that is removed afterwards (or,
-the task killed first, by the next task on the node: :mod:`.scratch`).
+the task killed first, by the next task on the node: :mod:`ireebench.scratch`).
 
 A point still running after ``--ray_point_timeout`` is interrupted as
 Ctrl-C interrupts a local run (SIGINT to its process group: the worker
@@ -32,15 +32,15 @@ import time
 
 import ray
 from ireebench.executor import POINT_PROCESS_ENV
+from ireebench.scratch import Scratch
 
 from .identity import compared_lines
-from .scratch import Scratch
 from .shipping import ARGUMENT, MODULE, NodeFiles
 
 # The environment variable that tells a point's process which node measures it.
 NODE_ENV = "IREEBENCH_RAY_NODE_ID"
 # A point's folder on its node, which a task killed before its cleanup leaves to the
-# next (scratch.py).
+# next (core/scratch.py).
 SCRATCH_PREFIX = "ireebench-ray-"
 # How long an interrupted point has to write its report before it is killed.
 INTERRUPT_GRACE_SECONDS = 30.0

@@ -453,6 +453,29 @@ def test_benchmark_module_is_the_wrappers_drop_in(modules):
         close_workers()
 
 
+def test_benchmark_module_keeps_no_candidates_module_and_misses_no_quick_reply(modules):
+    """A tuner's loop: many modules given as objects, each measured in microseconds (its
+    worker's ``begin`` and ``result`` arrive in one read). Each call answers (a dropped
+    reply is the timeout's error, not a hang), and only the worker's first module stays
+    written; nothing once the workers are closed."""
+    import iree.runtime as rt
+
+    instance = rt.VmInstance()
+    objects = [rt.VmModule.copy_buffer(instance, modules[name].read_bytes())
+               for name in ("fast", "mid")]
+    flags = {"device": "local-sync", "benchmark_min_time": "1x"}
+    try:
+        for number in range(20):
+            assert benchmark_module(objects[number % 2], entry_function="main",
+                                    inputs=[f"{INPUTS}xi32=0"], timeout=60, **flags)
+            (warm,) = warm_workers()
+            folder = Path(warm.first_module).parent
+            assert sorted(path.suffix for path in folder.iterdir()) == [".lock", ".vmfb"]
+    finally:
+        close_workers()
+    assert not folder.exists()
+
+
 # --- bad input ---------------------------------------------------------------------------
 
 

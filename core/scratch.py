@@ -1,13 +1,17 @@
-"""A node's scratch folders, which a holder killed before its cleanup leaves to the next.
+"""Scratch folders, which a holder killed before its cleanup leaves to the next.
 
-A point's task and a ranking's actor copy what the driver ships (modules,
-inputs) into a folder of the node's temporary directory and remove it when
-they end. A holder that is killed never gets there: Ctrl-C on the driver
-force-cancels its tasks, ``ray.kill`` ends an actor at once, a node's
-machine dies. Its copies would stay for good, a tuner's candidates ranking
-after ranking. So each folder holds an ``flock`` on its own lock file for as
-long as its holder lives, and whoever makes a new folder of the same prefix
-removes those whose lock it can take: their holder is gone. pytest removes
+A run's scratch directory (``Config.scratch_dir``: compiled modules, module
+copies, the native tool's inputs), a Ray point's task and a ranking's actor
+on a node (the modules and inputs the driver ships) each copy files into a
+folder of the temporary directory and remove it when they end. A holder
+that is killed never gets there: a run killed by SIGKILL or the OOM killer,
+a task that Ctrl-C on the driver force-cancels, an actor ``ray.kill`` ends,
+a node whose machine dies. Its copies would stay for good (a tuner's
+candidates, ranking after ranking). So each folder holds an ``flock`` on
+its own lock file for as long as its holder lives (its forked workers share
+the lock; a program it executes does not), and whoever makes a new folder
+of the same prefix removes those whose lock it can take: their holder is
+gone. pytest removes
 its numbered temporary folders the same way (``make_numbered_dir_with_cleanup``
 in ``_pytest/pathlib.py``), by a pid in the lock file; the kernel's lock
 cannot be fooled by a pid that a restarted node or another namespace reuses.
@@ -26,7 +30,8 @@ LOCK = ".holder.lock"
 
 
 class Scratch:
-    """A folder of the node's temporary directory, held while this process lives."""
+    """A folder of the temporary directory, held while this process (or one it forked)
+    lives; ``prefix`` names what makes it, and which stale folders it removes."""
 
     def __init__(self, prefix: str):
         self.prefix = prefix
