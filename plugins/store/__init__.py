@@ -65,6 +65,10 @@ class Capture:
 
 
 CAPTURE = StashKey[Capture]()
+# The ids of the runs this command read by ``stored:latest~N``: a side that is one of
+# them is a place in the same list, so the other side's ``~N`` counts from the newest
+# (``compare stored:latest~1 stored:latest``: the two newest), not from the run before it.
+LISTED = StashKey[set]()
 
 
 @hookimpl
@@ -243,8 +247,13 @@ def ireebench_load_reports(config, reference, like):
             return ReportHistory([(summary.label, report) for summary, report in runs],
                                  [note] if note else [])
         offset = parsed.offset if parsed.selector == LATEST else 0
+        listed = config.stash.setdefault(LISTED, set())
+        context = like.get("context") if isinstance(like, dict) else None
+        own = context.get("ireebench_run_id") if isinstance(context, dict) else None
         summary, text = store.run(parsed.selector, filters, like, any_machine, offset,
-                                  reference)
+                                  reference, counted=own in listed)
+        if parsed.selector == LATEST:
+            listed.add(summary.run_id)
         return [(summary.label, json.loads(text))]
     finally:
         store.close()

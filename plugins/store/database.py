@@ -455,9 +455,12 @@ class Store:
         return {row.id: (_summary(row), row.report) for row in found}
 
     def run(self, selector: str, filters=(), like: dict | None = None,
-            any_machine: bool = False, offset: int = 0, reference: str = "") -> tuple:
+            any_machine: bool = False, offset: int = 0, reference: str = "",
+            counted: bool = False) -> tuple:
         """``(RunSummary, report text)`` of ``stored:latest`` (``offset`` back) or of a
-        run id prefix; the message of a reference naming nothing says why."""
+        run id prefix; the message of a reference naming nothing says why. ``like``'s
+        own run is never the answer; ``counted``: it keeps its place in the runs that
+        ``offset`` counts (it was itself named as ``stored:latest~N``)."""
         reference = reference or f"stored:{selector}"
         with self._errors("cannot read it"), self._transaction() as connection:
             if selector != LATEST:
@@ -474,12 +477,16 @@ class Store:
                                      "give more of it")
                 return self._reports(connection, [found[0].id])[found[0].id]
             chosen, named, others = self._like_clauses(like, any_machine)
+            own = _like_context(like).get("ireebench_run_id") if like is not None else None
+            if counted:
+                others = []
             clauses = [*_clauses(filters, True), *others]
             matching = [sa.exists().where(rows.c.run == runs.c.id, chosen)] \
                 if chosen is not None else []
-            query = (sa.select(runs.c.id).where(*clauses, *matching).order_by(*_NEWEST_FIRST)
-                     .offset(offset).limit(1))
-            pk = connection.execute(query).scalar()
+            query = (sa.select(runs.c.id, runs.c.run_id).where(*clauses, *matching)
+                     .order_by(*_NEWEST_FIRST).offset(offset).limit(2))
+            found = [row for row in connection.execute(query) if row.run_id != own][:1]
+            pk = found[0].id if found else None
             if pk is None:
                 raise UsageError(self._nothing(connection, reference, filters, clauses,
                                                chosen is not named, named, like))

@@ -158,6 +158,14 @@ def test_saved_runs_are_read_back_and_gate_the_next_run(store_kind, request, mod
 
     # stored:latest and stored:RUN_ID, on either side; a filter that names nothing.
     assert api("compare", "stored:latest", heavy, *gate)[0] == 1
+    # Both sides named in the store count in one list: ~1 is the run before the newest
+    # (as store export names them), as `stored:latest stored:latest` compares them too.
+    newest, before = (json.loads(api("store", "export", f"stored:{which}", storage)[1])
+                      ["context"]["ireebench_run_id"][:12] for which in ("latest", "latest~1"))
+    for old in ("stored:latest~1", "stored:latest"):
+        status, out = api("compare", old, "stored:latest", *gate, "--accept_cannot_judge")
+        assert status == 0 and out.startswith(
+            f"Comparing stored:{before} (old) with stored:{newest} (new)"), out
     status, out = api("compare", heavy, f"stored:{ids[1]}", *gate)
     assert status == 0 and "faster" in out
     status, message = api("compare", "stored:latest?branch=none", light, storage)
