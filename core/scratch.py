@@ -35,9 +35,11 @@ class Scratch:
 
     def __init__(self, prefix: str):
         self.prefix = prefix
+        self.pid = os.getpid()  # its maker (a forked child shares the folder)
         self.path = os.path.realpath(tempfile.mkdtemp(prefix=prefix))
-        # Locked before it has its name, so that no sweeper ever finds it unlocked (the
-        # descriptor is not inherited: a worker this process starts does not hold it).
+        # Locked before it has its name, so that no sweeper ever finds it unlocked. A
+        # child this process forks shares the lock; a program it executes does not (the
+        # descriptor is not inheritable), so it never outlives its holder's death.
         fresh = os.path.join(self.path, LOCK + ".new")
         self._fd = os.open(fresh, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
         fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -176,7 +176,9 @@ def close_workers() -> None:
         _, warm = _WORKERS.popitem()
         warm.close()
     while _SCRATCH:
-        _SCRATCH.pop().remove()
+        scratch = _SCRATCH.pop()
+        if scratch.pid == os.getpid():  # a forked child at its exit leaves its parent's
+            scratch.remove()
 
 
 atexit.register(close_workers)

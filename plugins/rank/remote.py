@@ -426,9 +426,10 @@ class RayWorkers:
         folder to the node's next (:mod:`ireebench.scratch`)."""
         actors = list(self.actors.values())
         self.actors.clear()
-        with contextlib.suppress(Exception):
-            asked = [actor.shutdown.remote() for actor in actors] or None
-            ray.wait(asked, num_returns=len(asked), timeout=SHUTDOWN_SECONDS)
+        if actors:
+            with contextlib.suppress(Exception):
+                asked = [actor.shutdown.remote() for actor in actors]
+                ray.wait(asked, num_returns=len(asked), timeout=SHUTDOWN_SECONDS)
         for actor in actors:
             with contextlib.suppress(Exception):
                 ray.kill(actor)
