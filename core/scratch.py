@@ -41,8 +41,13 @@ class Scratch:
         # child this process forks shares the lock; a program it executes does not (the
         # descriptor is not inheritable), so it never outlives its holder's death.
         fresh = os.path.join(self.path, LOCK + ".new")
-        self._fd = os.open(fresh, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
-        fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        self._fd: int | None = os.open(fresh, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o600)
+        try:
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # a file system without locks (some NFS): a folder as mkdtemp's,
+            os.close(self._fd)  # which no sweeper takes for a stale one
+            self._fd = None
+            return
         os.rename(fresh, os.path.join(self.path, LOCK))
         sweep(prefix, keep=self.path)
 
