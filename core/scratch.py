@@ -63,7 +63,7 @@ def sweep(prefix: str, keep: str = "") -> None:
     """Removes this user's folders ``prefix*`` of the temporary directory whose holder
     is gone (their lock is free). A folder without a lock file is left: not one of
     ours to judge."""
-    base = tempfile.gettempdir()
+    base = os.path.realpath(tempfile.gettempdir())
     try:
         names = os.listdir(base)
     except OSError:
@@ -71,7 +71,7 @@ def sweep(prefix: str, keep: str = "") -> None:
     for name in names:
         if not name.startswith(prefix):
             continue
-        path = os.path.realpath(os.path.join(base, name))
+        path = os.path.join(base, name)  # not followed: a link planted there is no folder
         if path == keep:
             continue
         try:

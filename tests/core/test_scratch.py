@@ -41,12 +41,18 @@ def test_a_killed_holders_folder_goes_with_the_next_and_a_live_ones_stays(tmp_pa
     alive, alive_path, alive_child = _holder(tmp_path)
     try:
         (tmp_path / PREFIX / "not-ours").mkdir(parents=True)  # no lock file: left alone
+        # A link planted under the prefix is not followed, to a folder that looks stale.
+        precious = tmp_path / "precious"
+        precious.mkdir()
+        (precious / ".holder.lock").touch()
+        (tmp_path / f"{PREFIX}link").symlink_to(precious)
         os.kill(killed.pid, signal.SIGKILL)
         killed.wait()
         assert os.path.isdir(killed_path)  # a holder killed cleans nothing up
         mine = Scratch(PREFIX)
         assert not os.path.exists(killed_path)
         assert os.path.isdir(alive_path) and os.path.isdir(tmp_path / PREFIX / "not-ours")
+        assert (tmp_path / f"{PREFIX}link").is_symlink() and precious.is_dir()
         assert os.path.dirname(mine.path) == str(tmp_path)
         # The killed holder's child still runs, and did not keep its folder held: the
         # lock's descriptor is not inherited.
