@@ -238,7 +238,7 @@ class RayCluster:
 
     def node_scratch(self) -> list[str]:
         """The folders a point's task or a ranking's actor left in the nodes' temporary
-        directory (plugins/ray_executor/scratch.py)."""
+        directory (core/scratch.py)."""
         return sorted(path.name for path in self.tmp.iterdir()
                       if path.name.startswith(("ireebench-ray-", "ireebench-rank-")))
 

@@ -248,10 +248,8 @@ def ireebench_load_reports(config, reference, like):
                                  [note] if note else [])
         offset = parsed.offset if parsed.selector == LATEST else 0
         listed = config.stash.setdefault(LISTED, set())
-        context = like.get("context") if isinstance(like, dict) else None
-        own = context.get("ireebench_run_id") if isinstance(context, dict) else None
         summary, text = store.run(parsed.selector, filters, like, any_machine, offset,
-                                  reference, counted=own in listed)
+                                  reference, listed)
         if parsed.selector == LATEST:
             listed.add(summary.run_id)
         return [(summary.label, json.loads(text))]

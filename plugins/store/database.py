@@ -242,6 +242,12 @@ def _like_context(like: dict | None) -> dict:
     return context if isinstance(context, dict) else {}
 
 
+def _like_run_id(like: dict | None) -> str | None:
+    """The id of the run ``like`` is a report of (it was saved), if any."""
+    found = _like_context(like).get("ireebench_run_id")
+    return found if isinstance(found, str) and found else None
+
+
 def _like_machines(like: dict | None) -> dict[str, list[str]]:
     """Row fingerprint -> the names of ``like``'s benchmarks measured there (each
     row's own machine and devices: a sweep over devices has several)."""
@@ -456,11 +462,11 @@ class Store:
 
     def run(self, selector: str, filters=(), like: dict | None = None,
             any_machine: bool = False, offset: int = 0, reference: str = "",
-            counted: bool = False) -> tuple:
+            listed: frozenset | set = frozenset()) -> tuple:
         """``(RunSummary, report text)`` of ``stored:latest`` (``offset`` back) or of a
         run id prefix; the message of a reference naming nothing says why. ``like``'s
-        own run is never the answer; ``counted``: it keeps its place in the runs that
-        ``offset`` counts (it was itself named as ``stored:latest~N``)."""
+        own run is never the answer; if it is one of ``listed`` (the command named it as
+        ``stored:latest~N`` itself) it keeps its place in the runs ``offset`` counts."""
         reference = reference or f"stored:{selector}"
         with self._errors("cannot read it"), self._transaction() as connection:
             if selector != LATEST:
@@ -477,8 +483,8 @@ class Store:
                                      "give more of it")
                 return self._reports(connection, [found[0].id])[found[0].id]
             chosen, named, others = self._like_clauses(like, any_machine)
-            own = _like_context(like).get("ireebench_run_id") if like is not None else None
-            if counted:
+            own = _like_run_id(like)
+            if own is not None and own in listed:
                 others = []
             clauses = [*_clauses(filters, True), *others]
             matching = [sa.exists().where(rows.c.run == runs.c.id, chosen)] \
@@ -512,8 +518,8 @@ class Store:
                               for fingerprint, names_there in machines.items())) \
                 if machines else rows.c.fingerprint == row_fingerprint(context)
         others = []
-        own_id = context.get("ireebench_run_id")
-        if isinstance(own_id, str) and own_id:
+        own_id = _like_run_id(like)
+        if own_id:
             others.append(runs.c.run_id != own_id)
         return chosen, named, others
 
