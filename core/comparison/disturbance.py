@@ -52,6 +52,8 @@ class Disturbance:
 
     what: str
     message: str
+    # The time it was seen in, when it concerns one (a multimodal finding's).
+    metric: str = ""
 
     def __str__(self) -> str:
         return self.message
@@ -134,7 +136,8 @@ def benchmark_disturbances(report: BenchmarkFile, rows: BenchmarkRows) -> list[D
         shown = f" ({' + '.join(counts)} repetitions)" if counts else ""
         where = " in CPU time" if finding.get("metric") == "cpu_time" else ""
         found.append(Disturbance("multimodal", f"repetitions form {len(counts) or 'several'} "
-                                               f"separate groups{where}{shown}"))
+                                               f"separate groups{where}{shown}",
+                                 str(finding.get("metric") or "real_time")))
     share = preempted(report, rows)
     if share is not None:
         found.append(Disturbance("cpu_share", f"CPU share {share:.2f} on a synchronous CPU "
@@ -147,10 +150,22 @@ def disturbances(report: BenchmarkFile, rows: BenchmarkRows) -> list[Disturbance
     return run_disturbances(report) + benchmark_disturbances(report, rows)
 
 
+# What disturbs only a time that counts the waits: the machine's load and a CPU
+# share below one. CPU time counts what the thread ran, not how long it waited.
+WAITS = ("load_average", "busy_processes", "cpu_share")
+
+
 def relevant(found: list[Disturbance], metric: str) -> list[Disturbance]:
-    """The disturbances of ``metric``: a CPU share below one CPU disturbs the real time
-    only (the CPU time is what the thread ran)."""
-    return [d for d in found if not (d.what == "cpu_share" and metric != "real_time")]
+    """The disturbances of ``metric``: all of them for the real time; on ``cpu_time``
+    neither the load nor the CPU share (a run on a busy machine keeps its CPU
+    times), nor repetitions in separate regimes of the real time only; on any
+    other metric all but the CPU share."""
+    if metric == "real_time":
+        return list(found)
+    if metric != "cpu_time":  # device time, a counter: only the CPU share is the host's
+        return [d for d in found if d.what != "cpu_share"]
+    return [d for d in found
+            if d.what not in WAITS and not (d.what == "multimodal" and d.metric == "real_time")]
 
 
 # How each kind of disturbance is named in a summary.

@@ -4,45 +4,53 @@ IREE's benchmark CI gates on a hand-set golden time per machine times a
 tolerance, which is flaky because two runs of the same code on the same
 machine differ by more than one run's repetitions say. Here the baseline of
 each benchmark is its recent stored runs (their number is the store's
-``--window``), and a benchmark **regresses** when all three hold:
+``--window``), compared on the metric that measured the work
+(``--metric=auto``: the CPU time on ``local-sync``), and a benchmark is
+**slower** (a regression beyond its ``--threshold``) or **faster** when
 
-1. **outside the runs' own spread**: the new median is above the *band*,
-   from the lowest lower bound to the highest upper bound of the stored
-   runs' median intervals (each run's distribution-free ``confidence``
-   interval of its median, :func:`ireebench.stats.median_ci`; ``[min, max]``
-   of a run with too few repetitions for one, the value itself for a run
-   with one). The band is what run-to-run drift has done so far;
-2. **significant**: the two-sided Mann-Whitney U test of the new
+1. **significant**: the two-sided Mann-Whitney U test of the new
    repetitions against the stored runs' pooled repetitions rejects at
    ``alpha`` after the correction over the suite (the new run has
    :data:`~ireebench.comparison.model.MIN_REPETITIONS` or more
-   repetitions; otherwise the verdict is ``inconclusive``);
-3. **beyond the threshold**: the Hodges-Lehmann change new/pooled exceeds
-   the benchmark's ``--threshold``;
-4. **beyond the runs' own spread** (two stored runs or more): the new
-   median is an outlier among the stored runs' medians, as conbench's
-   lookback z-score asks, but with the uncertainty of a few runs: on the
-   logarithms, ``t = (log new - mean) / (s * sqrt(1 + 1/N))`` over the ``N``
-   kept runs (``s`` their standard deviation, at least the runs' own noise
-   of their medians), two-sided against Student's t with ``N - 1`` degrees
-   of freedom at ``alpha``. Repetitions of one run share its conditions, so
-   the U test alone (2.) takes every shift between runs for a change; this
-   test asks whether the shift is larger than the runs have shifted. Both
-   must reject: the verdict's p-value is the larger of the two (and is the
-   one the correction adjusts).
+   repetitions; otherwise the verdict is ``inconclusive``), and
+2. **beyond the runs' own spread**, from :data:`MIN_RUN_LEVEL` stored runs:
+   the new median is an outlier among the stored runs' medians, as
+   conbench's lookback z-score asks, but with the uncertainty of a few
+   runs: on the logarithms, ``t = (log new - mean) / (s * sqrt(1 + 1/N))``
+   over the ``N`` kept runs (``s`` their standard deviation, at least the
+   runs' own noise of their medians), two-sided against Student's t with
+   ``N - 1`` degrees of freedom. Repetitions of one run share its
+   conditions, so the U test alone takes every shift between runs for a
+   change; this test asks whether the shift is larger than the runs have
+   shifted. Both must reject: the verdict's p-value is the larger of the
+   two (and is the one the correction adjusts). With fewer runs (the
+   test of two runs has one degree of freedom: it could see only changes
+   of hundreds of percent) the U test alone decides, and a note says so;
+   or
+3. **beyond every stored run**, whatever their number: the new run's
+   median interval lies entirely above the highest (below the lowest)
+   repetition of every stored run kept (the *envelope*), and the U test
+   rejects. A 4x build is a regression against two stored runs.
 
-**Disturbed stored runs are left out.** A stored run whose report says its
-machine was busy (:mod:`.disturbance`: load above the CPUs, other busy
-processes, this benchmark's repetitions in separate regimes, its CPU share
-below one CPU on ``local-sync`` when real time is compared) is left out of
-the benchmark's baseline, pooled repetitions and band alike, and named
-(``left_out``), as long as one quiet run remains; when every run was
-disturbed they are all kept, and a note says so. One bad night then
-widens nothing.
+Then **the band**: a significant change whose median stays within the band
+of the stored runs' median intervals is ``no significant change`` (the
+runs drifted as much). A new run within the band with no significant
+change **passes**, with a note of the smallest change this history could
+have shown; ``cannot judge`` is left for a new median outside the band
+that no test confirms while the history could not have shown a change of
+``--detectable`` (see :func:`ireebench.comparison.judgement.judge`).
 
-The verdicts of the suite, the band's rule (a significant change whose
-median stays in the band is ``no significant change``, said beside the
-verdict), the detectable change (``cannot judge``) and the new run's
+**Disturbed stored runs are weighed, not cut at a load.** A stored run
+whose report says its machine was busy (:mod:`.disturbance`: load above
+the CPUs, other busy processes, repetitions in separate regimes, a CPU
+share below one on ``local-sync``; for the CPU time only the regimes of the
+CPU time count) is left out of the benchmark's baseline only when
+:data:`MIN_QUIET` quiet runs remain and its median lies outside their band
+(it measured otherwise than they did), and is named (``left_out``); one
+that measured like the quiet runs is kept, and with fewer quiet runs every
+run is kept, with a note.
+
+The verdicts of the suite, the detectable change and the new run's
 disturbances are :func:`ireebench.comparison.judgement.judge`'s; the
 change, its interval and the p-value are those of
 :func:`ireebench.comparison.model.compare_benchmark` against the pooled
@@ -106,17 +114,30 @@ def _usable(rows: BenchmarkRows, metric: str) -> list[float]:
     return values if values and min(values) > 0 else []
 
 
+# The fewest stored runs whose medians' spread says how far runs drift: below
+# it the gate judges by the repetitions' U test alone (the run-level test of
+# two runs has one degree of freedom: it could only see changes of hundreds
+# of percent), and no disturbed run is left out.
+MIN_RUN_LEVEL = 3
+# The fewest quiet stored runs a baseline keeps to itself, leaving disturbed ones out.
+MIN_QUIET = 2
+
+
 @dataclass
 class Baseline:
     """One benchmark's baseline: the pooled repetitions of the runs kept, their
-    spreads, the disturbed runs left out (``label (why)``), what disturbed them
-    when every run was (all kept), and the median of the kept runs' CPU shares."""
+    spreads, the disturbed runs left out (``label (why)``), what disturbed the
+    kept runs when too few quiet ones were left to keep only those, the
+    median of the kept runs' CPU shares, and the envelope: the lowest and the
+    highest repetition of every kept run."""
 
     pooled: BenchmarkRows | None
     spreads: list[RunSpread]
     left_out: list[str]
     every_disturbed: str
     cpu_share: float | None = None
+    envelope: tuple[float, float] | None = None
+    quiet: int = 0  # how many of the runs were not disturbed
 
 
 def _baseline(name: str, runs: list[tuple[BenchmarkFile, BenchmarkRows]], metric: str,
@@ -132,7 +153,20 @@ def _baseline(name: str, runs: list[tuple[BenchmarkFile, BenchmarkRows]], metric
         measured.append((report, values, found, cpu_share(rows)))
         if not found:
             quiet.append(measured[-1])
-    kept = quiet or measured
+    # A disturbed run is left out only while two quiet runs or more remain (one run
+    # says nothing of how far runs drift), and only when it measured otherwise
+    # than they did: its median outside their band. One that measured like them
+    # is kept (the disturbance did not show), so a busy week keeps its baseline.
+    quiet_count = len(quiet)
+    enough = quiet_count >= min(MIN_QUIET, len(measured))
+    if enough and quiet_count < len(measured):
+        spreads_of_quiet = [run_spread(report.path, values, confidence)
+                            for report, values, *_ in quiet]
+        low = min(spread.low for spread in spreads_of_quiet)
+        high = max(spread.high for spread in spreads_of_quiet)
+        quiet = [run for run in measured
+                 if not run[2] or low <= median(run[1]) <= high]
+    kept = quiet if enough else measured
     shares = [share for *_, share in kept if share is not None]
     share = median(shares) if shares else None
     pooled: BenchmarkRows | None = None
@@ -142,18 +176,22 @@ def _baseline(name: str, runs: list[tuple[BenchmarkFile, BenchmarkRows]], metric
             pooled = BenchmarkRows(name, runs[0][1].time_unit)
         pooled.repetitions[metric].extend(values)
         spreads.append(run_spread(report.path, values, confidence))
-    if quiet:
+    envelope = None
+    if kept:
+        envelope = (min(min(values) for _, values, *_ in kept),
+                    max(max(values) for _, values, *_ in kept))
+    if enough:
         left_out = [f"{report.path} ({describe(found)})" for report, _, found, _ in measured
-                    if found]
-        return Baseline(pooled, spreads, left_out, "", share)
+                    if found and all(report is not run[0] for run in kept)]
+        return Baseline(pooled, spreads, left_out, "", share, envelope, quiet_count)
     return Baseline(pooled, spreads, [], kinds([d for *_, found, _ in measured for d in found]),
-                    share)
+                    share, envelope, quiet_count)
 
 
 def run_level(spreads: list[RunSpread], new_median: float | None) -> RunLevel | None:
     """The new median against the spread of the kept runs' medians (the module doc's
-    run-level test); None with fewer than two runs or no new median."""
-    if new_median is None or new_median <= 0 or len(spreads) < 2:
+    run-level test); None with fewer than :data:`MIN_RUN_LEVEL` runs or no new median."""
+    if new_median is None or new_median <= 0 or len(spreads) < MIN_RUN_LEVEL:
         return None
     logs = [math.log(spread.median) for spread in spreads]
     center = math.fsum(logs) / len(logs)
@@ -201,18 +239,29 @@ def compare_history(history: list[BenchmarkFile], new: BenchmarkFile, options: C
         if metric_note:
             result.notes.append(metric_note)
         if baseline.every_disturbed:
-            result.notes.append(f"every stored run was disturbed ({baseline.every_disturbed}): "
-                                "the baseline is theirs")
+            result.notes.append(
+                f"every stored run was disturbed ({baseline.every_disturbed}): the baseline "
+                "is theirs" if not baseline.quiet else
+                f"{baseline.quiet} quiet stored run(s), fewer than {MIN_QUIET}: the "
+                f"disturbed ones are kept too ({baseline.every_disturbed}) rather than a "
+                "baseline too small to learn the drift from")
+        if len(baseline.spreads) < MIN_RUN_LEVEL:
+            result.notes.append(
+                f"{len(baseline.spreads)} stored run(s): judged by the repetitions' U test "
+                f"against them (how far runs drift needs {MIN_RUN_LEVEL} runs or more)")
+        new_values = new_rows.values(metric)[0]
+        new_interval = None
         if result.new is not None:
             result.band_low = min(spread.low for spread in baseline.spreads)
             result.band_high = max(spread.high for spread in baseline.spreads)
+            new_interval = median_ci(new_values, options.confidence) or None
         explained = 1.0
         if cpu_devices(devices_of(new, new_rows)):
             explained = explained_by_shares(baseline.cpu_share, cpu_share(new_rows))
-        items.append(Judged(result, baseline.pooled.values(metric)[0],
-                            new_rows.values(metric)[0],
+        items.append(Judged(result, baseline.pooled.values(metric)[0], new_values,
                             new_run + benchmark_disturbances(new, new_rows), explained,
-                            run_level(baseline.spreads, result.new)))
+                            run_level(baseline.spreads, result.new), baseline.envelope,
+                            new_interval, len(baseline.spreads)))
     comparison.notes += list(notes)
     if not history:
         if not notes:

@@ -6,11 +6,16 @@ on its own. A suite is judged together, here, for two reports
 (:func:`ireebench.comparison.history.compare_history`), in this order:
 
 1. **The metric of each benchmark** (:func:`choose_metric`): ``--metric``,
-   or with ``--metric=auto`` the real time, except on a synchronous CPU
-   device where real time and CPU time disagree in a run (its CPU share
-   below :data:`~ireebench.comparison.disturbance.MIN_CPU_SHARE`: the thread
-   was preempted, so its real time measured the wait): there the CPU time.
-   With ``--metric=real_time`` the disagreement is noted.
+   or with ``--metric=auto`` (the command's default) the metric that measured
+   the work: the CPU time of a benchmark that ran on a synchronous CPU device
+   (``local-sync``) in every run compared, where the calling thread does all
+   the work and real time adds its waits for a CPU on a busy machine (a run
+   whose CPU share is below one measured the load, not the code); the real
+   time everywhere else (``local-task``'s CPU time sums its workers, a GPU's
+   is the host's). With ``--metric=real_time`` a disagreement of the two on
+   ``local-sync`` (a CPU share below
+   :data:`~ireebench.comparison.disturbance.MIN_CPU_SHARE`: preempted) is
+   noted.
 2. **The correction for many benchmarks** (``correction``): the U tests'
    p-values (against a history, the larger of the U test's and the
    run-level test's, :class:`RunLevel`) are adjusted together (Benjamini-Hochberg by default, or Holm;
@@ -74,6 +79,7 @@ from .disturbance import (
     devices_of,
     preempted,
     relevant,
+    synchronous_cpu,
     run_disturbances,
 )
 from .inputs import TIME_METRICS, BenchmarkFile, BenchmarkRows
@@ -101,6 +107,10 @@ from .utest import (
 )
 
 RERUN = "re-run advised"
+# Why --metric=auto compares a benchmark on its CPU time.
+AUTO_CPU_NOTE = ("compared on cpu_time (--metric=auto: on local-sync the calling thread does "
+                 "all the work, so its CPU time is the work; real time adds its waits for a "
+                 "CPU on a busy machine)")
 
 
 @dataclass(frozen=True)
@@ -136,6 +146,11 @@ class Judged:
     # or not a CPU device).
     explained: float = 1.0
     run_level: RunLevel | None = None
+    # Against a history: the lowest and highest repetition of the stored runs kept,
+    # the new run's interval of its median, and how many stored runs were kept.
+    envelope: tuple[float, float] | None = None
+    new_interval: tuple[float, float] | None = None
+    runs: int = 0
 
 
 # --- the metric of each benchmark ------------------------------------------------
@@ -144,10 +159,15 @@ class Judged:
 def choose_metric(options: CompareOptions, olds: list[tuple[BenchmarkFile, BenchmarkRows]],
                   new: tuple[BenchmarkFile, BenchmarkRows]) -> tuple[str, str]:
     """``(metric, note)`` of one benchmark (step 1 of the module doc); the note says
-    where real time and CPU time disagree (empty when they agree)."""
+    why ``auto`` chose the CPU time, or where real time and CPU time disagree."""
     if options.metric not in (AUTO_METRIC, "real_time"):
         return options.metric, ""
-    shares = [(report.path, share) for report, rows in [new, *olds]
+    sides = [new, *olds]
+    if options.metric == AUTO_METRIC and all(
+            synchronous_cpu(devices_of(report, rows)) and rows.repetitions.get("cpu_time")
+            for report, rows in sides):
+        return "cpu_time", AUTO_CPU_NOTE
+    shares = [(report.path, share) for report, rows in sides
               if (share := preempted(report, rows)) is not None]
     if not shares:
         return TIME_METRICS[0], ""
@@ -155,10 +175,8 @@ def choose_metric(options: CompareOptions, olds: list[tuple[BenchmarkFile, Bench
     more = f" and {len(shares) - 3} more" if len(shares) > 3 else ""
     disagree = (f"real time and CPU time disagree on a synchronous CPU device (CPU share "
                 f"{shown}{more}: preempted)")
-    if options.metric == AUTO_METRIC:
-        return "cpu_time", f"{disagree}: compared on cpu_time (--metric=auto)"
     return TIME_METRICS[0], (f"{disagree}: the real times measured the wait; --metric=auto "
-                             "compares the CPU time")
+                             "(the default) compares the CPU time")
 
 
 def options_for(options: CompareOptions, metric: str) -> CompareOptions:
@@ -242,6 +260,80 @@ def _disturbed(item: Judged, options: CompareOptions, higher: bool) -> None:
                        "it waited for the CPU")
 
 
+def _beyond_envelope(item: Judged, higher: bool) -> str:
+    """Against a history: ``worse``/``better`` when the new run's median interval lies
+    entirely beyond every repetition of every stored run kept (the envelope), by
+    more than the benchmark's threshold, else ""."""
+    r = item.result
+    if item.envelope is None or item.new_interval is None or r.additive:
+        return ""
+    low, high = item.new_interval
+    margin = 1.0 + r.threshold
+    above = low > item.envelope[1] * margin
+    below = high * margin < item.envelope[0]
+    if not (above or below):
+        return ""
+    return "worse" if above != higher else "better"
+
+
+def _envelope_verdict(item: Judged, u_pvalue: float, options: CompareOptions,
+                      higher: bool) -> None:
+    """A change beyond every stored run is judged whatever the number of runs (the
+    run-level test of a few runs could only see changes of hundreds of percent):
+    a significant U test against the pooled runs makes it slower or faster."""
+    r = item.result
+    side = _beyond_envelope(item, higher)
+    if r.verdict != NO_CHANGE or not side or u_pvalue >= options.alpha:
+        return
+    r.verdict = SLOWER if side == "worse" else FASTER
+    r.adjusted_pvalue = u_pvalue
+    low, high = item.new_interval
+    edge = item.envelope[1] if low > item.envelope[1] else item.envelope[0]
+    where = "above the highest" if low > item.envelope[1] else "below the lowest"
+    if r.threshold:
+        where = f"more than {_percent(r.threshold)} {where}"
+    unit = "s" if r.time_unit else ""
+    _add_reason(r, f"beyond every stored run: its median's interval [{low:.4g}{unit}, "
+                   f"{high:.4g}{unit}] lies {where} repetition of the {item.runs} stored "
+                   f"run(s) ({edge:.4g}{unit})")
+
+
+def _decider(item: Judged) -> str:
+    """What would decide a benchmark that cannot be judged, in a few words."""
+    paired = "the paired A/B (ireebench compare BASE.vmfb HEAD.vmfb)"
+    if item.envelope is not None:
+        return (f"more stored runs ({item.runs} now), runs with --benchmark_processes, "
+                f"or {paired} would decide it")
+    return f"more repetitions, --benchmark_processes, or {paired} would decide it"
+
+
+def _unjudged(item: Judged, options: CompareOptions, level: float, tested: int) -> None:
+    """Step 4: ``cannot judge`` for a benchmark that could not have shown the change
+    it is asked about, except, against a history, a new run within the stored
+    runs' band: it passes, with the smallest change this history could show."""
+    r = item.result
+    relative = not (r.additive and not r.old)  # a difference from 0 has no size to detect
+    if options.detectable is None or r.verdict != NO_CHANGE or not relative:
+        return
+    limit = max(options.detectable, r.threshold)
+    if r.detectable is not None and r.detectable <= limit:
+        return
+    if (item.envelope is not None and r.band_low is not None and r.new is not None
+            and r.band_low <= r.new <= r.band_high):
+        could = "no change" if r.detectable is None else f"a change of {_percent(r.detectable)}"
+        r.notes.append(f"within the {item.runs} stored run(s)' band: passes; only {could} or "
+                       f"more could have shown against this history ({_decider(item)})")
+        return
+    r.verdict = CANNOT_JUDGE
+    if r.detectable is None:
+        _add_reason(r, f"no change could have been significant with {r.n_old} vs "
+                       f"{r.n_new} repetitions" + (f" among {tested} benchmarks"
+                                                  if level < options.alpha else ""))
+    else:
+        _add_reason(r, f"detectable {_percent(r.detectable)} > {_percent(limit)}")
+    _add_reason(r, _decider(item))
+
+
 def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
           higher: bool) -> Comparison:
     """The suite's verdicts (the module doc's steps 2 to 5), the regressions and the
@@ -253,11 +345,13 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
     # Against a history both tests must reject (intersection-union): the larger p.
     combined = [max(item.result.pvalue, item.result.run_pvalue or 0.0) for item in tested]
     adjusted = adjusted_pvalues(combined, options.correction)
+    # The U tests alone, adjusted alike: what a change beyond every stored run needs.
+    u_adjusted = adjusted_pvalues([item.result.pvalue for item in tested], options.correction)
     comparison.tested = len(tested)
     level = options.alpha
     if options.correction != "none" and len(tested) > 1:
         level = options.alpha / len(tested)
-    for item, pvalue in zip(tested, adjusted):
+    for item, pvalue, u_pvalue in zip(tested, adjusted, u_adjusted):
         r = item.result
         r.adjusted_pvalue = pvalue
         estimate = r.shift if r.additive else r.change
@@ -270,6 +364,7 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
                 side = "slower" if (r.change or 0) > 0 else "faster"
                 _add_reason(r, f"{side} than the pooled repetitions (p={r.pvalue:.3g}) but "
                                f"within the runs' own spread (p={r.run_pvalue:.3g})")
+        _envelope_verdict(item, u_pvalue, options, higher)
     for item in items:
         r = item.result
         if r.method == "equal values":
@@ -277,18 +372,7 @@ def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
         band = _band(r, higher)
         if band is not None and _tested(item):
             r.detectable = None if r.detectable is None else max(r.detectable, band)
-        # A difference from an old median of 0 has no relative size to detect.
-        relative = not (r.additive and not r.old)
-        if options.detectable is not None and r.verdict == NO_CHANGE and relative:
-            limit = max(options.detectable, r.threshold)
-            if r.detectable is None:
-                r.verdict = CANNOT_JUDGE
-                _add_reason(r, f"no change could have been significant with {r.n_old} vs "
-                               f"{r.n_new} repetitions" + (f" among {len(tested)} benchmarks"
-                                                          if level < options.alpha else ""))
-            elif r.detectable > limit:
-                r.verdict = CANNOT_JUDGE
-                _add_reason(r, f"detectable {_percent(r.detectable)} > {_percent(limit)}")
+        _unjudged(item, options, level, len(tested))
         _disturbed(item, options, higher)
         r.regression = is_regression(r, higher)
     comparison.benchmarks = [item.result for item in items]

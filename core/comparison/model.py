@@ -65,8 +65,8 @@ from .verdicts import (
 MIN_REPETITIONS = 9
 DEFAULT_ALPHA = 0.05
 
-# --metric=auto: real time, or CPU time where the two disagree on a
-# synchronous CPU device (comparison.judgement.choose_metric).
+# --metric=auto (the default): CPU time on a synchronous CPU device, real time
+# elsewhere (comparison.judgement.choose_metric).
 AUTO_METRIC = "auto"
 DEFAULT_DETECTABLE = 0.10
 DEFAULT_CORRECTION = "bh"
@@ -118,7 +118,7 @@ class CompareOptions:
 
     alpha: float = DEFAULT_ALPHA
     confidence: float = 1.0 - DEFAULT_ALPHA
-    metric: str = "real_time"
+    metric: str = AUTO_METRIC
     thresholds: tuple[Threshold, ...] = ()
     min_repetitions: int = MIN_REPETITIONS
     # None: decided per metric (a rate is better higher, everything else lower).

@@ -53,7 +53,8 @@ HELP = """Compare two Google Benchmark JSON reports: ireebench's (--benchmark_ou
 keeps (stored:latest, stored:RUN_ID; stored:history as OLD: the gate against
 the recent stored runs, see docs/store.md).
 
-Per benchmark (matched by name), on --metric (real_time by default): the
+Per benchmark (matched by name), on --metric (auto by default: cpu_time on
+local-sync, real_time elsewhere): the
 medians, the change new/old with its confidence interval, a two-sided
 Mann-Whitney U test of the repetitions (9 or more a side for a verdict) and
 a verdict: faster, slower or no significant change (better, worse for a
@@ -99,13 +100,13 @@ def add_compare_options(parser: OptionParser) -> None:
     parser.addoption("--confidence", "confidence", type=float, default=None, group=g,
                      help="Level of the change's interval (default 1 - alpha: the "
                           "interval excludes 0 exactly when the test is significant).")
-    parser.addoption("--metric", "metric", default="real_time", group=g, metavar="NAME",
-                     help="What is compared: real_time (default), cpu_time, device_time, "
-                          "max_bytes_used, total_allocated_bytes, or any counter. A metric "
-                          "that does not vary between repetitions (memory) is compared "
-                          "exactly: a change beyond the threshold is the verdict. auto: "
-                          "real_time, but cpu_time for a benchmark on local-sync whose real "
-                          "and CPU times disagree (preempted).")
+    parser.addoption("--metric", "metric", default=AUTO_METRIC, group=g, metavar="NAME",
+                     help="What is compared: auto (default: cpu_time for a benchmark on "
+                          "local-sync, whose calling thread does the work and whose real time "
+                          "counts waits for a CPU; real_time elsewhere), real_time, cpu_time, "
+                          "device_time, max_bytes_used, total_allocated_bytes, or any counter. "
+                          "A metric that does not vary between repetitions (memory) is "
+                          "compared exactly: a change beyond the threshold is the verdict.")
     parser.addoption("--detectable", "detectable", default=f"{DEFAULT_DETECTABLE * 100:g}%",
                      group=g, metavar="PERCENT",
                      help="A benchmark without a significant change that could not have "

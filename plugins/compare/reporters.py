@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 
+from ireebench.comparison.model import AUTO_METRIC
 from ireebench.comparison.reporter import CompareReporter
 from ireebench.comparison.verdicts import INCONCLUSIVE, SLOWER
 from ireebench.errors import printable
@@ -195,16 +196,32 @@ def _judging(comparison) -> str:
     return "; " + "; ".join(parts) if parts else ""
 
 
+def metric_text(comparison) -> str:
+    """The metric compared; with ``--metric=auto`` the one it chose, and why."""
+    metric = comparison.options.metric
+    if metric != AUTO_METRIC:
+        return metric
+    used = list(dict.fromkeys(b.metric for b in comparison.benchmarks if b.metric))
+    if used == ["cpu_time"]:
+        return "cpu_time (auto: on local-sync the CPU time is the work)"
+    if "cpu_time" in used:
+        return "cpu_time on local-sync, real_time elsewhere (auto)"
+    return f"{used[0] if used else 'real_time'} (auto)"
+
+
 def describe(comparison) -> str:
     options = comparison.options
     direction = " (higher is better)" if comparison.higher_is_better else ""
+    metric = metric_text(comparison)
     if comparison.history is not None:
-        return (f"{options.metric}{direction}; a regression is a new median above the band of "
-                f"the stored runs' median {options.confidence * 100:g}% intervals, a "
-                f"significant two-sided Mann-Whitney U test against their pooled repetitions at "
-                f"alpha {options.alpha:g} ({options.min_repetitions}+ new repetitions) and a "
-                f"Hodges-Lehmann change beyond the threshold{_judging(comparison)}")
-    return (f"{options.metric}{direction}, median of the repetitions; two-sided "
+        return (f"{metric}{direction}; slower or faster: a significant two-sided "
+                f"Mann-Whitney U test against the stored runs' pooled repetitions at alpha "
+                f"{options.alpha:g} ({options.min_repetitions}+ new repetitions), confirmed "
+                f"from 3 stored runs by the run-level test of their medians' spread, or a "
+                f"new median interval beyond every stored repetition; within the band of the "
+                f"runs' median {options.confidence * 100:g}% intervals no change; a "
+                f"regression is slower beyond the threshold{_judging(comparison)}")
+    return (f"{metric}{direction}, median of the repetitions; two-sided "
             f"Mann-Whitney U test at "
             f"alpha {options.alpha:g} ({options.min_repetitions}+ repetitions a side for a "
             f"verdict); change: Hodges-Lehmann ratio new/old with its "
@@ -269,12 +286,16 @@ def summary_lines(comparison) -> list[str]:
 
 
 def disturbance_lines(comparison) -> list[str]:
-    """The disturbed runs by name: the new run's (a re-run advised), the old ones'."""
+    """The disturbed runs by name: the new run's (a re-run advised where a benchmark's
+    metric counted what disturbed it), the old ones'."""
     lines = []
     runs = comparison.disturbed_runs
     new_run = runs.get(comparison.new_path, "")
     if new_run:
-        lines.append(f"Disturbed: {comparison.new_path} (new): {new_run}: re-run advised")
+        advised = any(b.advice for b in comparison.benchmarks) or not comparison.benchmarks
+        lines.append(f"Disturbed: {comparison.new_path} (new): {new_run}"
+                     + (": re-run advised" if advised else
+                        " (not what the CPU times compared count: no re-run needed)"))
     for b in comparison.benchmarks:
         own = [text for text in b.disturbances if text not in new_run]
         if own:

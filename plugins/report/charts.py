@@ -422,7 +422,8 @@ def comparison_chart(slug: str, title: str, comparison, shown: list) -> Chart:
     axes.set_yticklabels(names)
     axes.set_ylim(-0.7, max(len(shown), 1) - 0.3)
     axes.grid(axis="y", visible=False)
-    axes.set_xlabel(f"change of the {comparison.options.metric.replace('_', ' ')}, "
+    used = list(dict.fromkeys(b.metric for b in shown if b.metric)) or ["real_time"]
+    axes.set_xlabel(f"change of the {' / '.join(used).replace('_', ' ')}, "
                     f"new / old − 1 (%), with its "
                     f"{comparison.options.confidence * 100:g}% interval")
     axes.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:+g}"))

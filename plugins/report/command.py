@@ -70,8 +70,10 @@ def _options() -> list:
                       help="Significance level of the U test (0.05)."),
         GroupedOption(("--confidence", "confidence"), type=float, default=None, group=c,
                       help="Level of the change's interval (default 1 - alpha)."),
-        GroupedOption(("--metric", "metric"), default="real_time", group=c,
-                      metavar="|".join(METRICS), help="The time compared (real_time)."),
+        GroupedOption(("--metric", "metric"), default="auto", group=c,
+                      metavar="|".join((*METRICS, "auto")),
+                      help="The time compared: auto (default, as ireebench compare: "
+                           "cpu_time on local-sync, real_time elsewhere), or one of them."),
         GroupedOption(("--plugin", "plugin"), multiple=True, group=PLUGIN_GROUP,
                       metavar="MODULE|FILE.py", help="Load a plugin module or file; "
                                                     "repeatable."),

@@ -165,6 +165,7 @@ LOADED = {"ireebench_version": "0", "environment_warnings": {
     "load_average": "load average 3.03 is above the 2 CPUs: other work competes for them",
     "aslr": "ASLR is enabled: ..."}}
 GATE = CompareOptions(thresholds=(parse_threshold("5%"),), detectable=0.10, correction="bh")
+GATE_OPTIONS = GATE
 
 
 def timed(label, real, cpu=None, context=None, devices=None, findings=None):
@@ -216,13 +217,15 @@ def test_a_disturbed_stored_run_is_left_out_and_when_all_are_they_are_kept():
     # Every run disturbed: all kept (the band is theirs), and a note says so.
     [bench] = compare_history([loaded], new, GATE).benchmarks
     assert bench.baseline_runs == ["stored:bad"] and bench.left_out == []
-    assert "every stored run was disturbed (load above the CPUs): the baseline is" in \
-        bench.notes[-1]
+    assert any("every stored run was disturbed (load above the CPUs): the baseline is" in note
+               for note in bench.notes)
 
 
 def test_a_slowdown_that_the_drop_of_the_cpu_share_explains_cannot_be_judged():
-    """Against quiet runs, a slowdown no larger than the drop of the CPU share cannot be
-    judged; like with like (stored runs with the same share) it stands."""
+    """Against quiet runs, a slowdown in real time no larger than the drop of the CPU
+    share cannot be judged; like with like (stored runs with the same share) it
+    stands. (--metric=auto, the default, compares the CPU time on local-sync.)"""
+    GATE = replace(GATE_OPTIONS, metric="real_time")
     sync = {"iree_devices": ["local-sync"]}
     new = timed("new.json", spread(2.0, 0.01), spread(1.0, 0.005), context={**LOADED, **sync})
     quiet = [timed(f"stored:{i}", spread(1.0, 0.01), context=sync) for i in range(3)]
@@ -254,3 +257,79 @@ def test_two_reports_the_detectable_change_and_the_exit_status():
     tight = compare(report("old.json", spread(1.0, 0.01)), report("new.json", spread(1.0, 0.01)),
                     GATE)
     assert tight.benchmarks[0].verdict == NO_CHANGE and tight.benchmarks[0].detectable < 0.10
+
+
+# --- issue 37: verdicts a history of any size can give -----------------------------
+
+
+def test_a_change_beyond_every_stored_run_is_judged_from_two_runs():
+    """Two stored runs leave the run-level test one degree of freedom (it could see
+    only changes of hundreds of percent): a new run whose median interval lies
+    beyond every stored repetition is judged by the U test all the same."""
+    history = [report("stored:1", spread(1.0, 0.05)), report("stored:0", spread(1.04, 0.05))]
+    [bench] = compare_history(history, report("new.json", spread(4.0, 0.05)), GATE).benchmarks
+    assert bench.verdict == SLOWER and bench.regression and bench.run_pvalue is None
+    assert any("2 stored run(s): judged by the repetitions' U test" in n for n in bench.notes)
+    [bench] = compare_history(history, report("new.json", spread(0.25, 0.01)), GATE).benchmarks
+    assert bench.verdict == FASTER and not bench.regression
+    # Beyond the envelope by less than the threshold (5 %): not a verdict of its own.
+    [bench] = compare_history(history, report("new.json", spread(1.12, 0.001)),
+                              replace(GATE, thresholds=(parse_threshold("20%"),))).benchmarks
+    assert not bench.regression
+    # Three runs that drifted 2x: the run-level test cannot see 2.3x, the envelope can.
+    history = [report(f"stored:{i}", spread(level, 0.05)) for i, level in
+               enumerate((1.0, 1.5, 0.7))]
+    [bench] = compare_history(history, report("new.json", spread(3.5, 0.05)), GATE).benchmarks
+    assert bench.run_pvalue > 0.05 and bench.verdict == SLOWER and bench.regression
+    assert "beyond every stored run: its median's interval" in bench.reason
+    assert "lies more than 5% above the highest repetition of the 3 stored run(s)" in \
+        bench.reason
+
+
+def test_a_new_run_within_a_noisy_history_passes_and_says_what_it_could_see():
+    """Five stored runs that drifted ±8 % and a sixth of the same code: no
+    significant change, exit 0 (not 'cannot judge'), and a note of the smallest
+    change this history could have shown."""
+    levels = [1.0, 1.08, 0.93, 1.05, 0.96]
+    history = [report(f"stored:{i}", spread(level, 0.02)) for i, level in enumerate(levels)]
+    comparison = compare_history(history, report("new.json", spread(1.01, 0.02)), GATE)
+    [bench] = comparison.benchmarks
+    assert bench.verdict == NO_CHANGE and comparison.exit_status == 0
+    assert bench.detectable > GATE.detectable
+    assert any("within the 5 stored run(s)' band: passes; only a change of" in note
+               for note in bench.notes)
+
+
+def test_a_disturbed_run_that_measured_like_the_quiet_ones_is_kept():
+    """A stored run measured under load whose median lies within the quiet runs' band
+    is kept (the disturbance did not show); one far outside it is left out; with a
+    single quiet run every run is kept (a baseline of one run cannot learn the drift)."""
+    quiet = [report(f"stored:{i}", spread(1.0 + 0.01 * i, 0.02)) for i in range(2)]
+    alike = timed("stored:alike", spread(1.005, 0.02), context=LOADED)
+    apart = timed("stored:apart", spread(2.0, 0.02), context=LOADED)
+    new = report("new.json", spread(1.0, 0.02))
+    [bench] = compare_history([alike, apart, *quiet], new, GATE).benchmarks
+    assert bench.baseline_runs == ["stored:alike", "stored:0", "stored:1"]
+    assert bench.left_out == ["stored:apart (load average 3.03 is above the 2 CPUs)"]
+    [bench] = compare_history([alike, apart, quiet[0]], new, GATE).benchmarks
+    assert bench.baseline_runs == ["stored:alike", "stored:apart", "stored:0"]
+    assert any("1 quiet stored run(s), fewer than 2: the disturbed ones are kept too" in note
+               for note in bench.notes)
+
+
+def test_auto_compares_the_cpu_time_on_local_sync_and_the_load_does_not_disturb_it():
+    """--metric=auto (the default): on local-sync the CPU time, and a stored run's load
+    does not leave it out of a CPU-time baseline; elsewhere the real time."""
+    sync = ["local-sync"]
+    history = [timed(f"stored:{i}", spread(3.0, 0.02), spread(1.0 + 0.01 * i, 0.01),
+                     context=LOADED, devices=sync) for i in range(3)]
+    new = timed("new.json", spread(1.0, 0.01), spread(1.0, 0.01), devices=sync)
+    [bench] = compare_history(history, new, GATE).benchmarks
+    assert bench.metric == "cpu_time" and bench.verdict == NO_CHANGE
+    assert len(bench.baseline_runs) == 3 and bench.left_out == []
+    assert "compared on cpu_time (--metric=auto" in bench.notes[0]
+    task = ["local-task"]
+    history = [timed(f"stored:{i}", spread(1.0, 0.02), devices=task) for i in range(3)]
+    [bench] = compare_history(history, timed("new.json", spread(1.0, 0.02), devices=task),
+                              GATE).benchmarks
+    assert bench.metric == "real_time"
