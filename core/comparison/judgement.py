@@ -79,8 +79,8 @@ from .disturbance import (
     devices_of,
     preempted,
     relevant,
-    synchronous_cpu,
     run_disturbances,
+    synchronous_cpu,
 )
 from .inputs import TIME_METRICS, BenchmarkFile, BenchmarkRows
 from .machine import row_context
