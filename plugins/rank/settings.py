@@ -75,10 +75,11 @@ def add_options(parser) -> None:
     add("--rank_seed", "rank_seed", type=int, default=None, group=GROUP, metavar="N",
         help="Seed of the re-rank's orders (default: random, recorded in the ranking).")
     add("--rank_by", "rank_by", default="", group=GROUP, metavar="real_time|cpu_time|device_time",
-        help="The time the ranking compares: real_time (the wall clock, the default), "
-             "device_time (the default with --device_time, which it needs) or cpu_time (the "
-             "worker's CPU time: on a shared machine, what a local-sync candidate computed "
-             "whatever else ran).")
+        help="The time the ranking compares: the metric that measured the work by default "
+             "(device_time with --device_time, which it needs; cpu_time when every device is "
+             "local-sync, whose worker thread does all the work and whose wall clock counts "
+             "waits for a CPU on a shared machine; real_time elsewhere), or any of "
+             "real_time, cpu_time, device_time.")
     add("--check_outputs", "check_outputs", type=bool, group=GROUP,
         help="Compare each candidate's outputs with the baseline's (--expected_*_threshold, "
              "--expected_rtol, --equality_mode): a mismatch is wrong_output.")
@@ -201,10 +202,22 @@ def settings(config) -> RankSettings:
     )
 
 
+def _default_metric(config, device_time: bool) -> str:
+    """The metric that measured the work (as ``ireebench compare --metric=auto``):
+    device time with --device_time, CPU time when every device is ``local-sync``
+    (the worker's thread does all the work), else real time."""
+    if device_time:
+        return "device_time"
+    devices = device_list(config)
+    if devices and all(device.split("://")[0] == "local-sync" for device in devices):
+        return "cpu_time"
+    return "real_time"
+
+
 def _metric(config) -> str:
-    """``--rank_by``, or device time with --device_time, else real time."""
+    """``--rank_by``, else the metric that measured the work (:func:`_default_metric`)."""
     device_time = bool(config.getoption("device_time"))
-    chosen = config.getoption("rank_by") or ("device_time" if device_time else "real_time")
+    chosen = config.getoption("rank_by") or _default_metric(config, device_time)
     if chosen not in METRICS:
         raise UsageError(f"--rank_by={chosen}: one of {', '.join(METRICS)}")
     if chosen == "device_time" and not device_time:

@@ -188,7 +188,9 @@ def test_rank_orders_candidates_by_their_work_on_two_pinned_workers(ireebench, m
         assert f"BM_main/candidate:{candidate}/pass:rerank/process_time/real_time_median" \
             in names
     # The console's table, after the rows.
-    assert "Ranking of 3 candidates (BM_main, real time)" in result.stdout
+    # Ranked by the CPU time: on local-sync the metric that measured the work.
+    assert "Ranking of 3 candidates (BM_main, CPU time)" in result.stdout
+    assert ranking["metric"] == "cpu_time"
     assert "Kendall tau, first pass vs re-rank" in result.stdout
 
 
