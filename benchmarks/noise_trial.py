@@ -198,8 +198,8 @@ def rate(cells, key, codes) -> float | None:
 
 
 def table(cells: dict, threshold: float) -> list[str]:
-    lines = ["| condition | build | verdict by | trials | pass (0) | regression (1) | "
-             "cannot judge (4) | right |", "| --- |" + " --- |" * 7]
+    lines = [("| condition | build | verdict by | trials | pass (0) | regression (1) | "
+             "cannot judge (4) | right |"), "| --- |" + " --- |" * 7]
     for (name, build, how), cell in cells.items():
         total = sum(cell.values())
         shares = [f"{100 * cell[code] / total:.0f} %" for code in OUTCOMES]
