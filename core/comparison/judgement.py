@@ -331,7 +331,7 @@ def _unjudged(item: Judged, options: CompareOptions, level: float, tested: int) 
                                                   if level < options.alpha else ""))
     else:
         _add_reason(r, f"detectable {_percent(r.detectable)} > {_percent(limit)}")
-    _add_reason(r, _decider(item))
+    r.notes.append(f"cannot judge: {_decider(item)}")
 
 
 def judge(comparison: Comparison, items: list[Judged], options: CompareOptions,
