@@ -52,6 +52,10 @@ The capabilities (strings, so a plugin can declare one of its own):
 ``executors``
     it measures its points where ``--executor`` says (:mod:`ireebench.executor`:
     on this machine, or each point a task of a cluster: ``--executor=ray``).
+``process_repetitions``
+    it spreads a benchmark's repetitions over several fresh processes and
+    reports them as one benchmark (``--benchmark_processes``,
+    :mod:`ireebench.processes`).
 
 Each option says which capability it needs (``parser.addoption(...,
 requires=CAPABILITY)``); :func:`check_capabilities` refuses an option given
@@ -96,6 +100,7 @@ SWEEPS = "sweeps"
 MEASURED_WORKLOADS = "measured_workloads"
 NATIVE_ENVIRONMENT = "native_environment"
 EXECUTORS = "executors"
+PROCESS_REPETITIONS = "process_repetitions"
 
 # What each built-in capability means, in the words of a refusal.
 CAPABILITY_MEANING = {
@@ -110,6 +115,7 @@ CAPABILITY_MEANING = {
     MEASURED_WORKLOADS: "hands the workloads it measured to ireebench_measurements_finish",
     NATIVE_ENVIRONMENT: "runs the native tool with this process's environment",
     EXECUTORS: "measures its points where --executor says",
+    PROCESS_REPETITIONS: "spreads a benchmark's repetitions over several processes",
 }
 
 # Google Benchmark's flags that shape the report, which ireebench writes in
@@ -302,7 +308,7 @@ def forwarded_argv(config, keep=()) -> list[str]:
 __all__ = [
     "ADAPTIVE_REPETITIONS", "CAPABILITY_MEANING", "EXECUTORS", "IN_PROCESS", "LOCAL_OUTPUT_OPTIONS",
     "MEASURED_WORKLOADS", "NATIVE_ENVIRONMENT", "NATIVE_FLAGS", "PLUGIN_KINDS",
-    "PROFILING_PASSES", "REPETITION_SAMPLES", "SWEEPS", "Backend", "check_capabilities",
-    "check_runtime_flags_honoured", "forwarded_argv", "refusal", "require",
+    "PROCESS_REPETITIONS", "PROFILING_PASSES", "REPETITION_SAMPLES", "SWEEPS", "Backend",
+    "check_capabilities", "check_runtime_flags_honoured", "forwarded_argv", "refusal", "require",
 ]
 __all__.extend(HELPERS)  # public, imported on first use

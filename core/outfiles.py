@@ -420,6 +420,10 @@ class RunFiles:
         """``path`` is written (``name``: ``--flag=path``)."""
         self._add(name, path, output=True)
 
+    def outputs(self) -> list[str]:
+        """How each registered output is named (``--flag=path``), in order."""
+        return [file.name for file in self._files if file.output]
+
     def _add(self, name: str, path, output: bool) -> None:
         if not path:
             return

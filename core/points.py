@@ -48,6 +48,7 @@ from .errors import PluginError, UsageError
 from .executor import measures_here, select_executor
 from .hookcall import implementations
 from .native import USER_PASS_FLAGS
+from .processes import process_options, processes_of, spreads_repetitions
 from .results import RUN_KEYS
 from .stash import StashKey
 
@@ -211,12 +212,22 @@ def check_points(config, points: list[Point]) -> None:
         raise UsageError(f"--benchmark_enable_random_interleaving=true: needs every point in "
                          f"this process; --executor={select_executor(run).name} measures each "
                          "point in a process of its own")
-    if len(points) == 1 and not (points[0].params or points[0].name_prefix) and here:
+    spread = spreads_repetitions(run)
+    if spread and not here:
+        raise UsageError(f"--benchmark_processes={processes_of(run)}: spreads the repetitions "
+                         f"over processes on this machine; --executor={select_executor(run).name}"
+                         " measures each point elsewhere (use --executor=local)")
+    single = len(points) == 1 and not (points[0].params or points[0].name_prefix)
+    if single and here and not spread:
         return
     # Measured elsewhere, even one configuration is a point of its own process there.
-    what = (f"a sweep or suite ({len(points)} points)" if here or len(points) > 1 else
-            f"--executor={select_executor(run).name} (each point is measured in a process "
-            "of its own)")
+    if single and spread:
+        what = (f"--benchmark_processes={processes_of(run)} (each process measures a share "
+                "of the repetitions)")
+    else:
+        what = (f"a sweep or suite ({len(points)} points)" if here or len(points) > 1 else
+                f"--executor={select_executor(run).name} (each point is measured in a process "
+                "of its own)")
     backend = run.backend
     if len(points) > 1 and not backend.has(SWEEPS):
         raise UsageError(f"a run of {len(points)} configurations (point {points[0].label}"
@@ -301,17 +312,21 @@ def measurement_key(plan: PointPlan) -> tuple:
 def point_process_options(options: dict, option_specs: dict) -> dict:
     """A point's parsed options, as the process that measures it alone runs them.
 
-    In a process started with ``--point_index`` (:func:`point_command`) every
-    option marked ``run_output`` has its default: the run that started it
-    writes ``--benchmark_out``, saves to the store and draws the report once
-    for all its points, so a two-point run is stored once, not three times.
-    Any other run's options are returned as they are.
+    In a process started with ``--point_index`` (:func:`point_command`) or
+    ``--process_index`` (one of the processes of ``--benchmark_processes``,
+    :mod:`ireebench.processes`) every option marked ``run_output`` has its
+    default: the run that started it writes ``--benchmark_out``, saves to the
+    store and draws the report once for all its points, so a two-point run
+    is stored once, not three times; with ``--process_index`` its
+    ``--benchmark_repetitions`` is the process's share
+    (:func:`ireebench.processes.process_options`). Any other run's options
+    are returned as they are.
     """
-    if options.get("point_index") is None:
+    if options.get("point_index") is None and options.get("process_index") is None:
         return options
-    return {name: (option_specs[name].default if name in option_specs
-                   and option_specs[name].run_output else value)
-            for name, value in options.items()}
+    return process_options({name: (option_specs[name].default if name in option_specs
+                                   and option_specs[name].run_output else value)
+                            for name, value in options.items()})
 
 
 def point_command(config, index: int) -> list[str]:

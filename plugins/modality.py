@@ -183,9 +183,16 @@ def ireebench_statistics(config):
     return {"modes": Statistic("modes", outside_main_group, "percentage")}
 
 
+def _checks(config) -> bool:
+    """On, and not one of the processes of ``--benchmark_processes`` (which measures a
+    share of the repetitions: the run that started it checks them all)."""
+    return config.getoption("multimodal_warnings") and \
+        config.getoption("process_index") is None
+
+
 @hookimpl
 def ireebench_report_context(config, context):
-    if config.getoption("multimodal_warnings"):
+    if _checks(config):
         config.stash[STATE] = ModalityState(context)
 
 
@@ -193,7 +200,7 @@ def ireebench_report_context(config, context):
 def ireebench_benchmark_result(config, run):
     """Collects the repetitions; checks them at the benchmark's first aggregate row."""
     state = config.stash.get(STATE, None)
-    if state is None and config.getoption("multimodal_warnings"):
+    if state is None and _checks(config):
         # A worker resumed after a crash replays the context without the hook:
         # the benchmarks after the crash are checked all the same.
         context = reported(config)[0]

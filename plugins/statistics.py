@@ -372,6 +372,11 @@ def ireebench_configure(config):
         require(config, REPETITION_SAMPLES, "benchmark_statistics", text)
     if target is not None:  # decided after each repetition
         require(config, ADAPTIVE_REPETITIONS, "benchmark_min_rel_accuracy", accuracy_text)
+        processes = config.getoption("benchmark_processes", 1)
+        if processes > 1:
+            raise flag_error("benchmark_min_rel_accuracy", accuracy_text,
+                             f"cannot be used with --benchmark_processes={processes} (adaptive "
+                             "stopping decides the repetitions one at a time, in one process)")
     if target is not None and "precision" not in tokens:
         tokens.append("precision")
     state = StatisticsState(confidence, [], target, max_time)
@@ -470,6 +475,8 @@ def ireebench_workload_finish(config, workload, runs):
     _raise_failure(state)
     if state is None or state.noted or not state.needs_interval:
         return
+    if config.getoption("process_index") is not None:
+        return  # one of --benchmark_processes: its share, not the benchmark's repetitions
     measured = [r for r in runs if r.run_type == "iteration" and not r.error_occurred]
     if 2 <= len(measured) < state.minimum:
         state.noted = True

@@ -30,6 +30,7 @@ from ..executor import select_executor
 from ..hookcall import call_hook, collect_named, implementations
 from ..installed import entry_points
 from ..native import BENCHMARK_TOOL
+from ..outfiles import run_files
 from ..pluginmanager import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
@@ -45,6 +46,7 @@ from ..points import (
     point_process_options,
     runtime_flags_vary,
 )
+from ..processes import check_process_outputs
 from .argv import expand_flagfiles, prescan_plugins
 from .invocation import Invocation
 from .options import (
@@ -478,6 +480,7 @@ def configure(config: Config, selection: PluginSelection, points: list | None = 
 def _keep_points(config: Config, points: list, selection: PluginSelection) -> None:
     """Checks the points and keeps them (a plain run, one point: its own config)."""
     check_points(config, points)
+    check_process_outputs(config, run_files(config).outputs())
     for point in points:
         if point.config is not config:
             try:

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import click
 
-from ..backend import EXECUTORS
+from ..backend import EXECUTORS, PROCESS_REPETITIONS
 from ..config import OptionSpec
 from ..errors import INVALID_ARGUMENT, UsageError
 from ..outfiles import register_input, register_output, value_file
+from ..processes import check_processes
 from ..version import version_lines
 from .invocation import Invocation
 
@@ -269,12 +270,21 @@ def add_core_options(parser: OptionParser) -> None:
         help="Where the points of the run are measured: local (this machine, default), ray "
              "(each point a task of a Ray cluster, on a node that holds its device; see "
              "docs/fleet.md) or one a plugin adds.")
+    add("--benchmark_processes", "benchmark_processes", type=int, default=1, group=i,
+        metavar="N", requires=PROCESS_REPETITIONS,
+        help="Spread each benchmark's --benchmark_repetitions over N fresh processes, one "
+             "after the other (R split as evenly as possible), reported as one benchmark "
+             "whose aggregates cover every repetition, so that its interval covers what "
+             "varies between processes (docs/statistics.md). Default 1: this process.")
     _bool(parser, "strict_flags",
           "Refuse unknown flags and stray arguments (by default each is ignored with a "
           "warning line, as the native tool ignores them).", i, "IREEBENCH_STRICT_FLAGS")
     add("--point_index", "point_index", type=int, default=None, group=i, hidden=True,
         help="Measure only this point (0-based) of a sweep or suite: how a point that "
              "needs a process of its own runs.")
+    add("--process_index", "process_index", type=int, default=None, group=i, hidden=True,
+        help="Measure this process's share (0-based) of the repetitions of a run with "
+             "--benchmark_processes: how each of its processes runs.")
     add("--isolation", "isolation", default=None, group=i, envvar="IREEBENCH_ISOLATION",
         show_envvar=True, metavar="worker|none",
         help="worker: measure in a forked worker process, so that a function that crashes "
@@ -297,6 +307,7 @@ def validate_core_options(config) -> None:
     repetitions = config.getoption("benchmark_repetitions")
     if repetitions <= 0:
         raise UsageError(f"--benchmark_repetitions={repetitions}: must be positive")
+    check_processes(config)
     register_core_files(config)
     isolation = config.getoption("isolation")
     if isolation not in (None, "", *ISOLATIONS):

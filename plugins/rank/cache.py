@@ -47,6 +47,7 @@ NOT_MEASURING = frozenset({
     "benchmark_time_unit", "benchmark_display_aggregates_only",
     "benchmark_report_aggregates_only", "benchmark_list_tests", "benchmark_filter", "v",
     "plugin", "block", "backend", "strict_flags", "point_index", "isolation",
+    "process_index", "benchmark_processes",
     "benchmark_save", "benchmark_storage", "benchmark_report", "environment_warnings",
     "modality_warnings", "multimodal_warnings", "compile_flag", "module", "device",
     "baseline", "devices", "cpu_workers", "cpu_sets", "baseline_every", "rerank_top",

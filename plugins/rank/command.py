@@ -56,6 +56,8 @@ REFUSED = {
     "benchmark_list_tests": "there is nothing to list before the candidates compile",
     "benchmark_enable_random_interleaving": "the re-rank interleaves the best candidates",
     "point_index": "a ranking is one process",
+    "process_index": "a ranking is one process",
+    "benchmark_processes": "a ranking measures each candidate in its device's warm worker",
     "ray_point_timeout": "a candidate's timeout is --candidate_timeout (else derived from the "
                          "baseline's time on its device), also on a Ray cluster",
 }

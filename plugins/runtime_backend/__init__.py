@@ -52,6 +52,13 @@ of its own; with an executor that measures elsewhere (``--executor=ray``),
 every point is, on the node the executor picks, a plain run's one point
 too (:func:`.run._run_point_jobs`, :mod:`ireebench.executor`).
 
+With ``--benchmark_processes=N`` (capability ``process_repetitions``) the
+run measures nothing in its own process: N processes of its own (this
+command line with ``--process_index``, run by the executor one after the
+other) each measure a share of every benchmark's repetitions, and each
+benchmark is reported once with all of them (:func:`.run.run_processes`,
+:mod:`ireebench.processes`).
+
 This module holds the plugin's hooks and its backend, so loading the plugin
 (``--help``, ``ireebench plugins``, every subcommand) imports no runtime;
 the run itself is :mod:`.run` (session, discovery, inputs, measurement),
@@ -67,6 +74,7 @@ from ireebench.backend import (
     IN_PROCESS,
     MEASURED_WORKLOADS,
     PLUGIN_KINDS,
+    PROCESS_REPETITIONS,
     PROFILING_PASSES,
     REPETITION_SAMPLES,
     SWEEPS,
@@ -87,7 +95,8 @@ def ireebench_backends(config):
     """Provides ``--backend=runtime``."""
     return [Backend("runtime", run_in_process,
                     {IN_PROCESS, REPETITION_SAMPLES, ADAPTIVE_REPETITIONS, PLUGIN_KINDS,
-                     PROFILING_PASSES, SWEEPS, MEASURED_WORKLOADS, EXECUTORS},
+                     PROFILING_PASSES, SWEEPS, MEASURED_WORKLOADS, EXECUTORS,
+                     PROCESS_REPETITIONS},
                     "measures in this process with the IREE runtime (the default)")]
 
 

@@ -21,7 +21,7 @@ from ireebench.discovery import (
     planned_run_names,
     unloaded_run_name,
 )
-from ireebench.errors import UsageError, one_line
+from ireebench.errors import Terminated, UsageError, one_line, signal_name
 from ireebench.executor import PointJob, measures_here, outcomes, select_executor
 from ireebench.hookcall import call_hook
 from ireebench.measure import WorkloadMeasurement, error_run, measure_workload
@@ -42,10 +42,19 @@ from ireebench.points import (
     session_key,
     stamp_rows,
 )
+from ireebench.processes import (
+    CONTEXT_KEY,
+    PROCESS_KEY,
+    merge_repetitions,
+    process_command,
+    processes_of,
+    spreads_repetitions,
+)
 from ireebench.results import Run
 from ireebench.runner import SESSION
 from ireebench.session import Session, check_drivers
 from ireebench.signature import example_inputs
+from ireebench.stats import EXTRA_STATISTICS, STATISTICS
 
 
 def _close_session(config, session: Session) -> None:
@@ -81,6 +90,8 @@ def _ends_unmeasured(config, hub, run_names: list[str], hint=lambda: "") -> bool
 
 def run_in_process(config, hub) -> int:
     """The default backend: measures in this process with iree.runtime."""
+    if hub is not None and spreads_repetitions(config):
+        return run_processes(config, hub)
     if is_sweep(config) or interleaves(config) or not measures_here(config):
         return run_points(config, hub)
     session = Session(config)
@@ -602,3 +613,157 @@ def _report_outcome(config, hub, plan: PointPlan, outcome, family: _Family,
         workloads[-1].params = dict(point_config.params)
         hub.report(runs)
     return outcome.returncode
+
+
+# --- repetitions in several processes (--benchmark_processes) -------------------
+
+
+def run_processes(config, hub) -> int:
+    """``--benchmark_processes=N``: the run's repetitions measured by N processes of
+    its own, each benchmark reported once with all of them (:mod:`ireebench.processes`).
+
+    Every point's names are learnt first, as for a run of points (a mistyped
+    device or a module that cannot be had is one line before any process
+    starts); then the run's executor (``local``) runs this command line with
+    ``--process_index=I`` for I = 0 .. N-1, one after the other, each
+    measuring its share of every benchmark's repetitions (a sweep's points
+    interleaved in each process, as here). Once they have ended, each
+    benchmark is reported in the points' order: every process's
+    repetitions, each with the process that measured it, and the aggregates
+    of all of them. A process that failed is one error row per benchmark
+    (its reason); the others still count. An interrupt (Ctrl-C, SIGTERM)
+    reports what the finished processes measured, the one it stopped as an
+    error row, then ends the run.
+    """
+    plans = plan_points(config)
+    run_names = [name for plan in plans for name in plan.run_names]
+    if _ends_unmeasured(config, hub, run_names):
+        return 0
+    processes = processes_of(config)
+    jobs = [PointJob(index, config, process_command(config, index),
+                     f"process {index + 1} of {processes}", list(run_names))
+            for index in range(processes)]
+    stream = outcomes(config, select_executor(config), jobs)  # its refusals: before the context
+    context = machine_context(config)
+    context.extra[CONTEXT_KEY] = processes
+    reports: dict[int, dict] = {}  # process index -> run name -> its rows
+    failures: dict[int, str] = {}  # process index -> why it has no rows
+    interrupted = None
+    hub.report_context(context, run_names)
+    try:
+        for outcome in stream:
+            index = outcome.job.index
+            report, reason = _process_report(config, outcome)
+            if report is None:
+                failures[index] = reason
+            else:
+                reports[index] = report
+    except (KeyboardInterrupt, Terminated) as exc:
+        interrupted = exc
+        running = next((index for index in range(processes)
+                        if index not in reports and index not in failures), None)
+        if running is not None:
+            failures[running] = (f"interrupted by {signal_name(exc)} while running (process "
+                                 f"{running + 1} of {processes})")
+    finally:
+        stream.close()  # what still runs stops (Ctrl-C, an error)
+    exit_code, workloads = _report_processes(config, hub, plans, reports, failures)
+    if interrupted is not None:
+        raise interrupted
+    hub.finalize()
+    for code in call_hook(config.pm, "ireebench_measurements_finish", config=config,
+                          workloads=workloads):
+        exit_code = max(exit_code, code or 0)
+    return exit_code
+
+
+def _process_report(config, outcome) -> tuple[dict | None, str]:
+    """The rows a process printed, by run name (its stderr passed on), or why none."""
+    label = outcome.job.label
+    report = None
+    if not outcome.failure:
+        report, _ = split_benchmark_json(outcome.stdout)
+    if report is None:
+        reason = outcome.failure
+        if not reason:
+            lines = [line for line in outcome.stderr.splitlines() if line.strip()]
+            reason = lines[-1].removeprefix("ireebench: error: ") if lines else \
+                f"exit status {outcome.returncode}"
+        return None, f"{label} failed: {one_line(reason)}"
+    if outcome.stderr:
+        config.stderr.write(outcome.stderr)
+    rows: dict[str, list[Run]] = {}
+    for runs in runs_from_benchmark_json(report, config.getoption("batch_size")):
+        rows.setdefault(runs[0].run_name, []).extend(runs)
+    return rows, ""
+
+
+def _report_processes(config, hub, plans: list[PointPlan], reports: dict,
+                      failures: dict) -> tuple[int, list]:
+    """Each planned benchmark once, in the points' order: the rows of every process
+    that measured it (:func:`ireebench.processes.merge_repetitions`), then the extra
+    rows that follow it (a cold start, dispatch statistics) from the first process
+    that reported them."""
+    exit_code, workloads = 0, []
+    statistics = STATISTICS + list(config.stash.get(EXTRA_STATISTICS, []))
+    planned = {name for plan in plans for name in plan.run_names}
+    extras = _extra_rows(reports, planned)
+    family = _Family()  # for a benchmark no process reported: the points' order
+    for plan in plans:
+        if plan.error:  # its module cannot be had: said once, not once per process
+            exit_code = _report_failed(hub, [plan], plan.error, family)
+            continue
+        point_config = plan.point.config
+        repetitions = point_config.getoption("benchmark_repetitions")
+        for name in plan.run_names:
+            numbers = family.number(names.function_of(name), point_config.name_prefix)
+            shares = []
+            for index in sorted({*reports, *failures}):
+                rows = reports[index].get(name) if index in reports else None
+                if rows is None:
+                    reason = failures.get(index) or f"process {index + 1} reported no " \
+                                                      f"{name}"
+                    rows = [row for row in _error_rows(plan, reason, _Family())
+                            if row.run_name == name]
+                    for row in rows:
+                        row.family_index, row.per_family_instance_index = numbers
+                shares.append((index, rows))
+            if not shares:
+                continue
+            measured = [rows[0] for _, rows in shares if not rows[0].error_occurred]
+            if measured:  # the processes' own numbering, as a run of one process numbers
+                numbers = measured[0].family_index, measured[0].per_family_instance_index
+            merged = merge_repetitions(shares, repetitions, statistics)
+            extra = extras.get(name, [])
+            for row in merged + extra:
+                row.name = names.family_of(row.run_name)
+                row.params = dict(point_config.params)
+                row.family_index, row.per_family_instance_index = numbers
+            hub.report(merged, extra)
+            if any(row.error_occurred for row in merged):
+                exit_code = 1
+            workloads.append(named_workload(point_config, names.function_of(name),
+                                            merged[0].time_unit))
+            workloads[-1].params = dict(point_config.params)
+    return exit_code, workloads
+
+
+def _extra_rows(reports: dict, planned: set[str]) -> dict[str, list[Run]]:
+    """Planned run name -> the rows that followed it in the first process that
+    reported them (rows a plugin appends: their names are not planned)."""
+    extras: dict[str, list[Run]] = {}
+    seen: set[str] = set()
+    for index in sorted(reports):
+        owner = None
+        for name, rows in reports[index].items():
+            if name in planned:
+                owner = name
+                continue
+            if owner is None or name in seen:
+                continue
+            seen.add(name)
+            for row in rows:
+                row.extra_row = True
+                row.provenance = {**row.provenance, PROCESS_KEY: str(index)}
+            extras.setdefault(owner, []).extend(rows)
+    return extras

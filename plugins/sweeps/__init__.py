@@ -182,10 +182,12 @@ def ireebench_report_context(config, context):
 def ireebench_report_row_names(config, run_names):
     """Starts the progress of a run of several points (:mod:`.progress`): a line on a
     terminal, one line per finished benchmark otherwise. Never in a point's own
-    process (the run that started it shows the progress)."""
+    process, nor in one of the processes of ``--benchmark_processes`` (the run that
+    started it shows the progress)."""
     state = config.stash.get(STATE, None)
     points = points_of(config)
-    if state is None or len(points) < 2 or config.getoption("point_index") is not None:
+    if state is None or len(points) < 2 or config.getoption("point_index") is not None \
+            or config.getoption("process_index") is not None:
         return
     stream = config.stderr
     rounds = 0

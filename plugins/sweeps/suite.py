@@ -72,7 +72,8 @@ TOP_LEVEL_KEYS = ("benchmark", "defaults")
 # A suite is a few kilobytes; anything much larger is a mistake (a device, a dump).
 MAX_SUITE_BYTES = 4 << 20
 # Keys that cannot be in a suite: they shape how ireebench itself starts.
-COMMAND_LINE_ONLY = {"plugin", "p", "version", "V", "help", "h", "point_index"}
+COMMAND_LINE_ONLY = {"plugin", "p", "version", "V", "help", "h", "point_index",
+                     "process_index"}
 # Keys whose values are file paths: a number there is a mistake in the file.
 PATH_KEYS = ("module", "parameters")
 ENTRY_NAME = re.compile(r"[A-Za-z0-9_.:+-]+")

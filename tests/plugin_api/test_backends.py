@@ -182,7 +182,8 @@ def test_plugins_lists_each_backend_with_its_capabilities(ireebench):
     listed = {entry["name"]: entry for entry in json.loads(ireebench("plugins", "--json").stdout)}
     runtime = listed["runtime_backend"]["backend_capabilities"]["runtime"]
     assert runtime == ["adaptive_repetitions", "executors", "in_process", "measured_workloads",
-                       "plugin_kinds", "profiling_passes", "repetition_samples", "sweeps"]
+                       "plugin_kinds", "process_repetitions", "profiling_passes",
+                       "repetition_samples", "sweeps"]
     assert listed["native_backend"]["backend_capabilities"]["native"] == [
         "measured_workloads", "native_environment", "native_flags", "repetition_samples"]
 
