@@ -157,16 +157,16 @@ def condition(name: str, modules: dict, base: Path, directory: Path, args, cells
     gate = [f"--benchmark_storage={storage}", f"--threshold={args.threshold}"]
     with busy(name == "busy"):
         for index in range(args.history):
-            measure(base, directory / f"{name}-h{index}.json", storage, [])
+            measure(base, directory / f"{name}-h{index}.json", storage, args.extra)
         for trial in range(args.trials):
             started = time.monotonic()
             reference = directory / f"{name}-ref-{trial}.json"
             order = list(BUILDS)
             random.shuffle(order)
-            measure(base, reference, None, [])
+            measure(base, reference, None, args.extra)
             for build in order:
                 new = directory / f"{name}-{build}-{trial}.json"
-                measure(modules[build], new, None, [])
+                measure(modules[build], new, None, args.extra)
                 for window in args.windows:
                     count(cells, (name, build, f"gate {window}"),
                           compare(["stored:history", str(new), f"--window={window}", *gate]))
@@ -252,9 +252,12 @@ def main() -> int:
     parser.add_argument("--threshold", default="5%")
     parser.add_argument("--paired_threshold", default="1%")
     parser.add_argument("--no_paired", action="store_true")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="--benchmark_processes of every measured run (1)")
     parser.add_argument("--write", action="store_true", help=f"write {COMPARE_MD}")
     args = parser.parse_args()
     args.windows = [int(w) for w in args.windows.split(",")]
+    args.extra = [f"--benchmark_processes={args.processes}"] if args.processes > 1 else []
     chosen = [name.strip() for name in args.conditions.split(",") if name.strip()]
     threshold = float(args.threshold.rstrip("%")) / 100
     started, load_before, clock = datetime.datetime.now(datetime.UTC), os.getloadavg(), \
@@ -284,7 +287,7 @@ def main() -> int:
     lines += ["", (f"Measured on {started:%Y-%m-%d %H:%M} UTC: {machine()}; load average "
                    f"{load_before[0]:.2f} before, {os.getloadavg()[0]:.2f} after; "
                    f"{minutes:.1f} minutes. `benchmarks/noise_trial.py --trials {args.trials} "
-                   f"--history {args.history}`: one function of {TRIPS} loop trips on "
+                   f"--history {args.history} --processes {args.processes}`: one function of {TRIPS} loop trips on "
                    f"local-sync (about 0.3 ms a call), 10 repetitions of 10 iterations a run; "
                    f"`--threshold={args.threshold}` for the gate and two files, "
                    f"`--threshold={args.paired_threshold}` for the paired A/B; \"busy\": one "
