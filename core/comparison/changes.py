@@ -22,18 +22,38 @@ error). A level needs :data:`MIN_RUNS` runs, so a single outlying run is
 never a change (judging the newest run is the gate's work,
 :mod:`.history`). Each change is reported with the medians of the two
 levels and the U test between their pooled repetitions.
+
+What ``ireebench history --changes`` and ``ireebench report`` say of a
+change is one judgement, :func:`judge_change`: ``ireebench compare``'s
+engine between the two levels' pooled repetitions (the Hodges-Lehmann
+change, its interval, the U test), ``faster``/``slower`` when it rejects
+and the change is :data:`MIN_SHIFT` or more, else ``no significant
+change`` (``inconclusive`` with fewer than ``min_repetitions`` a level).
+The commits around it are read by :func:`commit_of`, the user's
+``git_commit`` tag first, for both.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from dataclasses import dataclass
 
 from ..stats import median, median_ci
+from .inputs import BenchmarkRows
+from .model import CompareOptions, compare_benchmark
 from .utest import mann_whitney_u
+from .verdicts import FASTER, NO_CHANGE, SLOWER
 
 MIN_RUNS = 2  # runs a level needs (PELT's min_size)
+# A shift smaller than this is no change, however significant (judge_change).
+MIN_SHIFT = 0.02
+# Context keys that may hold the commit a run measured: a tag the user gave
+# (--benchmark_context=git_commit=...) first, then the checkout's commit
+# ireebench records (the results store's "commit").
+COMMIT_KEYS = ("git_commit", "commit", "git_sha", "git_revision", "revision", "vcs_revision",
+               "ireebench_git_commit")
 PENALTY = 3.0  # times b ln n per change (module docstring)
 _Z95 = 1.959963984540054  # a 95 % interval's half-width in standard errors
 
@@ -138,3 +158,35 @@ def change_points(runs: list[RunValues]) -> list[ChangePoint]:
                                  median([median(r.values) for r in later]), pvalue,
                                  len(earlier), len(later)))
     return found
+
+
+def commit_of(context) -> str:
+    """The commit a run measured, from its context (or a stored run's tags and
+    commit): the first of :data:`COMMIT_KEYS` set ("" when none is)."""
+    for key in COMMIT_KEYS:
+        value = context.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return ""
+
+
+def judge_change(name: str, runs: list[RunValues], point: ChangePoint,
+                 options: CompareOptions | None = None):
+    """A change point judged by ``ireebench compare``'s engine (the module doc):
+    the :class:`~.model.BenchmarkComparison` of the earlier level's pooled
+    repetitions (old) and the later one's (new), its ``verdict`` ``faster`` or
+    ``slower`` only for a change of :data:`MIN_SHIFT` or more. ``options``:
+    alpha, confidence, thresholds, min_repetitions (the values are times:
+    compared as wall times)."""
+    options = dataclasses.replace(options or CompareOptions(), metric="real_time")
+    sides = []
+    for level in (runs[point.index - point.runs_before:point.index],
+                  runs[point.index:point.index + point.runs_after]):
+        rows = BenchmarkRows(name, "s")
+        rows.repetitions["real_time"] = [value for run in level for value in run.values]
+        sides.append(rows)
+    result = compare_benchmark(name, sides[0], sides[1], options)
+    if result.verdict in (FASTER, SLOWER) and (result.change is None
+                                               or abs(result.change) < MIN_SHIFT):
+        result.verdict, result.regression = NO_CHANGE, False
+    return result

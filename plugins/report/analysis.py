@@ -8,11 +8,12 @@
 * :class:`Sweep`: the points of one benchmark family that differ only in
   their axes (``params``), and per axis the lines to draw (one per
   combination of the other axes); :func:`is_geometric` picks log axes;
-* :func:`comparisons`: what the latest report is judged against, with the
-  engine of ``ireebench compare`` (:func:`ireebench.comparison.compare`: the
-  U test, the Hodges-Lehmann change and its interval, verdicts, geometric
-  mean; against a history, the gate's
-  :func:`~ireebench.comparison.history.compare_history`);
+* :func:`comparisons`: the latest report judged against the reports before
+  it, as ``ireebench compare`` judges it: two reports as ``compare OLD NEW``
+  (:func:`ireebench.comparison.compare`), three or more (or a store's
+  history) as the gate, ``compare stored:history NEW``
+  (:func:`~ireebench.comparison.history.compare_history`): one verdict per
+  benchmark, the page's everywhere;
 * :class:`Trend` and :func:`change_points`: a benchmark over a history of
   reports and where its level shifted;
 * :class:`Quantity`, :class:`Units`: what each metric measures and the one
@@ -34,34 +35,31 @@ from dataclasses import dataclass, field
 from ireebench.comparison import (
     FASTER,
     SLOWER,
-    BenchmarkRows,
     CompareOptions,
     Comparison,
     compare,
 )
-from ireebench.comparison.changes import RunValues
+from ireebench.comparison.changes import (  # noqa: F401 (MIN_SHIFT, COMMIT_KEYS: shared)
+    COMMIT_KEYS,
+    MIN_SHIFT,
+    RunValues,
+    judge_change,
+)
 from ireebench.comparison.changes import change_points as series_change_points
+from ireebench.comparison.changes import commit_of as context_commit
 from ireebench.comparison.history import compare_history
-from ireebench.comparison.model import compare_benchmark
 from ireebench.errors import UsageError
 from ireebench.plugins.statistics import median_ci, percentile
 
 from .data import BYTE_METRICS, COUNT_METRICS, Benchmark, Report
 
 CONFIDENCE = 0.95
-# Up to this many reports given one by one, each later one is compared with
-# the first (and drawn beside it); more, or a history (stored:history), read
-# as a history: the latest against all before it, and the trend the rest.
+# Up to this many reports given one by one are drawn beside each other; more,
+# or a history (stored:history), read as a history: the latest drawn, the
+# trend the rest. Either way the latest is judged against all before it.
 MAX_PAIRWISE = 4
 # A trend needs this many reports.
 MIN_TREND = 3
-# A level shift smaller than this is not drawn as a change point.
-MIN_SHIFT = 0.02
-# Context keys that may hold the commit a report was measured at: a tag the
-# user gave (--benchmark_context=git_commit=...) first, then the checkout's
-# commit ireebench records (the results store's "commit").
-COMMIT_KEYS = ("git_commit", "commit", "git_sha", "git_revision", "revision", "vcs_revision",
-               "ireebench_git_commit")
 
 _TIME_UNITS = (("s", 1.0), ("ms", 1e3), ("µs", 1e6), ("ns", 1e9))
 _BYTE_UNITS = (("GiB", 2.0 ** -30), ("MiB", 2.0 ** -20), ("KiB", 2.0 ** -10), ("B", 1.0))
@@ -359,19 +357,20 @@ def sweep_metrics(sweep: Sweep) -> list[str]:
 
 @dataclass
 class Pair:
-    """The latest report (or each later one) judged against its baseline with
-    ``ireebench compare``'s engine: one report (``compare OLD NEW``) or the
-    reports before it as a history (``compare stored:history NEW``, the gate)."""
+    """The latest report judged against its baseline with ``ireebench compare``'s
+    engine: one report (``compare OLD NEW``) or the reports before it as a
+    history (``compare stored:history NEW``, the gate)."""
 
     new: int  # indexes into the reports (oldest first)
     baseline: list[int]  # one report, or the history's reports, oldest first
     comparison: Comparison | None
     problem: str = ""  # why there is no comparison
     title: str = ""
+    command: str = ""  # the ireebench compare command line that says the same
 
     @property
     def is_history(self) -> bool:
-        return len(self.baseline) > 1
+        return self.comparison is not None and self.comparison.history is not None
 
 
 def _tag(reports: list[Report], index: int) -> str:
@@ -379,7 +378,8 @@ def _tag(reports: list[Report], index: int) -> str:
 
 
 def _against_one(reports, old: int, new: int, options: CompareOptions) -> Pair:
-    pair = Pair(new, [old], None, title=f"{_tag(reports, new)} against {_tag(reports, old)}")
+    pair = Pair(new, [old], None, title=f"{_tag(reports, new)} against {_tag(reports, old)}",
+                command=f"ireebench compare {reports[old].label} {reports[new].label}")
     problem = reports[old].rows_problem or reports[new].rows_problem
     try:
         if problem:
@@ -394,7 +394,8 @@ def _against_history(reports, earlier: list[int], new: int, options: CompareOpti
     span = f"#{earlier[0] + 1}" if len(earlier) == 1 else f"#{earlier[0] + 1}–#{earlier[-1] + 1}"
     pair = Pair(new, list(earlier), None,
                 title=f"{_tag(reports, new)} (the latest) against the {len(earlier)} "
-                      f"report(s) before it ({span}), as the gate judges it")
+                      f"report(s) before it ({span}), as the gate judges it",
+                command=f"ireebench compare stored:history {reports[new].label}")
     history = [reports[i].rows for i in reversed(earlier)]  # newest first, as the gate's
     problem = next((reports[i].rows_problem for i in [*earlier, new]
                     if reports[i].rows_problem), "")
@@ -409,33 +410,33 @@ def _against_history(reports, earlier: list[int], new: int, options: CompareOpti
 
 def comparisons(reports: list[Report], options: CompareOptions,
                 as_history: bool) -> list[Pair]:
-    """What the latest report is judged against (``reports`` oldest first).
+    """The latest report judged against the reports before it (``reports`` oldest
+    first): one :class:`Pair`, or none with fewer than two reports to draw.
 
-    Up to :data:`MAX_PAIRWISE` reports given one by one: each later one
-    against the first (the baseline, as compare.py's). A history (a
-    store's ``stored:history``, or more reports than that): the latest
+    The verdicts are ``ireebench compare``'s for the same inputs, so the page
+    says what a gate says: two reports given one by one as ``compare OLD NEW``
+    (:func:`ireebench.comparison.compare`); three or more, or a store's
+    history (``stored:history``, even of two), as ``compare stored:history
+    NEW`` (:func:`ireebench.comparison.history.compare_history`): the latest
     against every report before it, pooled, with the band of their medians
-    (:func:`ireebench.comparison.history.compare_history`, what ``ireebench
-    compare stored:history NEW`` says); the trend's change points say where
-    in the history a level shifted.
+    and the run-level test. The trend's change points say where in the
+    history a level shifted.
     """
     usable = [i for i, report in enumerate(reports) if report.drawable]
     if len(usable) < 2:
         return []
-    if as_history or len(usable) > MAX_PAIRWISE:
+    if as_history or len(usable) > 2:
         return [_against_history(reports, usable[:-1], usable[-1], options)]
-    return [_against_one(reports, usable[0], index, options) for index in usable[1:]]
+    return [_against_one(reports, usable[0], usable[1], options)]
 
 
 # --- trends ------------------------------------------------------------------------
 
 
 def commit_of(report: Report) -> str:
-    for key in COMMIT_KEYS:
-        value = report.context.get(key)
-        if isinstance(value, str) and value.strip():
-            return value.strip()
-    return ""
+    """The commit a report measured (:data:`COMMIT_KEYS`, the user's tag first), as
+    ``ireebench history --changes`` reads a stored run's."""
+    return context_commit(report.context)
 
 
 @dataclass
@@ -447,7 +448,7 @@ class ChangePoint:
     low: float | None
     high: float | None
     verdict: str
-    pvalue: float | None = None  # the U test of the two levels' pooled repetitions
+    pvalue: float | None = None  # its own U test: the two levels' pooled repetitions
 
 
 @dataclass
@@ -468,39 +469,29 @@ class Trend:
         return last / first - 1.0 if first > 0 and last > 0 else 0.0
 
 
-def _rows(name: str, samples: list[list[float]]) -> BenchmarkRows:
-    rows = BenchmarkRows(name, "s")
-    pooled = [value for run in samples for value in run]
-    rows.repetitions["real_time"] = pooled
-    rows.repetitions["cpu_time"] = pooled
-    return rows
-
-
 def change_points(name: str, samples: list[list[float]],
                   options: CompareOptions) -> list[ChangePoint]:
     """Where a benchmark's level shifted over its runs (oldest first; each run's
     repetitions in seconds).
 
-    The shifts are those the results store finds
+    The shifts are those the results store finds, judged as it judges them
     (:func:`ireebench.comparison.changes.change_points`: PELT on the runs' log
-    medians, a level of two runs or more, its noise learned from the runs),
-    so that ``ireebench report`` and ``ireebench history --changes`` agree;
-    each is then judged by ``ireebench compare``'s engine between the pooled
-    repetitions of the two levels, and drawn when it finds them faster or
-    slower by at least :data:`MIN_SHIFT` (the change and its interval are its
-    Hodges-Lehmann estimate).
+    medians, a level of two runs or more, its noise learned from the runs;
+    :func:`~ireebench.comparison.changes.judge_change`: ``ireebench
+    compare``'s engine between the pooled repetitions of the two levels), so
+    that ``ireebench report`` and ``ireebench history --changes`` agree; a
+    shift is drawn when that judgement finds it faster or slower (by at least
+    :data:`MIN_SHIFT`; the change and its interval are its Hodges-Lehmann
+    estimate, the p-value its own U test between the two levels).
     """
     if any(not run or min(run) <= 0 for run in samples):
         return []
     runs = [RunValues(str(index), run) for index, run in enumerate(samples)]
     found = []
     for point in series_change_points(runs):
-        start = point.index
-        before = samples[start - point.runs_before:start]
-        after = samples[start:start + point.runs_after]
-        result = compare_benchmark(name, _rows(name, before), _rows(name, after), options)
-        if result.verdict in (FASTER, SLOWER) and abs(result.change) >= MIN_SHIFT:
-            found.append(ChangePoint(start, result.change, result.low, result.high,
+        result = judge_change(name, runs, point, options)
+        if result.verdict in (FASTER, SLOWER):
+            found.append(ChangePoint(point.index, result.change, result.low, result.high,
                                      result.verdict, result.pvalue))
     return found
 

@@ -4,11 +4,14 @@ This module is the plugin ``report.sections``: :mod:`.build` registers it
 when a report is drawn, and it answers ``ireebench_report_sections`` like
 any plugin, with the sections its data allows, in this order:
 
-1. **Summary** (always): the verdict. What changed, by name, with its size
-   and confidence: the latest report against its baseline and each change
-   point of the history (:mod:`.verdict`), regressions first;
+1. **Summary** (always): the gate's verdict of the latest report against
+   the reports before it in one line, by name, with its size and confidence
+   (:func:`.verdict.headline`), the benchmarks it does not find unchanged,
+   worst first, each with the p-value its verdict used, and the change
+   points of the history, labelled as such with their own test;
 2. **Comparison** (two or more reports): the change of each benchmark with
-   its interval, colored by ``ireebench compare``'s verdict, and the table;
+   its interval, colored by ``ireebench compare``'s verdict (the same as the
+   summary's), and the table;
 3. **Trend** (three or more reports): each benchmark over the reports,
    oldest first, and its change points;
 4. **Sweeps** (points with ``params``): each metric against each axis;
@@ -36,8 +39,10 @@ import statistics
 from pathlib import Path
 
 from ireebench import hookimpl
-from ireebench.comparison import FASTER, SLOWER
+from ireebench.comparison import CANNOT_JUDGE, FASTER, INCONCLUSIVE, NO_CHANGE, SLOWER
 from ireebench.plugins.compare.reporters import (
+    CORRECTION_SHORT,
+    adjusted,
     format_change,
     format_interval,
     format_pvalue,
@@ -59,7 +64,8 @@ from .data import DISPATCH_COUNTERS, MEMORY_METRICS, TIME_METRICS, Benchmark, di
 from .model import ReportData, date_text
 from .page import Raw
 from .sections import SectionWriter
-from .verdict import CHANGE_POINT
+from .verdict import CHANGE_POINT, pvalue_text
+from .verdict import rank as verdict_rank
 
 NAME = "report.sections"  # this plugin's registration name
 MAX_CHART_BENCHMARKS = 40  # benchmarks a chart shows; more: the most changed (heaviest)
@@ -164,57 +170,75 @@ def _counts(comparison) -> str:
 # --- 1. summary: the verdict ------------------------------------------------------------
 
 
+HEADLINE_CSS = {SLOWER: "verdict-slower", FASTER: "verdict-faster",
+                CANNOT_JUDGE: "verdict-cannot", INCONCLUSIVE: "verdict-cannot"}
+
+
+def _pvalue_header(comparison) -> str:
+    """``p (BH)`` when the p-values were adjusted over the suite, else ``p-value``."""
+    return (f"p ({CORRECTION_SHORT[comparison.options.correction]})"
+            if adjusted(comparison) else "p-value")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+
+
 def summary(report: ReportData, out: SectionWriter) -> None:
-    found = report.findings
-    slower = {f.name for f in found if f.verdict == SLOWER}
-    faster = {f.name for f in found if f.verdict == FASTER} - slower
-    regressed = {f.name for f in found if f.regression}
-    if report.comparisons or report.trends:
-        if slower or faster:
-            words = []
-            if slower:
-                words.append(f"{_count(len(slower), 'benchmark')} slower" + (
-                    f" ({len(regressed):,} beyond the threshold: a regression)"
-                    if regressed else ""))
-            if faster:
-                words.append(f"{_count(len(faster), 'benchmark')} faster")
-            css = "verdict-slower" if slower else "verdict-faster"
-            out.html(f"<p class=\"headline {css}\">{page.escape('; '.join(words))}.</p>")
-        else:
-            out.html("<p class=\"headline\">No benchmark changed significantly.</p>")
+    head = report.headline
+    if head is not None:
+        css = HEADLINE_CSS.get(head.verdict, "")
+        css = f"headline {css}".strip()
+        out.html(f"<p class=\"{css}\">{page.escape(_sentence(head.text))}</p>")
+        if head.count:
+            out.paragraph(_sentence(head.count), "lead")
     for pair in report.comparisons:
         if pair.comparison is None:
             out.paragraph(f"{pair.title}: not compared ({pair.problem}).", "meta")
             continue
-        out.paragraph(f"{pair.title}: {_counts(pair.comparison)}.", "meta")
+        out.paragraph(f"{pair.title} ({pair.command}): {_counts(pair.comparison)}.", "meta")
     if report.trends:
         points = sum(len(t.changes) for t in report.trends)
         having = sum(1 for t in report.trends if t.changes)
         out.paragraph(f"History of {len(report.reports)} reports, oldest first: "
-                      + (f"{points} change point(s) in {having} benchmark(s)." if points
-                         else "no change point."), "meta")
-    if found:
-        places = {f.where for f in found}  # one comparison: said once, above
-        rows = [[_verdict_cell(f.verdict, f.verdict + (": REGRESSION" if f.regression else "")),
-                 _name(f.name), format_change(f.change), format_interval(f),
-                 format_pvalue(f.pvalue)] + ([f.where] if len(places) > 1 else [])
-                for f in found]
-        headers = ["verdict", "benchmark", "change", f"{CONFIDENCE * 100:g}% interval",
-                   "p-value"] + (["where"] if len(places) > 1 else [])
-        if len(places) == 1:
-            kind = "a change point" if found[0].kind == CHANGE_POINT else "the latest"
-            out.paragraph(f"Every change below ({kind}): {found[0].where}.", "meta")
-        long_table(out, headers, rows, "changes", numeric={2, 3, 4}, names={1, 5},
-                   shown=MAX_SUMMARY_ROWS)
+                      + (f"{points} change point(s) in {having} benchmark(s), below."
+                         if points else "no change point."), "meta")
+    for pair in report.comparisons:
+        if pair.comparison is None:
+            continue
+        judged = [b for b in sorted(pair.comparison.benchmarks, key=verdict_rank)
+                  if b.verdict != NO_CHANGE]
+        if not judged:
+            continue
+        alpha = pair.comparison.options.alpha
+        rows = [[_verdict_cell(b.verdict, format_verdict(b)), _name(b.name),
+                 format_change(b.change), format_interval(b), pvalue_text(b, alpha)]
+                for b in judged]
+        long_table(out, ["verdict", "benchmark", "change",
+                         f"{CONFIDENCE * 100:g}% interval", _pvalue_header(pair.comparison)],
+                   rows, "benchmarks", numeric={2, 3}, names={1}, shown=MAX_SUMMARY_ROWS)
         out.paragraph("change: the Hodges-Lehmann estimate of new / old − 1 with its "
-                      "interval; p-value: the two-sided Mann-Whitney U test of the "
-                      "repetitions (as ireebench compare)" + (
-                          "; where: the latest report against its baseline, or a change "
-                          "point of the history (from the first report of the new level)."
-                          if len(places) > 1 else "."), "meta")
+                      "interval; p: the p-value the verdict used (the two-sided Mann-Whitney "
+                      "U test of the repetitions, adjusted over the benchmarks; against a "
+                      "history the larger of it and the run-level test), or the rule that "
+                      "decided the verdict instead.", "meta")
+    points = [f for f in report.findings if f.kind == CHANGE_POINT]
+    if points:
+        rows = [[_verdict_cell(f.verdict, f"change point: {f.verdict}"), _name(f.name),
+                 format_change(f.change), format_interval(f), format_pvalue(f.pvalue),
+                 f.where] for f in points]
+        long_table(out, ["change point", "benchmark", "change",
+                         f"{CONFIDENCE * 100:g}% interval", "p (its own U test)",
+                         "where the level shifted"], rows, "change points",
+                   numeric={2, 3, 4}, names={1, 5}, shown=MAX_SUMMARY_ROWS)
+        out.paragraph("A change point is where a benchmark's level shifted in the history "
+                      "(as ireebench history --changes finds it), from the first report of "
+                      "the new level; its change and p-value are its own test between the "
+                      "two levels' pooled repetitions, not the verdict of the latest.",
+                      "meta")
     latest = report.latest
     failed = [b for b in latest.benchmarks.values() if b.errors]
-    if not report.comparisons and not report.trends:
+    if not report.comparisons:
         out.html("<p class=\"headline\">"
                  f"{_count(len(latest.benchmarks), 'benchmark')} measured in "
                  f"{page.escape(latest.label)}" + (f", {len(failed):,} failed" if failed else "")
@@ -262,7 +286,7 @@ def comparison(report: ReportData, out: SectionWriter) -> None:
             _cut_note(out, len(shown), len(changed), "benchmarks", "the most changed")
         history = pair.is_history
         rows = []
-        for b in sorted(result.benchmarks, key=lambda b: _severity(b)):
+        for b in sorted(result.benchmarks, key=verdict_rank):
             is_time = bool(b.time_unit)
             value = time.text if is_time else (lambda v: "-" if v is None else f"{v:g}")
             row = [_name(b.name), value(b.old)]
@@ -270,13 +294,13 @@ def comparison(report: ReportData, out: SectionWriter) -> None:
                 row.append("-" if b.band_low is None
                            else f"[{value(b.band_low)}, {value(b.band_high)}]")
             row += [value(b.new), format_change(b.change), format_interval(b),
-                    format_pvalue(b.pvalue), f"{b.n_old}/{b.n_new}",
+                    pvalue_text(b, options.alpha), f"{b.n_old}/{b.n_new}",
                     _verdict_cell(b.verdict, format_verdict(b))]
             rows.append(row)
         headers = ["benchmark", "old" if not history else "baseline (pooled)"]
         if history:
             headers.append("band of the medians")
-        headers += ["new", "change", "interval", "p-value", "reps", "verdict"]
+        headers += ["new", "change", "interval", _pvalue_header(result), "reps", "verdict"]
         columns = len(headers)
         long_table(out, headers, rows, "benchmarks", numeric=set(range(1, columns - 1)),
                    names={0})
@@ -293,14 +317,6 @@ def comparison(report: ReportData, out: SectionWriter) -> None:
         notes += [f"{_name(b.name)}: {note}" for b in result.benchmarks for note in b.notes]
         if notes:
             out.details(f"{len(notes)} note(s)", "".join(page.paragraph(n) for n in notes))
-
-
-def _severity(result) -> tuple:
-    """Regressions, then slower, then faster, then the rest; each by size."""
-    rank = 0 if result.regression else 1 if result.verdict == SLOWER else \
-        2 if result.verdict == FASTER else 3
-    size = abs(result.change) if result.change is not None else -1.0
-    return (rank, -size)
 
 
 # --- 3. trend ---------------------------------------------------------------------------------
@@ -331,15 +347,16 @@ def trend(report: ReportData, out: SectionWriter) -> None:
     rows = []
     for item in found:
         for change in item.changes:
-            rows.append([_verdict_cell(change.verdict, change.verdict), _name(item.name),
+            rows.append([_verdict_cell(change.verdict, f"change point: {change.verdict}"),
+                         _name(item.name),
                          report.describe_report(change.index), format_change(change.change),
                          "n/a" if change.low is None else
                          f"[{format_change(change.low)}, {format_change(change.high)}]",
                          format_pvalue(change.pvalue)])
     if rows:
-        long_table(out, ["verdict", "benchmark", "first report of the new level", "change",
-                         "interval", "p-value"], rows, "change points", numeric={3, 4, 5},
-                   names={1, 2})
+        long_table(out, ["change point", "benchmark", "first report of the new level",
+                         "change", "interval", "p (its own U test)"], rows, "change points",
+                   numeric={3, 4, 5}, names={1, 2})
     else:
         out.paragraph("No change point.")
     order = {name: i for i, name in enumerate(ranked(report, [t.name for t in found]))}

@@ -39,9 +39,10 @@ no script, nothing from the network: it opens offline from file://).
 INPUTS are Google Benchmark JSON reports (ireebench's --benchmark_out or
 iree-benchmark-module's) or references a plugin resolves (a results store's
 stored:...), oldest first: the last input is the latest, and a stored
-history is put oldest first. The page opens with the verdict: what changed,
-by name, with its size and confidence (the latest against its baseline, as
-ireebench compare judges it, and the change points of a history). Then,
+history is put oldest first. The page opens with the verdict of the latest
+against the reports before it, as ireebench compare judges it (compare OLD
+NEW for two reports, compare stored:history NEW for more), by name, with
+its size and confidence; then the change points of a history. Then,
 where the data allows: the comparison, the trend, sweeps (each metric
 against each axis), every benchmark's repetitions on one axis, dispatch
 statistics, device time, memory and counters, and the inputs' provenance.

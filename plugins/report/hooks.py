@@ -34,9 +34,11 @@ class ReportHooks:
         :param report: the report's data, a
             :class:`ireebench.plugins.report.model.ReportData`: ``reports``
             (every input, oldest first; ``latest``), ``comparisons`` (the
-            latest against its baseline: :class:`ireebench.comparison.Comparison`
-            objects), ``trends`` (each benchmark over a history, with its
-            change points), ``findings`` (what changed), ``units``.
+            latest against the reports before it, as ``ireebench compare``
+            judges it: :class:`ireebench.comparison.Comparison` objects),
+            ``trends`` (each benchmark over a history, with its change
+            points), ``findings`` (what changed), ``headline`` (the gate's
+            verdict in one line), ``units``.
         :return: a :class:`ireebench.plugins.report.sections.ReportSection`
             (``title``, ``render(report, out)``, ``order``, ``anchor``), a
             list of them, or ``None`` (nothing to add for this report).

@@ -35,9 +35,10 @@ class ReportData:
     ``latest`` is the last with something to draw. ``as_history``: the
     inputs read as a history (a ``stored:history``, or more than
     :data:`~.analysis.MAX_PAIRWISE` reports). ``comparisons``: the latest
-    (or each later report) against its baseline, by ``ireebench compare``'s
-    engine; ``trends``: each benchmark over the reports and its change
-    points; ``findings``: what changed, worst first (:mod:`.verdict`);
+    against the reports before it, as ``ireebench compare`` judges it (one
+    :class:`~.analysis.Pair`); ``trends``: each benchmark over the reports
+    and its change points; ``findings``: what changed, worst first, and
+    ``headline``: the gate's verdict in one line (:mod:`.verdict`);
     ``units``: the one unit of each quantity on the page.
     """
 
@@ -48,6 +49,7 @@ class ReportData:
     trends: list[Trend]
     units: Units
     findings: list[verdict.Finding] = field(default_factory=list)
+    headline: verdict.Headline | None = None  # the gate's verdict of the latest
 
     @property
     def latest(self) -> Report:
@@ -95,4 +97,5 @@ def analyse(reports: list[Report], options: CompareOptions,
                       as_history or len([r for r in reports if r.drawable]) > MAX_PAIRWISE,
                       pairs, trends(reports, options), Units(reports))
     data.findings = verdict.findings(data)
+    data.headline = verdict.headline(data)
     return data

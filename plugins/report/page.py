@@ -41,7 +41,9 @@ figcaption { font-size: 0.85rem; color: #333; margin-bottom: 0.15rem; word-break
 .verdict-faster { color: #2e7d32; font-weight: 600; }
 .verdict-slower { color: #c62828; font-weight: 600; }
 .verdict-inconclusive { color: #a86a00; }
-p.headline { font-size: 1.1rem; margin: 0.5rem 0 0.4rem; }
+.verdict-cannot { color: #a86a00; font-weight: 600; }
+p.headline { font-size: 1.3rem; margin: 0.6rem 0 0.3rem; }
+p.lead { font-size: 1rem; margin: 0 0 0.5rem; }
 p.section-error { color: #c62828; border: 1px solid #c62828; padding: 0.4rem 0.6rem;
                   background: #fff5f5; }
 details { margin: 0.3rem 0 0.6rem; }

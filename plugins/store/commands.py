@@ -24,7 +24,7 @@ import os
 import re
 
 import click
-from ireebench.comparison.changes import RunValues, change_points
+from ireebench.comparison.changes import RunValues, change_points, commit_of, judge_change
 from ireebench.comparison.inputs import METRICS, benchmark_file, read_report
 from ireebench.errors import UsageError
 from ireebench.outfiles import RunFiles, check_output_path, write_to
@@ -136,8 +136,16 @@ def _history_table(points: list[dict]) -> str:
                     tablefmt="simple", disable_numparse=True)
 
 
+def _commit(summary) -> str:
+    """The commit a stored run measured, read as ``ireebench report`` reads it: the
+    user's ``git_commit`` tag (``--benchmark_context``) first, then the checkout's."""
+    return commit_of({**summary.tags, "ireebench_git_commit": summary.git_commit})
+
+
 def _changes(name: str, points: list[dict]) -> list[dict]:
-    """The change points of a benchmark, machine by machine (never across machines)."""
+    """The change points of a benchmark, machine by machine (never across machines),
+    each judged as ``ireebench report`` judges it
+    (:func:`ireebench.comparison.changes.judge_change`)."""
     found = []
     by_machine: dict[str, list[dict]] = {}
     for point in points:
@@ -148,15 +156,22 @@ def _changes(name: str, points: list[dict]) -> list[dict]:
         runs = [RunValues(p["summary"].label, p["values"]) for p in series]
         for change in change_points(runs):
             before, after = series[change.index - 1]["summary"], series[change.index]["summary"]
+            judged = judge_change(name, runs, change)
             found.append({
                 "benchmark": name, "machine": after.machine, "time_unit": series[0]["time_unit"],
-                "before_run": before.run_id, "before_commit": before.git_commit,
-                "after_run": after.run_id, "after_commit": after.git_commit,
+                "before_run": before.run_id, "before_commit": _commit(before),
+                "after_run": after.run_id, "after_commit": _commit(after),
                 "date": after.date, "run_time": after.run_time,
                 "before_seconds": change.before, "after_seconds": change.after,
-                "change": change.change, "pvalue": change.pvalue,
+                "change": judged.change, "change_low": judged.low,
+                "change_high": judged.high, "pvalue": judged.pvalue,
+                "verdict": judged.verdict,
                 "runs_before": change.runs_before, "runs_after": change.runs_after})
     return found
+
+
+def _percent(value) -> str:
+    return "-" if value is None else f"{value * 100:+.2f}%"
 
 
 def _changes_table(changes: list[dict]) -> str:
@@ -167,12 +182,14 @@ def _changes_table(changes: list[dict]) -> str:
         runs = f"{c['before_run'][:12]} -> {c['after_run'][:12]}"
         pvalue = "n/a" if c["pvalue"] is None else (
             "<0.0001" if c["pvalue"] < 1e-4 else f"{c['pvalue']:.4f}")
+        interval = ("n/a" if c["change_low"] is None else
+                    f"[{_percent(c['change_low'])}, {_percent(c['change_high'])}]")
         rows.append([c["benchmark"], c["machine"], _when(c["run_time"]), runs, commits,
                      f"{_time(c['before_seconds'], unit)} ({c['runs_before']} runs)",
                      f"{_time(c['after_seconds'], unit)} ({c['runs_after']} runs)",
-                     f"{c['change'] * 100:+.2f}%", pvalue])
+                     _percent(c["change"]), interval, pvalue, c["verdict"]])
     return tabulate(rows, headers=["Benchmark", "Machine", "When", "Runs", "Commits", "Before",
-                                   "After", "Change", "p-value"],
+                                   "After", "Change", "95% CI", "p-value", "Verdict"],
                     tablefmt="simple", disable_numparse=True)
 
 
@@ -221,7 +238,8 @@ def history(invocation, pattern, where, as_json, changes, limit, metric, benchma
             return 0
         listed = [change for name in points for change in found[name]]
         out.write("Change points (PELT on the runs' log medians, the noise learned from the "
-                  "runs; machine by machine)\n\n")
+                  "runs; machine by machine), each judged by ireebench compare's engine between "
+                  "the two levels' pooled repetitions, as ireebench report judges it\n\n")
         out.write((_changes_table(listed) if listed else
                    f"No change point in {len(points)} benchmark(s).") + "\n")
         return 0

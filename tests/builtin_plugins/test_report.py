@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import html
 import json
 import os
 import re
@@ -204,6 +205,22 @@ def _charts(path: Path) -> int:
     return len(re.findall(r"<figure>", _text(path)))
 
 
+# The headline's class and first words for each verdict of the gate.
+HEADLINE_CSS = {"slower": "verdict-slower", "faster": "verdict-faster",
+                "cannot judge": "verdict-cannot", "inconclusive": "verdict-cannot",
+                "no significant change": ""}
+HEADLINE_START = {"slower": "BM_work: ", "faster": "BM_work: ",
+                  "cannot judge": "Cannot judge: BM_work", "inconclusive": "Inconclusive: BM_work",
+                  "no significant change": "No significant change: "}
+
+
+def _headline(path: Path) -> tuple[str, str]:
+    """The summary's headline: its verdict class and its text."""
+    found = re.search(r'<p class="headline ?([^"]*)">(.*?)</p>', _section(path, "summary"))
+    assert found, _section(path, "summary")
+    return found.group(1), html.unescape(found.group(2))
+
+
 def test_every_page_says_where_it_is_and_nothing_else(reports):
     """`ireebench report` prints the path it wrote (one line on stdout) and nothing on
     stderr: no matplotlib warning naming its own files; a run's --benchmark_report
@@ -248,17 +265,25 @@ def test_two_runs_compared_with_the_verdicts_of_compare(reports, ireebench):
     assert _text(page).count("#1 first.json") >= 2 and _text(page).count("#2 second.json") >= 2
 
 
-def _check_history(page: Path) -> None:
-    """Five stored runs, 512x the work from run 4: "slower" at the top (the change
-    point, from #4 at its commit) and in the trend; the trend oldest first; the
-    latest is #5, judged against the four before it as the gate judges it."""
+def _check_history(page: Path, gate: dict) -> None:
+    """Five stored runs, 512x the work from run 4: the headline is the gate's verdict
+    of the latest (``gate``: what ``ireebench compare stored:history stored:latest
+    --reporter=json`` says); "slower" at the top is the change point (from #4 at its
+    commit), labelled as one, and in the trend; the trend oldest first; the latest
+    is #5, judged against the four before it as the gate judges it."""
     summary = _section(page, "summary")
     assert _sections(page)[0] == "summary"
-    assert 'class="headline verdict-slower"' in summary
-    # The change point (by its first report and commit), and the latest against the
-    # runs before it as the gate judges it (slower, or within their band: no finding).
-    assert re.search(r'verdict-slower">slower[^<]*</span></td><td class="name">BM_work</td>'
-                     r'<td class="num">\+[\d.]+%</td>', summary), summary
+    [judged] = gate["benchmarks"]
+    css, text = _headline(page)
+    assert css == HEADLINE_CSS[judged["verdict"]], (css, text, judged)
+    assert text.startswith(HEADLINE_START[judged["verdict"]]), text
+    if judged["change"] is not None:
+        assert f"{judged['change'] * 100:+.0f} %" in text or \
+            f"{judged['change'] * 100:+.3g} %" in text, (text, judged["change"])
+    # The change point (by its first report and commit), labelled as one, its own test.
+    assert re.search(r'verdict-slower">change point: slower</span></td>'
+                     r'<td class="name">BM_work</td><td class="num">\+[\d.]+%</td>',
+                     summary), summary
     assert re.search(r"from #4 stored:\w+ \(commit c0ffee4, ", summary), summary
     assert "faster" not in summary
     trend = _section(page, "trend")
@@ -272,14 +297,24 @@ def _check_history(page: Path) -> None:
     comparison = _section(page, "comparison")
     assert re.search(r"#5 stored:\w+ \(the latest\) against the 4 report\(s\) before it",
                      comparison)
+    assert judged["verdict"] in comparison
     inputs = _section(page, "inputs").split("<th>#</th>", 1)[1].split("</table>", 1)[0]
     commits = re.findall(r"<td class=\"name\">(c0ffee\d)</td>", inputs)
     assert commits == [f"c0ffee{n}" for n in range(1, 6)], commits
 
 
-def test_a_stored_history_reads_oldest_first_in_sqlite(reports):
+def _gate(ireebench, env) -> dict:
+    """The gate's verdict of the store's latest run against the runs before it."""
+    result = ireebench("compare", "stored:history", "stored:latest", "--reporter=json",
+                       env=env)
+    assert result.returncode in (0, 1, 4), result.stderr
+    return result.json()
+
+
+def test_a_stored_history_reads_oldest_first_in_sqlite(reports, ireebench):
     """The store hands a history over newest first; the page reads it oldest first."""
-    _check_history(reports["history.html"])
+    store = {"IREEBENCH_STORAGE": f"sqlite:///{reports['folder'] / 'store.sqlite'}"}
+    _check_history(reports["history.html"], _gate(ireebench, store))
 
 
 @pytest.mark.parametrize("store_kind", [kind for kind in STORE_KINDS if kind != "sqlite"])
@@ -294,7 +329,7 @@ def test_a_stored_history_reads_oldest_first_in(store_kind, request, reports, ir
     page = tmp_path / "history.html"
     result = ireebench("report", "stored:history", "-o", page, env=env)
     assert result.returncode == 0 and result.stderr == "", result.stderr
-    _check_history(page)
+    _check_history(page, _gate(ireebench, env))
 
 
 def test_the_native_tools_json(reports):
@@ -478,6 +513,201 @@ def test_past_the_chart_limit_a_summary_view(reports, ireebench, tmp_path):
     # The odd ones tripled: they are the ones drawn in the comparison's chart.
     chart = _section(tmp_path / "big.html", "comparison").split("<table", 1)[0]
     assert all(f"BM_layer_{i:03d}" in chart for i in range(1, 60, 2))
+
+
+# --- the headline: the gate's verdict, everywhere ------------------------------------------
+
+
+def _synthetic(path: Path, number: int, levels: dict[str, float], reps: int = 9,
+               context: dict | None = None) -> Path:
+    """A Google Benchmark JSON report of chosen times: per benchmark (``BM_x``: its
+    level in ms), ``reps`` repetitions within +-1% of the level (a fixed pattern,
+    shifted by the report's number); the report's commit ``c0de000N...``."""
+    rows = []
+    for family, (name, level) in enumerate(levels.items()):
+        run = f"{name}/process_time/real_time"
+        for rep in range(reps):
+            value = level * (1 + 0.01 * (((rep * 7 + number) % 9) - 4) / 4)
+            rows.append({"name": run, "run_name": run, "run_type": "iteration",
+                         "repetitions": reps, "repetition_index": rep, "threads": 1,
+                         "family_index": family, "per_family_instance_index": 0,
+                         "iterations": 10, "real_time": value, "cpu_time": value,
+                         "time_unit": "ms"})
+    path.write_text(json.dumps({"context": {
+        "date": f"2026-01-{number:02d}T10:00:00+00:00", "host_name": "h", "num_cpus": 2,
+        "git_commit": f"c0de{number:04d}" + "0" * 32, **(context or {})}, "benchmarks": rows}))
+    return path
+
+
+def _series(folder: Path, levels: list) -> list[Path]:
+    """One report per level (a number: BM_work's; a dict: every benchmark's), oldest
+    first."""
+    return [_synthetic(folder / f"r{number}.json", number,
+                       level if isinstance(level, dict) else {"BM_work": level})
+            for number, level in enumerate(levels, 1)]
+
+
+def _gate_of(ireebench, files: list[Path], tmp_path: Path) -> dict:
+    """What ``ireebench compare`` says of the latest file against the ones before it:
+    ``compare OLD NEW`` for two, else the gate, ``compare stored:history NEW``
+    against a real store holding the others."""
+    if len(files) == 2:
+        result = ireebench("compare", *files, "--reporter=json")
+    else:
+        storage = f"--benchmark_storage=sqlite:///{tmp_path / 'gate.sqlite'}"
+        assert ireebench("store", "import", *files[:-1], storage).returncode == 0
+        result = ireebench("compare", "stored:history", files[-1], "--reporter=json", storage)
+    assert result.returncode in (0, 1, 4), result.stderr
+    return result.json()
+
+
+def _pvalue(value: float) -> str:
+    return "<0.0001" if value < 1e-4 else f"{value:.4f}"
+
+
+def _page(ireebench, files: list[Path], tmp_path: Path) -> Path:
+    page = tmp_path / "report.html"
+    _ok(ireebench("report", *files, "-o", page))
+    return page
+
+
+@pytest.mark.parametrize("levels", [
+    [1.0, 4.0],
+    [1.0, 1.003, 4.0],
+    [1.0, 1.003, 0.998, 1.001, 4.0],
+], ids=["2-runs", "3-runs", "5-runs"])
+def test_the_headline_is_the_gates_verdict_with_its_magnitude(ireebench, tmp_path, levels):
+    """The latest 4x slower than the runs before it: the page leads with the verdict
+    ireebench compare gives (two reports: compare OLD NEW; more: the gate against a
+    store holding the others), its size, its interval and the commit of the first
+    report of the new level; the p-value beside it is the one the verdict used."""
+    files = _series(tmp_path, levels)
+    gate = _gate_of(ireebench, files, tmp_path)
+    [judged] = gate["benchmarks"]
+    assert judged["verdict"] == "slower" and judged["regression"], judged
+    page = _page(ireebench, files, tmp_path)
+    css, text = _headline(page)
+    low, high = (f"{judged[key] * 100:+.0f} %" for key in ("change_low", "change_high"))
+    commit = f"c0de{len(levels):04d}"
+    assert css == "verdict-slower"
+    assert text == (f"BM_work: 4.0× slower, {judged['change'] * 100:+.0f} % [{low}, {high}] — "
+                    f"regression, from commit {commit}."), text
+    assert re.match(r"BM_work: 4\.0× slower, \+(299|300|301) % \[", text), text
+    row = re.search(r"<tr><td><span[^>]*>slower: REGRESSION[^<]*</span></td>"
+                    r"<td class=\"name\">BM_work</td>.*?</tr>", _section(page, "summary"))
+    assert row and f">{html.escape(_pvalue(judged['adjusted_pvalue']))}</td>" in row.group(0)
+    assert judged["verdict"] in _section(page, "comparison")
+
+
+def test_several_benchmarks_the_worst_first_then_a_count(ireebench, tmp_path):
+    """Four benchmarks, five reports: the latest 4x slower, 1.5x slower, the same,
+    twice as fast. The headline names the worst; the next line counts the others by
+    verdict."""
+    before = {"BM_work": 1.0, "BM_less": 1.0, "BM_same": 1.0, "BM_fast": 1.0}
+    after = {"BM_work": 4.0, "BM_less": 1.5, "BM_same": 1.0, "BM_fast": 0.5}
+    files = _series(tmp_path, [before, {**before, "BM_work": 1.003}, before,
+                               {**before, "BM_same": 1.002}, after])
+    gate = _gate_of(ireebench, files, tmp_path)
+    verdicts = {b["name"].split("/")[0]: b["verdict"] for b in gate["benchmarks"]}
+    assert verdicts == {"BM_work": "slower", "BM_less": "slower",
+                        "BM_same": "no significant change", "BM_fast": "faster"}, verdicts
+    page = _page(ireebench, files, tmp_path)
+    css, text = _headline(page)
+    assert css == "verdict-slower" and text.startswith("BM_work: 4.0× slower, +"), text
+    assert text.endswith("— regression, from commit c0de0005."), text
+    lead = re.search(r'<p class="lead">(.*?)</p>', _section(page, "summary")).group(1)
+    assert html.unescape(lead) == ("And 2 more: 1 slower (1 regression), 1 faster; "
+                                   "1 benchmark within its history."), lead
+
+
+def test_no_p_value_contradicts_its_verdict(ireebench, tmp_path):
+    """The runs before the latest drifted 30% apart, the latest 11% above the second:
+    its repetitions differ from theirs (a U test alone: p < 0.0001), but not beyond
+    the runs' own spread, so the gate cannot judge it. The headline says so and why;
+    every p-value shown is the one the verdict used (the larger of the two tests),
+    none the U test's alone."""
+    files = _series(tmp_path, [1.0, 1.3, 1.45])
+    gate = _gate_of(ireebench, files, tmp_path)
+    [judged] = gate["benchmarks"]
+    assert judged["verdict"] == "cannot judge" and judged["pvalue"] < 1e-4, judged
+    page = _page(ireebench, files, tmp_path)
+    css, text = _headline(page)
+    assert css == "verdict-cannot", text
+    assert text.startswith("Cannot judge: BM_work +27.2 % [") and judged["reason"] in text, text
+    shown = _pvalue(judged["adjusted_pvalue"])
+    assert shown != "<0.0001" and judged["adjusted_pvalue"] >= 0.05
+    for anchor in ("summary", "comparison"):
+        row = re.search(r"<tr><td[^>]*>(?:<span[^>]*>)?(?:cannot judge|BM_work).*?</tr>",
+                        _section(page, anchor)).group(0)
+        assert f">{shown}</td>" in row and "&lt;0.0001" not in row, (anchor, row)
+
+
+def test_no_change_says_what_the_history_could_have_shown(ireebench, tmp_path):
+    """Three runs within 0.5% of each other: no significant change, and the smallest
+    change this history could have shown (the gate's detectable change)."""
+    files = _series(tmp_path, [1.0, 1.003, 0.998])
+    gate = _gate_of(ireebench, files, tmp_path)
+    [judged] = gate["benchmarks"]
+    assert judged["verdict"] == "no significant change", judged
+    css, text = _headline(_page(ireebench, files, tmp_path))
+    assert css == "" and text == (
+        "No significant change: 1 benchmark within its history (smallest change this history "
+        f"could show: {judged['detectable'] * 100:.3g} %)."), text
+
+
+def test_a_p_value_overruled_by_another_rule_shows_the_rule():
+    """A significant test that the history's band overruled: the p column says the
+    rule, not the p (which would read as a change)."""
+    from ireebench.comparison import BenchmarkComparison
+    from ireebench.plugins.report.verdict import pvalue_text
+
+    result = BenchmarkComparison("BM_f", "ms", 18, 9, verdict="no significant change",
+                                 pvalue=1e-5, adjusted_pvalue=0.001,
+                                 reason="slower than the pooled runs (p=0.001) but within the "
+                                        "band: the stored runs drifted as much")
+    assert pvalue_text(result, 0.05) == "within the band: the stored runs drifted as much"
+    result.verdict, result.reason = "slower", ""
+    assert pvalue_text(result, 0.05) == "0.0010"
+
+
+def test_real_runs_lead_with_the_slowdown(reports, ireebench, tmp_path):
+    """Real runs: three of a module, then one of 512x the work: "slower" at the top,
+    with the gate's change and the commit of the slow run."""
+    files = [reports["history"] / f"run{n}.json" for n in range(1, 5)]
+    gate = _gate_of(ireebench, files, tmp_path)
+    [judged] = gate["benchmarks"]
+    assert judged["verdict"] == "slower", judged
+    css, text = _headline(_page(ireebench, files, tmp_path))
+    assert css == "verdict-slower", text
+    assert re.fullmatch(r"BM_work: \d+× slower, \+\d+ % \[\+\d+ %, \+\d+ %\] — regression, "
+                        r"from commit c0ffee4\.", text), text
+    assert f"{judged['change'] * 100:+.0f} %" in text
+
+
+def test_change_points_read_as_history_changes_reads_them(ireebench, tmp_path):
+    """Six runs, the last three 4x slower, imported into a real store: `ireebench
+    history --changes` and the report find the same change point with the same
+    verdict, change, interval, p-value and commit (the user's git_commit, not the
+    checkout's that every run shares)."""
+    files = [_synthetic(tmp_path / f"r{n}.json", n, {"BM_work": 1.0 if n < 4 else 4.0},
+                        context={"ireebench_git_commit": "a" * 40}) for n in range(1, 7)]
+    storage = f"--benchmark_storage=sqlite:///{tmp_path / 'store.sqlite'}"
+    assert ireebench("store", "import", *files, storage).returncode == 0
+    result = ireebench("history", "--changes", "--json", storage)
+    assert result.returncode == 0, result.stderr
+    [change] = result.json()["benchmarks"][0]["changes"]
+    assert change["verdict"] == "slower" and change["after_commit"] == "c0de0004" + "0" * 32
+    table = ireebench("history", "--changes", storage)
+    [line] = [line for line in table.stdout.splitlines() if line.startswith("BM_work")]
+    shown = [f"{change[key] * 100:+.2f}%" for key in ("change", "change_low", "change_high")]
+    assert f"{shown[0]}  [{shown[1]}, {shown[2]}]" in line and line.endswith("slower"), line
+    assert "c0de000300 -> c0de000400" in line, line
+    page = _page(ireebench, files, tmp_path)
+    row = re.search(r"<tr><td><span[^>]*>change point: slower</span></td>.*?</tr>",
+                    _section(page, "summary")).group(0)
+    assert f">{shown[0]}</td><td class=\"num\">[{shown[1]}, {shown[2]}]</td>" in row, row
+    assert f">{html.escape(_pvalue(change['pvalue']))}</td>" in row, row
+    assert re.search(r"from #4 \S*r4.json \(commit c0de00040000, ", row), row
 
 
 @pytest.fixture(scope="module")
