@@ -236,6 +236,38 @@ def _others(results: list, what) -> str:
     return "; ".join(part for part in (changed, within) if part)
 
 
+def _latest_shift(data) -> Headline | None:
+    """The history's level shift the latest report stands on, worst first: a gate that
+    finds the latest within its history (the shift is stored already) still leads
+    the page with the change a reader of the history wants to see."""
+    shifts = []
+    for trend in data.trends:
+        if not trend.changes:
+            continue
+        last = trend.changes[-1]
+        if last.verdict in (FASTER, SLOWER) and last.index <= data.latest_index:
+            shifts.append((trend, last))
+    if not shifts:
+        return None
+    trend, point = max(shifts, key=lambda item: (item[1].verdict == SLOWER,
+                                                  abs(math.log1p(item[1].change))))
+    threshold = data.options.threshold_for(trend.name)
+    beyond = point.change > (threshold.fraction if threshold is not None else 0.0)
+    word = "slower" if point.verdict == SLOWER else "faster"
+    ratio = 1.0 + point.change
+    factor = _factor(ratio if ratio >= 1 else 1.0 / ratio) if ratio > 0 else ""
+    interval = "" if point.low is None else f" [{percent(point.low)}, {percent(point.high)}]"
+    kind = ("regression" if point.verdict == SLOWER and beyond else
+            "improvement" if point.verdict == FASTER else "slower, within its threshold")
+    commit = commit_of(data.reports[point.index])
+    since = f"commit {commit[:8]}" if commit else f"#{point.index + 1}"
+    text = (f"{display_name(trend.name)}: {factor} {word} since #{point.index + 1}, "
+            f"{percent(point.change)}{interval} — {kind}, from {since} (a shift of the "
+            f"history's level; the latest is on the new level, which the gate counts as "
+            f"its history)")
+    return Headline(text, point.verdict)
+
+
 def headline(data) -> Headline | None:
     """The gate's verdict for the latest report (see the module doc); None when
     nothing is compared (one report)."""
@@ -275,6 +307,11 @@ def headline(data) -> Headline | None:
         lead = "Cannot judge" if worst.verdict == CANNOT_JUDGE else "Inconclusive"
         return Headline(f"{lead}: {name}{change}: {reason}", worst.verdict,
                         _others(rest, what))
+    shift = _latest_shift(data) if history else None
+    if worst.verdict in (NO_CHANGE, CANNOT_JUDGE) and shift is not None:
+        gate = ("the gate finds the latest within its history" if worst.verdict == NO_CHANGE
+                else f"the gate cannot judge the latest against its history ({worst.reason})")
+        return Headline(shift.text, shift.verdict, gate)
     if worst.verdict == NO_CHANGE:
         same = [r for r in results if r.verdict == NO_CHANGE]
         shown = [r.detectable for r in same if r.detectable is not None]
