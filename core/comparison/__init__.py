@@ -9,6 +9,8 @@
 * :mod:`.disturbance`: what a report says of its machine (load, busy
   processes, multimodal repetitions, CPU share);
 * :mod:`.history`: a run against its stored history (the gate);
+* :mod:`.paired`: two modules measured round by round, judged on the rounds'
+  ratios (the Wilcoxon signed-rank test, the Hodges-Lehmann change);
 * :mod:`.reporter`: the :class:`CompareReporter` interface;
 * :mod:`.verdicts`: the verdicts' names and exit statuses;
 * :mod:`.changes`: change points of a series of runs (``ireebench history``);

@@ -254,6 +254,9 @@ class Comparison:
     disturbed_runs: dict[str, str] = field(default_factory=dict)
     # How many benchmarks the correction counted (their p-values adjusted together).
     tested: int = 0
+    # A paired comparison (ireebench compare A.vmfb B.vmfb, comparison.paired): its
+    # rounds, each measuring both sides in random order; 0: two reports or a history.
+    paired: int = 0
 
     @property
     def regressions(self) -> list[BenchmarkComparison]:
@@ -308,6 +311,8 @@ class Comparison:
         }
         if self.history is not None:
             data["history"] = list(self.history)
+        if self.paired:
+            data["paired_rounds"] = self.paired
         return data
 
 

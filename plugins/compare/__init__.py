@@ -13,6 +13,9 @@ A built-in plugin that owns everything of the subcommand:
   ``ireebench_compare_reporters`` (declared here, ``ireebench_addhooks``, as
   ``ireebench_compare_addoption``, the options other plugins add), the
   display and the ``--out`` file;
+* :mod:`.paired`: two modules (``ireebench compare A.vmfb B.vmfb [run
+  flags]``) measured in one process, interleaved round by round, and paired
+  by round for :mod:`ireebench.comparison.paired`;
 * :mod:`.reporters`: the ``console``, ``markdown`` and ``json`` reporters.
 
 The statistics, the verdicts and the reading of Google Benchmark JSON are

@@ -1,5 +1,9 @@
 """``ireebench compare OLD.json NEW.json``: the command line of a comparison.
 
+Two modules (``ireebench compare A.vmfb B.vmfb [run flags]``) are told apart
+from two reports by a first reading that keeps the options it does not know
+(:func:`.paired.split_arguments`): those are then the run's flags.
+
 A run of its own kind: the plugin manager is built as for a benchmark run
 (``--plugin``, ``-p``, entry points, flag files), but the command has its
 own options (below) and calls only ``ireebench_compare_reporters``, the
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+import click
 from ireebench.cli.command import (
     GroupedCommand,
     add_plugin_options,
@@ -42,6 +47,7 @@ from ireebench.errors import EXIT_COMPARE_USAGE, UsageError, flag_error
 from ireebench.outfiles import register_inputs, register_output
 from ireebench.results import RunResult
 
+from .paired import split_arguments
 from .run import DEFAULT_OUT_FORMAT, DEFAULT_REPORTER, run_compare
 
 COMPARE_GROUP = "Comparison"
@@ -64,6 +70,14 @@ Benchmarks that could not show a change of --detectable (10%) are "cannot
 judge", as is a slowdown in real time that the drop of the new run's CPU
 share explains; runs whose reports say their machine was busy are named,
 and left out of a history's baseline.
+
+Two IREE modules (A.vmfb B.vmfb, or .mlir) are measured here, in one
+process, interleaved in random order round by round (by default 30 rounds of
+0.05s a module: --benchmark_repetitions, --benchmark_min_time; --malloc_trim=on),
+and judged on the rounds' paired ratios B/A: a Wilcoxon signed-rank test, on
+cpu_time on local-sync, real_time elsewhere; "cannot judge" where the change's
+interval reaches beyond --detectable. Every flag compare does not know is the
+run's (--device=..., --function=..., --input=...).
 
 Exit status: 0 no regression; 1 a significant slowdown beyond its threshold;
 2 bad input or usage; 3 a plugin error; 4 a benchmark cannot be judged, or
@@ -200,21 +214,48 @@ def _detectable(text) -> float:
     return percent / 100.0
 
 
-def parse_compare_args(argv: list[str], invocation) -> Config | None:
-    """The :class:`Config` of an ``ireebench compare`` run, or None when --help was printed."""
-    pm = invocation.pm
-    # The two files are the positional arguments (click's leftovers); an
-    # unknown option is still an error.
+def _command(pm, paired: bool) -> CompareCommand:
+    """The command line; ``paired``: options it does not know are left over (the run's
+    flags of two modules, see :mod:`.paired`) instead of refused."""
+    settings = {"help_option_names": ["--help", "-h"], "allow_extra_args": True}
+    if paired:
+        settings["ignore_unknown_options"] = True
     command = CompareCommand("ireebench compare", params=_options(pm), help=HELP,
-                             context_settings={"help_option_names": ["--help", "-h"],
-                                               "allow_extra_args": True},
-                             pm=pm)
-    command.options_metavar = "OLD.json NEW.json [OPTIONS]"
+                             context_settings=settings, pm=pm)
+    command.options_metavar = "OLD.json NEW.json [OPTIONS] | A.vmfb B.vmfb [OPTIONS] [RUN FLAGS]"
+    return command
+
+
+def parse_compare_args(argv: list[str], invocation) -> Config | None:
+    """The :class:`Config` of an ``ireebench compare`` run, or None when --help was printed.
+
+    The leftovers of a first reading that keeps unknown options say which comparison
+    it is: two modules (:func:`.paired.split_arguments`: the other leftovers are
+    the run's flags), else two reports, read again as before (an unknown option is
+    an error)."""
+    pm = invocation.pm
+    command = _command(pm, paired=True)
     ctx = make_context(command, "ireebench compare", argv, invocation)
     if ctx is None:
         return None
+    split = split_arguments(list(ctx.args))
+    if split is None:
+        # The two files are the positional arguments (click's leftovers); an
+        # unknown option is still an error.
+        command = _command(pm, paired=False)
+        ctx = make_context(command, "ireebench compare", argv, invocation)
+        if ctx is None:
+            return None
     options = dict(ctx.params)
-    files = list(ctx.args)
+    if split is not None:
+        files, options["run_flags"] = split
+        options["paired"] = True
+        options["metric_chosen"] = (ctx.get_parameter_source("metric")
+                                    != click.core.ParameterSource.DEFAULT)
+        options["paired_selection"] = invocation.selection
+        options["paired_plugins"] = tuple(invocation.plugins or ())
+    else:
+        files = list(ctx.args)
     if len(files) != 2:
         raise UsageError("compare: expected two files: ireebench compare OLD.json NEW.json "
                          f"[flags] (got {len(files)}: {' '.join(files) or 'none'})")

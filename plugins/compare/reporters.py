@@ -180,7 +180,10 @@ def headers(comparison) -> list[str]:
     pvalue = (f"p ({CORRECTION_SHORT[comparison.options.correction]})" if adjusted(comparison)
               else "p-value")
     names = HEADERS if comparison.history is None else HISTORY_HEADERS
-    return [{"CI": level, "p-value": pvalue}.get(header, header) for header in names]
+    renamed = {"CI": level, "p-value": pvalue}
+    if getattr(comparison, "paired", 0):
+        renamed["Reps"] = "Rounds"
+    return [renamed.get(header, header) for header in names]
 
 
 def _judging(comparison) -> str:
@@ -190,7 +193,10 @@ def _judging(comparison) -> str:
     if adjusted(comparison):
         parts.append(f"p-values adjusted over {comparison.tested} benchmarks "
                      f"({CORRECTION_NAMES[options.correction]})")
-    if options.detectable is not None:
+    if options.detectable is not None and getattr(comparison, "paired", 0):
+        parts.append(f"'cannot judge' where not significant and the interval reaches beyond "
+                     f"±{format_percent(options.detectable)} (or the threshold)")
+    elif options.detectable is not None:
         parts.append(f"'cannot judge' where no change of {format_percent(options.detectable)} "
                      f"(or the threshold) could have been seen")
     return "; " + "; ".join(parts) if parts else ""
@@ -213,6 +219,11 @@ def describe(comparison) -> str:
     options = comparison.options
     direction = " (higher is better)" if comparison.higher_is_better else ""
     metric = metric_text(comparison)
+    if getattr(comparison, "paired", 0):
+        return (f"{metric}{direction}, paired by round; two-sided Wilcoxon "
+                f"signed-rank test of the rounds' log ratios new/old at alpha "
+                f"{options.alpha:g}; change: Hodges-Lehmann estimate of the ratio with its "
+                f"{options.confidence * 100:g}% interval{_judging(comparison)}")
     if comparison.history is not None:
         return (f"{metric}{direction}; slower or faster: a significant two-sided "
                 f"Mann-Whitney U test against the stored runs' pooled repetitions at alpha "
@@ -230,6 +241,9 @@ def describe(comparison) -> str:
 
 def title(comparison) -> str:
     """What is compared with what (the runs of a history, newest first)."""
+    if getattr(comparison, "paired", 0):
+        return (f"Comparing {comparison.old_path} (old) with {comparison.new_path} (new), "
+                f"measured together: {comparison.paired} rounds")
     if comparison.history is None:
         return f"Comparing {comparison.old_path} (old) with {comparison.new_path} (new)"
     runs = comparison.history

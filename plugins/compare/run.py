@@ -14,7 +14,9 @@ time, so a name defined twice names both plugins); the display goes to
 the run's stdout, ``--out`` to a file written atomically
 (:class:`~ireebench.outfiles.OutputFile`). Both sides are read and compared
 before anything is written, so bad input leaves no output and no file.
-Reports measured under different allocator settings (``malloc_trim`` and
+Two modules (``ireebench compare A.vmfb B.vmfb``) are measured here first,
+interleaved in one process, and judged on the ratios of the rounds
+(:mod:`.paired`). Reports measured under different allocator settings (``malloc_trim`` and
 ``malloc_parameters`` in their contexts, see the ``allocator`` plugin; a
 report that does not record it, such as the native tool's, counts as its
 own setting) get one warning line on stderr and the same note in the
@@ -36,6 +38,8 @@ from ireebench.hookcall import collect_named, guarded
 from ireebench.outfiles import OutputFile
 from ireebench.plugins.allocator import describe_setting, setting_of
 from ireebench.results import RunResult
+
+from .paired import judge as judge_modules
 
 DEFAULT_REPORTER = "console"
 DEFAULT_OUT_FORMAT = "json"
@@ -145,8 +149,10 @@ def run_compare(config) -> RunResult:
         out_path = config.getoption("out")
         out_name = config.getoption("out_format") or DEFAULT_OUT_FORMAT
         out_factory = _factory(factories, "out_format", out_name) if out_path else None
+        # Two modules are measured first, the collector on (a run of its own).
+        paired = judge_modules(config, options) if config.getoption("paired") else None
         with _collector_paused():
-            comparison = judge(config, options)
+            comparison = paired if paired is not None else judge(config, options)
             _report(config, display_name, display, config.stdout, comparison)
             if out_factory is not None:
                 handle = OutputFile(out_path, "out")

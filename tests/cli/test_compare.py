@@ -281,7 +281,7 @@ def test_missing_file(reports, ireebench, tmp_path):
 
 
 def test_not_json(reports, ireebench, tmp_path):
-    path = tmp_path / "model.vmfb"
+    path = tmp_path / "model.bin"
     path.write_bytes(b"\x00\xffIREE\x00")
     assert _usage(ireebench("compare", reports["light"], path)).startswith(
         f"compare: {path}: not JSON (")
