@@ -79,7 +79,8 @@ AXIS = "module"
 # Run flags a paired comparison cannot take, and why.
 REFUSED = {
     "module": "the two modules are compare's arguments: ireebench compare A.vmfb B.vmfb",
-    "sweep": "a paired comparison measures the two modules, one point each",
+    "sweep module": "the two modules are compare's arguments (other axes are swept on "
+                    "both: --sweep function=a,b)",
     "benchmark_format": "the run reports to compare; --reporter and --out format the "
                         "comparison (--benchmark_out=FILE keeps the run's rows)",
     "benchmark_enable_random_interleaving": "a paired comparison always interleaves",
@@ -127,8 +128,12 @@ def split_arguments(args: list[str]) -> tuple[list[str], list[str]] | None:
         raise UsageError(f"compare: expected two modules, got {len(named)}: "
                          f"{printable(' '.join(named))}: {USAGE}")
     run_flags = [arg for index, arg in enumerate(args) if index not in modules]
-    for arg in run_flags:
+    for index, arg in enumerate(run_flags):
         name = _flag_name(arg)
+        if name == "sweep":  # an axis of both sides, but not the modules'
+            value = arg.split("=", 1)[1] if "=" in arg else (
+                run_flags[index + 1] if index + 1 < len(run_flags) else "")
+            name = f"sweep {value.split('=', 1)[0].strip()}"
         if name in REFUSED:
             raise UsageError(f"compare: {printable(arg)}: not with two modules: {REFUSED[name]}")
     return named, run_flags
@@ -279,23 +284,29 @@ def compare_run(run: PairedRun, modules: list[str], options, metric_chosen: bool
                          "have no benchmark in common (each side's functions are matched "
                          "by name)")
     first = next(iter(old[common[0]].values()))
-    metric = choose_metric(options, metric_chosen, first, run.context)
-    is_time = metric in TIME_METRICS
+    # Each benchmark on the metric that measured its work (a swept device may differ).
+    metrics = {name: choose_metric(options, metric_chosen, next(iter(old[name].values())),
+                                   run.context) for name in common}
+    used = set(metrics.values())
+    metric = used.pop() if len(used) == 1 else AUTO_METRIC
+    is_time = all(value in TIME_METRICS for value in metrics.values())
     higher = options.higher_is_better
     if higher is None:
         higher = not is_time and metric.endswith("_per_second")
     items, rounds = [], 0
     for name in common:
         indices = sorted(set(old[name]) & set(new[name]))
-        a = [_value(old[name][index], metric) for index in indices]
-        b = [_value(new[name][index], metric) for index in indices]
+        chosen = metrics[name]
+        a = [_value(old[name][index], chosen) for index in indices]
+        b = [_value(new[name][index], chosen) for index in indices]
         if any(value is None for value in a + b):
             known = sorted(key for key, value in first.items()
                            if isinstance(value, (int, float)) and not isinstance(value, bool))
-            raise UsageError(f"compare: --metric={printable(metric)}: not a number of every "
+            raise UsageError(f"compare: --metric={printable(chosen)}: not a number of every "
                              f"row of the paired run (its numbers: {', '.join(known)})")
-        unit = str(old[name][indices[0]].get("time_unit", "ns")) if is_time and indices else ""
-        item = compare_paired(name, a, b, options, unit, metric, higher)
+        unit = str(old[name][indices[0]].get("time_unit", "ns")) \
+            if chosen in TIME_METRICS and indices else ""
+        item = compare_paired(name, a, b, options, unit, chosen, higher)
         rounds = max(rounds, len(indices))
         items.append(item)
     comparison = Comparison(modules[0], modules[1], dataclasses.replace(options, metric=metric),
@@ -310,7 +321,7 @@ def compare_run(run: PairedRun, modules: list[str], options, metric_chosen: bool
             " (both modules allocate from a heap trimmed after every call; "
             "--malloc_trim=off measures the steady state, see docs/compare.md)"
             if regime == PAIRED_MALLOC_TRIM else ""))
-    if metric == "cpu_time" and not metric_chosen:
+    if "cpu_time" in metrics.values() and not metric_chosen:
         comparison.notes.append("compared on cpu_time: local-sync runs the benchmark on the "
                                 "calling thread, and its real time also counts the waits for "
                                 "a CPU of a busy machine (--metric=real_time compares that)")

@@ -104,6 +104,24 @@ def test_the_json_reporter_and_the_other_way_round(modules, ireebench):
     assert "paired: 12 rounds, interleaved in random order in one process" in data["notes"]
 
 
+def test_other_axes_are_swept_on_both_sides_each_on_its_metric(modules, ireebench):
+    """Two builds' suites: a sweep over the devices runs on both modules, and each
+    benchmark is compared on the metric that measured its work (the CPU time on
+    local-sync, the real time on local-task)."""
+    result = ireebench("compare", modules["base"], modules["double"], "--function=work",
+                       "--input=64xf32=1", "--benchmark_min_time=0.01s",
+                       "--sweep", "device=local-sync,local-task", "--benchmark_repetitions=12",
+                       "--threshold=10%", "--reporter=json")
+    assert result.returncode in (1, 4), result.stdout + result.stderr
+    data = json.loads(result.stdout)
+    metrics = {b["name"]: b["metric"] for b in data["benchmarks"]}
+    assert metrics == {"BM_work/device:local-sync/process_time/real_time": "cpu_time",
+                       "BM_work/device:local-task/process_time/real_time": "real_time"}, metrics
+    assert data["metric"] == "auto" and data["paired_rounds"] == 12
+    [sync] = [b for b in data["benchmarks"] if "local-sync" in b["name"]]
+    assert sync["verdict"] == "slower" and sync["regression"]
+
+
 def test_metric_overrides_the_device_s_choice(modules, ireebench):
     result = ireebench("compare", modules["base"], modules["base"], *RUN,
                        "--benchmark_repetitions=3", "--metric=real_time", "--reporter=json")
@@ -151,9 +169,11 @@ def test_three_modules(modules, ireebench):
 
 
 @pytest.mark.parametrize("flag", ["--module=x.vmfb", "--benchmark_format=console",
-                                  "--benchmark_min_rel_accuracy=0.01", "--sweep=bs=1,2"])
+                                  "--benchmark_min_rel_accuracy=0.01",
+                                  "--sweep=module=a.vmfb,b.vmfb"])
 def test_refused_run_flags(modules, ireebench, flag):
     name = flag.split("=")[0].removeprefix("--")
+    name = "sweep module" if name == "sweep" else name
     assert _usage(ireebench("compare", modules["base"], modules["double"], *RUN, flag)) == \
         f"compare: {flag}: not with two modules: {REFUSED[name]}"
 
