@@ -248,7 +248,7 @@ def test_a_malformed_suite_is_one_line_naming_file_entry_and_key(ireebench, tmp_
 ])
 def test_a_suite_file_is_read_bounded(ireebench, tmp_path, make, message):
     path = make(tmp_path / "suite.toml")
-    line = one_error_line(ireebench("run", path, timeout=60))
+    line = one_error_line(ireebench("run", path, timeout=300))
     assert line == f"ireebench: error: run: {path}: {message}"
 
 
