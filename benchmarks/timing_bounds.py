@@ -20,7 +20,20 @@ the best of a few alternating rounds with the load it saw:
    ends, and how);
 5. ``compare`` on real runs of a module and one 8x heavier: +300 % to
    +1200 % in CPU time, p < 0.001 (tests/cli/test_compare.py checks the exact
-   figures on a report made 8x slower).
+   figures on a report made 8x slower);
+6. the multimodality check on 12 repetitions in two phases of work (the
+   ``phase_flip`` test plugin: the odd ones call the function 20 times per
+   iteration): exactly those two groups, 6 and 6, in real time
+   (tests/builtin_plugins/test_modality.py checks that the finding is the
+   rule applied to the reported times and that the CPU times separate at
+   the phases: under load the real times can form more groups);
+7. the same check on 12 repetitions that flip between the allocator's
+   regimes (the ``allocator_flip`` test plugin on benchmarks/mlp_128k.mlir):
+   two groups of 6, the slower above 1.3x the faster;
+8. adaptive stopping with a target it cannot reach: more than the
+   minimum 6 repetitions of 2000 iterations within
+   ``--benchmark_max_time=0.3s`` (tests/builtin_plugins/test_statistics.py
+   checks the warning and that every row agrees on the count measured).
 
     python benchmarks/timing_bounds.py [--rounds 3]
 
@@ -76,6 +89,8 @@ func.func @hang() -> i64 {
 """
 LOOP = (TESTS / "cli" / "test_compare.py").read_text().split('LOOP = """', 1)[1].split('"""')[0]
 GENERIC = ["--iree-llvmcpu-target-cpu=generic"]
+SPIN = (TESTS / "builtin_plugins" / "test_modality.py").read_text().split('SPIN = """', 1)[1] \
+    .split('"""')[0]
 
 
 def _json(command: list[str], env: dict | None = None) -> dict:
@@ -170,6 +185,34 @@ def heavier_change(light: Path, heavy: Path, scratch: Path, rounds: int) -> tupl
     return min(results, key=lambda r: abs(r[0] - 7.0))
 
 
+def multimodal_finding(module: Path, rounds: int, *flags: str) -> tuple[str, list, list]:
+    """The multimodality check's finding on 12 repetitions: (metric, sizes, medians) of
+    the round nearest two groups of 6 (metric None: no finding)."""
+    found = []
+    for _ in range(rounds):
+        report = _json([*OURS, f"--module={module}", LOCAL, "--benchmark_repetitions=12",
+                        "--multimodal_warnings=true", "--benchmark_format=json", *flags], _env())
+        findings = report.get("findings", {}).get("multimodal_repetitions", {})
+        for finding in findings.values():
+            groups = finding["groups"]
+            found.append((finding["metric"], [g["repetitions"] for g in groups],
+                          [g["median"] for g in groups]))
+        if not findings:
+            found.append((None, [12], []))
+    return min(found, key=lambda f: (f[1] != [6, 6], f[0] != "real_time"))
+
+
+def adaptive_count(module: Path, rounds: int) -> int:
+    """The most repetitions, over rounds, adaptive stopping measured within its budget."""
+    counts = []
+    for _ in range(rounds):
+        report = _json([*OURS, f"--module={module}", LOCAL, "--benchmark_min_time=2000x",
+                        "--benchmark_min_rel_accuracy=1e-12", "--benchmark_max_time=0.3s",
+                        "--benchmark_format=json", "--benchmark_filter=first"])
+        counts.append(sum(row["run_type"] == "iteration" for row in report["benchmarks"]))
+    return max(counts)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -208,6 +251,28 @@ def main() -> int:
         bound("5. compare, 8x the work, CPU time", change,
               f"{change:+.0%}, p={pvalue:.1e} (bound +300..+1200 %, p < 0.001)",
               3.0 <= change <= 12.0 and pvalue < 0.001)
+        spin = compile_source(SPIN, scratch / "spin.vmfb", *GENERIC)
+        metric, sizes, _ = multimodal_finding(spin, args.rounds, "--function=spin",
+                                              "--input=70000", "--benchmark_min_time=10x",
+                                              "--plugin=phase_flip")
+        bound("6. two phases of work, multimodality check", 0,
+              f"{metric or 'no finding'}: groups {sizes} (bound real_time [6, 6])",
+              metric == "real_time" and sizes == [6, 6])
+        mlp = compile_source((ROOT / "benchmarks" / "mlp_128k.mlir").read_text(),
+                             scratch / "mlp.vmfb", "--iree-llvmcpu-target-cpu=host")
+        metric, sizes, medians = multimodal_finding(
+            mlp, args.rounds, "--benchmark_min_time=20x", "--benchmark_min_warmup_time=0.02",
+            "--plugin=allocator_flip")
+        ratio = medians[-1] / medians[0] if len(medians) > 1 else 1.0
+        bound("7. allocator regimes, multimodality check", ratio,
+              f"{metric or 'no finding'}: groups {sizes}, {ratio:.2f}x apart "
+              "(bound [6, 6], above 1.3x)", sizes == [6, 6] and ratio > 1.3)
+        two_functions = compile_source(
+            (TESTS / "fixtures" / "mlir" / "two_functions.mlir").read_text(),
+            scratch / "two_functions.vmfb", *GENERIC)
+        count = adaptive_count(two_functions, args.rounds)
+        bound("8. adaptive stopping, repetitions within 0.3 s", count,
+              f"{count} (bound more than 6)", count > 6)
     load_after = os.getloadavg()[0]
     busy = max(load_before, load_after) >= (os.cpu_count() or 1)
     print(f"load average {load_before:.2f} before, {load_after:.2f} after, "

@@ -378,17 +378,26 @@ def _outcome(job, ref, settings: Settings, identity: list[str]) -> PointOutcome:
         return PointOutcome(job, failure=result["failure"], provenance=where)
     stdout, returncode = result["stdout"], result["returncode"]
     if result.get("timed_out"):
-        stdout, returncode = _timed_out(stdout, settings.timeout, result["ip"]), 1
+        stdout = _timed_out(stdout, settings.timeout, result["ip"])
+        if stdout is None:  # interrupted before it measured anything: its error rows
+            return PointOutcome(job, failure=(
+                f"timed out: still running after {settings.timeout:g} s on node "
+                f"{result['ip']} (--ray_point_timeout), before any of its benchmarks ran"),
+                provenance=where)
+        returncode = 1
     return PointOutcome(job, stdout, result["stderr"], returncode, provenance=where)
 
 
-def _timed_out(stdout: str, timeout: float, ip: str) -> str:
+def _timed_out(stdout: str, timeout: float, ip: str) -> str | None:
     """The report of a point interrupted at its timeout: the benchmark it was running
-    (an error row, as Ctrl-C makes it) says it timed out."""
+    (an error row, as Ctrl-C makes it) says it timed out. None when the point had no
+    report or no row yet: its process was interrupted while it started (loading
+    Python, the runtime, its module), which a busy node can make longer than the
+    timeout; the point's error rows then say it timed out all the same."""
     report, rest = split_benchmark_json(stdout)
-    if report is None:
-        return stdout
-    for entry in report.get("benchmarks", []):
+    if report is None or not report.get("benchmarks"):
+        return None
+    for entry in report["benchmarks"]:
         message = str(entry.get("error_message", ""))
         if entry.get("error_occurred") and message.startswith("interrupted by SIGINT"):
             entry["error_message"] = (f"timed out: still running after {timeout:g} s on node "

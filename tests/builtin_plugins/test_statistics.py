@@ -347,23 +347,38 @@ def test_adaptive_stopping_keeps_at_least_the_asked_repetitions(ireebench, modul
 
 
 def test_adaptive_stopping_stops_at_the_budget_and_says_so(ireebench, module):
+    """A target no run reaches: each benchmark stops at its budget and says so, and
+    every row agrees on the count measured. How many repetitions fit in 0.3 s is
+    the machine's (benchmarks/timing_bounds.py measures it): a busy one may stop
+    short of the interval's 6, and then the _precision row is missing, as a note
+    says."""
     result = ireebench(f"--module={module}", LOCAL, "--benchmark_min_time=2000x",
                        "--benchmark_min_rel_accuracy=1e-12", "--benchmark_max_time=0.3s",
                        "--benchmark_format=json", "--benchmark_statistics=ci")
     report = _report(result)
-    warnings = [line for line in result.stderr.splitlines() if line.startswith("ireebench:")]
+    warnings = [line for line in result.stderr.splitlines()
+                if line.startswith("ireebench: warning:")]
     assert len(warnings) == 2, result.stderr
     for function, line in zip(("first", "second"), warnings):
         assert line.startswith(f"ireebench: warning: BM_{function}/process_time/real_time: "
                                "--benchmark_max_time=0.3s spent after "), line
         assert line.endswith("--benchmark_min_rel_accuracy=1e-12 not reached"), line
-    for run_name, counts in _repetition_counts(report).items():
-        (count,) = counts  # every row of a benchmark agrees
+    counts = _repetition_counts(report)
+    assert list(counts) == [f"BM_{function}/process_time/real_time"
+                            for function in ("first", "second")]
+    for run_name, found in counts.items():
+        (count,) = found  # every row of a benchmark agrees
         reps, aggs = _rows(report, run_name)
-        assert count == len(reps) > 6
-        assert aggs["precision"]["iterations"] == count
-        assert aggs["precision"]["real_time"] > 1e-12
-        assert f"spent after {count} repetitions" in result.stderr
+        assert count == len(reps) >= 1
+        assert f"{run_name}: --benchmark_max_time=0.3s spent after {count} repetitions" \
+            in result.stderr
+        if count >= 6:
+            assert aggs["precision"]["iterations"] == count
+            assert aggs["precision"]["real_time"] > 1e-12
+        else:
+            assert "precision" not in aggs
+    notes = [line for line in result.stderr.splitlines() if line.startswith("ireebench: note:")]
+    assert len(notes) == any(2 <= len(_rows(report, name)[0]) < 6 for name in counts), notes
 
 
 def test_adaptive_stopping_is_off_by_default(ireebench, module):

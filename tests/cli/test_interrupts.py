@@ -12,7 +12,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -96,6 +95,7 @@ def test_sigterm_leaves_valid_json_display_and_csv_file_and_exits_143(module, tm
 HANGING_REPORTER = """
 import time
 from ireebench import Reporter, hookimpl
+from ireebench.signals import held_signal
 
 
 class Hanging(Reporter):
@@ -103,6 +103,11 @@ class Hanging(Reporter):
         self.stream.write("{partial")
         self.stream.flush()
         print("HANGING", flush=True)
+        # A signal ends each sleep early: its handler holds it (a record is being
+        # written), which this then says.
+        while held_signal() is None:
+            time.sleep(0.05)
+        print("HELD", flush=True)
         time.sleep(600)
 
 
@@ -124,11 +129,17 @@ def test_a_second_signal_gets_through_a_hanging_reporter(module, tmp_path):
     for line in proc.stderr:  # a plugin's print() goes to stderr during a run
         if "HANGING" in line:
             break
-    proc.send_signal(signal.SIGINT)  # held: a record is being written
-    time.sleep(0.5)
-    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    # Held: a record is being written (the reporter sees it held). A second signal
+    # sent before the first was handled would have merged with it.
+    seen = []
+    for line in proc.stderr:
+        seen.append(line)
+        if "HELD" in line:
+            break
+    assert seen[-1:] == ["HELD\n"] and proc.poll() is None, "".join(seen)
     proc.send_signal(signal.SIGINT)  # the user insists
-    _, stderr = proc.communicate(timeout=30)
+    _, stderr = proc.communicate(timeout=300)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert out.read_text() == "previous results"  # the half-written report was discarded

@@ -78,7 +78,7 @@ def _through_fifo(fifo, run):
     reader = threading.Thread(target=lambda: received.append(fifo.read_text()))
     reader.start()
     result = run()
-    reader.join(timeout=60)
+    reader.join(timeout=300)
     assert result.returncode == 0, result.stderr
     return received[0]
 

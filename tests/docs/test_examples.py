@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -46,7 +47,8 @@ def test_every_example_is_a_package_with_an_entry_point_and_tests():
 
 @pytest.fixture(scope="module")
 def examples_venv(tmp_path_factory):
-    """The python of a fresh virtual environment with every example pip-installed."""
+    """The python of a fresh virtual environment with every example pip-installed
+    (once: its tests run on one pytest-xdist worker, ``xdist_group``)."""
     root = tmp_path_factory.mktemp("examples-venv")
     venv = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True,
@@ -61,12 +63,19 @@ def examples_venv(tmp_path_factory):
     (Path(purelib) / "ireebench-suite.pth").write_text(
         "import site; " + "; ".join(f"site.addsitedir({path!r})"
                                    for path in dict.fromkeys(suite_sites)) + "\n")
+    # Built from copies: pip's setuptools build writes build/ and *.egg-info next to
+    # the sources, which two builds at once (two sessions) would share.
+    sources = root / "sources"
+    copies = [shutil.copytree(path, sources / path.name,
+                              ignore=shutil.ignore_patterns("build", "*.egg-info"))
+              for path in _examples()]
     subprocess.run([str(python), "-m", "pip", "install", "--quiet", "--no-deps",
-                    "--no-build-isolation", "--no-index", *map(str, _examples())],
+                    "--no-build-isolation", "--no-index", *map(str, copies)],
                    check=True, capture_output=True, timeout=600, cwd=root)
     return python
 
 
+@pytest.mark.xdist_group("examples")
 def test_each_installed_example_passes_its_own_tests(examples_venv, tmp_path):
     """What a plugin author runs: the example's tests, through ireebench.testing."""
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
@@ -86,6 +95,7 @@ def test_each_installed_example_passes_its_own_tests(examples_venv, tmp_path):
     assert str(EXAMPLES) not in located and "site-packages" in located
 
 
+@pytest.mark.xdist_group("examples")
 def test_an_installed_example_is_listed_used_and_can_be_turned_off(examples_venv,
                                                                   compile_mlir, tmp_path):
     env = dict(os.environ)

@@ -41,8 +41,11 @@ def test_wrapper_brackets_exactly_each_repetition(ireebench, compile_mlir):
     assert [b["index"] for b in brackets] == [0, 1, 2]
     assert all(b["retry"] == 0 for b in _brackets(result.stderr) if b["index"])
     assert [b["iterations"] for b in brackets] == [row["iterations"] for row in rows]
-    for bracket in brackets:
-        assert bracket["measured_seconds"] >= 0.02, bracket  # min_time: load only adds
+    # The reported first repetition reached the minimum time (it was measured again
+    # until it did); the later ones reuse its count, so a quieter moment than the
+    # calibration's (the load dropped) makes them shorter, by any factor.
+    assert brackets[0]["measured_seconds"] >= 0.05, brackets
+    assert all(b["measured_seconds"] > 0 for b in brackets), brackets
 
 
 def test_a_bracket_holds_exactly_the_measured_calls(ireebench, compile_mlir):
