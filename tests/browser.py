@@ -78,7 +78,7 @@ class PageLoad:
 class Browser:
     """A headless Chromium; :meth:`load` a page, :meth:`close` at the end."""
 
-    def __init__(self, executable: str, timeout: float = 60.0):
+    def __init__(self, executable: str, timeout: float = 300.0):
         self.timeout = timeout
         self._profile = tempfile.mkdtemp(prefix="ireebench-chromium-")
         commands_read, self._commands = os.pipe()

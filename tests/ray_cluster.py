@@ -202,7 +202,7 @@ class RayCluster:
         self.started += 1
         self._ray_start([f"--address={ADDRESS}"], resources, f"ray-worker-{self.started}", env,
                         cpu)
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             new = set(self.node_ids()) - before
             if new:
@@ -268,7 +268,7 @@ class RayCluster:
             self.workers.remove(node_id)
 
     def kill_when_measuring(self, markers, proc, wanted=lambda name: True,
-                            seconds: float = 120) -> tuple[str | None, str | None]:
+                            seconds: float = 300) -> tuple[str | None, str | None]:
         """Kills the first worker node that starts measuring a benchmark ``wanted`` takes
         (the ``point_interval`` plugin's marker files ``NODE@BENCHMARK`` in ``markers``),
         while ``proc`` (the run) still runs; ``(node id, benchmark)``, or ``(None, None)``

@@ -493,7 +493,7 @@ def test_control_characters_in_names_are_escaped(ireebench, tmp_path, reporter):
 @pytest.mark.parametrize("style", ["simple", "github"])
 def test_the_table_is_laid_out_as_tabulate_lays_it_out(style):
     """The reporters' one-pass layout gives tabulate's output for any table of strings."""
-    from hypothesis import given, settings
+    from hypothesis import HealthCheck, given, settings
     from hypothesis import strategies as st
     from ireebench.plugins.compare.reporters import layout
     from tabulate import tabulate
@@ -501,7 +501,9 @@ def test_the_table_is_laid_out_as_tabulate_lays_it_out(style):
     cell = st.text(alphabet=st.characters(codec="ascii", exclude_categories=["Cc"]),
                    max_size=12)
 
-    @settings(max_examples=100, deadline=None)
+    # No deadline and no too_slow health check: both are wall-clock limits, which a
+    # busy machine reaches.
+    @settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(st.integers(1, 8).flatmap(lambda width: st.tuples(
         st.lists(cell.filter(lambda text: text == text.lstrip()), min_size=width,
                  max_size=width),

@@ -1,8 +1,10 @@
 """Interrupted runs leave valid reports: Ctrl-C exits 130, SIGTERM 143.
 
-A real ``python -m ireebench`` process is signalled once its first benchmark
-row is out; the display and the --benchmark_out file must then hold the
-finished benchmarks as complete JSON / CSV, and no temporary file is left.
+A real ``python -m ireebench`` process is signalled while its second
+benchmark runs (the ``worker_probe`` test plugin holds it until a signal
+comes, so no load decides which one); the display and the --benchmark_out
+file must then hold the finished benchmark as complete JSON / CSV, and no
+temporary file is left.
 """
 
 import csv
@@ -15,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURE_PLUGINS
 
 FUNCTIONS = 4
 SEVERAL_FUNCTIONS = "\n".join(f"""
@@ -26,24 +29,29 @@ func.func @f{i}() -> tensor<4xf32> {{
 
 
 def _start(*args) -> subprocess.Popen:
-    env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1")
+    env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1",
+               PYTHONPATH=os.pathsep.join([str(FIXTURE_PLUGINS),
+                                           os.environ.get("PYTHONPATH", "")]))
     return subprocess.Popen([sys.executable, "-m", "ireebench", *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True)
 
 
-def _interrupt_after(proc: subprocess.Popen, marker: str, signum: int) -> tuple[str, str]:
-    """Sends ``signum`` once a stdout line contains ``marker``; returns all output."""
+def _interrupt_second(proc: subprocess.Popen, signum: int) -> tuple[str, str]:
+    """Sends ``signum`` once the second benchmark holds (``HOLD BM_f1`` on stderr, see
+    HOLD_SECOND); returns all output (without worker_probe's lines)."""
     seen = []
-    for line in proc.stdout:
+    for line in proc.stderr:
         seen.append(line)
-        if marker in line:
+        if line == "HOLD BM_f1\n":
             proc.send_signal(signum)
             break
-    # Read through the same buffered file object: communicate() would skip
+    # Read through the same buffered file objects: communicate() would skip
     # what the line iterator already buffered.
-    rest, err = proc.stdout.read(), proc.stderr.read()
-    proc.wait(timeout=120)
-    return "".join(seen) + rest, err
+    out, rest = proc.stdout.read(), proc.stderr.read()
+    proc.wait(timeout=300)
+    probe = ("START ", "REPETITION ", "HOLD ", "PROBE ")
+    return out, "".join(line for line in (seen + rest.splitlines(keepends=True))
+                        if not line.startswith(probe))
 
 
 @pytest.fixture(scope="module")
@@ -51,8 +59,11 @@ def module(compile_mlir):
     return compile_mlir(SEVERAL_FUNCTIONS)
 
 
-# Each benchmark lasts ~0.4 s, so three are still to run when the signal comes.
+# Each benchmark lasts ~0.4 s, so three are still to run when a reader's line comes.
 SLOW = ["--device=local-sync", "--benchmark_min_time=0.4s"]
+# The second benchmark waits for a signal: it comes while BM_f1 runs.
+HOLD_SECOND = ["--device=local-sync", "--benchmark_min_time=2x", "--plugin=worker_probe",
+               "--probe_hold=BM_f1"]
 
 
 def _leftovers(directory: Path, keep: str) -> list[str]:
@@ -61,15 +72,16 @@ def _leftovers(directory: Path, keep: str) -> list[str]:
 
 def test_sigint_leaves_valid_json_file_and_exits_130(module, tmp_path):
     out = tmp_path / "out.json"
-    proc = _start(f"--module={module}", *SLOW, f"--benchmark_out={out}")
-    stdout, stderr = _interrupt_after(proc, "BM_", signal.SIGINT)
+    proc = _start(f"--module={module}", *HOLD_SECOND, f"--benchmark_out={out}")
+    stdout, stderr = _interrupt_second(proc, signal.SIGINT)
     assert proc.returncode == 130, stderr
     assert "Traceback" not in stderr
     assert stderr.splitlines()[-1] == "ireebench: interrupted"
     report = json.loads(out.read_text())
     names = [b["name"] for b in report["benchmarks"]]
-    assert 1 <= len(names) < FUNCTIONS
-    assert names == [f"BM_f{i}/process_time/real_time" for i in range(len(names))]
+    assert names == ["BM_f0/process_time/real_time", "BM_f1/process_time/real_time"]
+    assert not report["benchmarks"][0].get("error_occurred")
+    assert report["benchmarks"][1]["error_message"] == "interrupted by SIGINT while running"
     shown = [line.split()[0] for line in stdout.splitlines() if line.startswith("BM_")]
     assert shown == names  # the display and the file hold the same finished runs
     assert _leftovers(tmp_path, "out.json") == []
@@ -77,14 +89,14 @@ def test_sigint_leaves_valid_json_file_and_exits_130(module, tmp_path):
 
 def test_sigterm_leaves_valid_json_display_and_csv_file_and_exits_143(module, tmp_path):
     out = tmp_path / "out.csv"
-    proc = _start(f"--module={module}", *SLOW, "--benchmark_format=json",
+    proc = _start(f"--module={module}", *HOLD_SECOND, "--benchmark_format=json",
                   f"--benchmark_out={out}", "--benchmark_out_format=csv")
-    stdout, stderr = _interrupt_after(proc, '"name":', signal.SIGTERM)
+    stdout, stderr = _interrupt_second(proc, signal.SIGTERM)
     assert proc.returncode == 143, stderr
     assert "Traceback" not in stderr
     display = json.loads(stdout)  # the closing brackets were written
     names = [b["name"] for b in display["benchmarks"]]
-    assert 1 <= len(names) < FUNCTIONS
+    assert names == ["BM_f0/process_time/real_time", "BM_f1/process_time/real_time"]
     text = out.read_text()
     table = list(csv.reader(io.StringIO(text[text.index("name,iterations,"):])))
     assert [row[0] for row in table[1:]] == names

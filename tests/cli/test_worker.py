@@ -532,11 +532,15 @@ def test_a_plugin_that_closes_stdout_or_stderr_is_named_and_the_rows_kept(four_m
 def test_signals_on_local_task_exit_130_and_143(four_module, tmp_path, signum, status, word,
                                                 isolation):
     """The default device. In process, the interrupted repetition's batch used to
-    outlive the device (held by the traceback) and end the run in SIGSEGV."""
+    outlive the device (held by the traceback) and end the run in SIGSEGV. BM_f1's
+    repetition, its batch prepared, waits for the signal (--probe_hold): it comes
+    while BM_f1 runs however busy the machine (sent once BM_f1 started, a busy
+    machine could let BM_f1 finish first)."""
     out = tmp_path / "out.json"
-    cli = Cli(f"--module={four_module}", "--benchmark_min_time=0.3s", PROBE,
-              f"--isolation={isolation}", f"--benchmark_out={out}", cwd=tmp_path)
-    cli.wait_for("START BM_f1")
+    cli = Cli(f"--module={four_module}", "--benchmark_min_time=0.01s", PROBE,
+              "--probe_hold=BM_f1", f"--isolation={isolation}", f"--benchmark_out={out}",
+              cwd=tmp_path)
+    cli.wait_for("HOLD BM_f1")
     cli.signal(signum)
     _, stderr = cli.finish()
     assert cli.proc.returncode == status, stderr

@@ -33,10 +33,13 @@ def test_aggregates_from_repetitions(compile_mlir):
 
 
 def test_calibration_reaches_min_time(compile_mlir):
+    """The reported repetition lasted the minimum time (it is measured again, grown,
+    until it does). How many calls that took is the machine's: a call of a few
+    microseconds preempted for 50 ms on a busy machine is the whole count."""
     result = _run(compile_mlir, "--benchmark_min_time=0.05s")
     (run,) = result.runs
     assert run.real_accumulated_time >= 0.05
-    assert run.iterations > 10
+    assert run.iterations >= 1
 
 
 def test_explicit_iterations_and_units(compile_mlir):

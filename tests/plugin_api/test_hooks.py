@@ -61,7 +61,7 @@ def test_a_bracket_holds_exactly_the_measured_calls(ireebench, compile_mlir):
     counted = [json.loads(line.split(" ", 1)[1]) for line in result.stderr.splitlines()
                if line.startswith("CALLS ")]
     assert len(counted) >= 3
-    assert all(c["calls"] == c["iterations"] > 1 for c in counted), counted
+    assert all(c["calls"] == c["iterations"] >= 1 for c in counted), counted
     reported = list({c["index"]: c for c in counted}.values())
     assert [c["iterations"] for c in reported] == [
         row["iterations"] for row in _measured(result.json())]
