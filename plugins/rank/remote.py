@@ -54,6 +54,7 @@ from collections import deque
 import ray
 from ireebench.errors import UsageError
 from ireebench.executor import POINT_PROCESS_ENV
+from ireebench.lib.channel import Frames, describe_death, encode, encode_error
 from ireebench.plugins.ray_executor import cluster, node
 from ireebench.plugins.ray_executor.identity import driver_identity, forwarded_environment
 from ireebench.plugins.ray_executor.node import NODE_ENV
@@ -65,7 +66,6 @@ from ireebench.plugins.ray_executor.resources import (
 )
 from ireebench.plugins.ray_executor.shipping import NodeFiles, input_files
 from ireebench.scratch import Scratch
-from ireebench.worker import Frames, describe_death, encode, encode_error
 
 from .devices import CPU_DRIVERS, DeviceSpec, check_devices, driver_of
 from .worker import STOP_SECONDS, read_frames, stop_or_kill

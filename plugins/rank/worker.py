@@ -16,11 +16,11 @@ closes:
 * ``rerank JOBS ROUNDS SEED``: ``begin``, then ``rerank RESULT``;
 * ``stop``.
 
-The channel is the one of ``--isolation=worker`` (:mod:`ireebench.worker`):
+The channel is the one of ``--isolation=worker`` (:mod:`ireebench.lib.channel`):
 length-prefixed JSON frames, rows encoded as its messages encode them. A
 worker that dies (a crash) or hangs (killed at its deadline) costs the
 candidate it was running; :class:`WorkerProcess` tells how it died
-(:func:`ireebench.worker.describe_death`) and the ranking starts another.
+(:func:`ireebench.lib.channel.describe_death`) and the ranking starts another.
 An error that is not the candidate's (a plugin's, a bug) is sent as
 ``error`` and ends the ranking with it.
 """
@@ -41,8 +41,7 @@ import time
 
 import iree.runtime as rt
 from ireebench.errors import EXIT_FAILED, EXIT_OK, EXIT_PLUGIN_ERROR, UsageError
-from ireebench.streams import CliStream
-from ireebench.worker import (
+from ireebench.lib.channel import (
     Channel,
     ForwardedStream,
     Frames,
@@ -52,6 +51,7 @@ from ireebench.worker import (
     encode_error,
     signal_group,
 )
+from ireebench.streams import CliStream
 
 from .devices import DeviceSpec
 from .measure import Job, WarmDevice, measure_candidate, rerank

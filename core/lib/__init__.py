@@ -1,0 +1,1 @@
+"""Libraries the built-in plugins share, public for third-party plugins."""
