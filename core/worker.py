@@ -24,10 +24,10 @@ becomes a failed report).
   sessions, threads) starts only in the worker, so the supervisor can fork
   again safely.
 * **The channel** (:mod:`ireebench.lib.channel`). A pipe from the worker:
-  length-prefixed JSON messages that the worker's hub writes (the context once reported, "benchmark X is
-  starting", each benchmark's rows, the reports finalized, every temporary
-  file created next to an output, "reports closed with status S", the
-  end), and where it is: the plugin code it enters and leaves (a hook, a
+  length-prefixed JSON messages that the worker's hub writes (the context
+  once reported, "benchmark X is starting", each benchmark's rows, the
+  reports finalized, every temporary file created next to an output,
+  "reports closed with status S", the end), and where it is: the plugin code it enters and leaves (a hook, a
   reporter method; :func:`ireebench.hookcall.observe_calls`) and whether it
   holds signals back (:func:`ireebench.signals.observe_deferring`). A
   benchmark's rows are sent before any plugin code sees them, so a worker
