@@ -28,8 +28,8 @@ becomes a failed report).
   once reported, "benchmark X is starting", each benchmark's rows, the
   reports finalized, every temporary file created next to an output,
   "reports closed with status S", the end), and where it is: the plugin
-  code it enters and leaves (a hook, a reporter method; :func:`ireebench.hookcall.observe_calls`) and whether it
-  holds signals back (:func:`ireebench.signals.observe_deferring`). A
+  code it enters and leaves (a hook, a reporter method;
+  :func:`ireebench.hookcall.observe_calls`) and whether it holds signals back (:func:`ireebench.signals.observe_deferring`). A
   benchmark's rows are sent before any plugin code sees them, so a worker
   that dies in a streaming hook or a reporter loses nothing measured. JSON
   rather than pickle: ireebench never unpickles (docs/reliability.md), and
