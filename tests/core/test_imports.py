@@ -57,7 +57,7 @@ LAZY_IMPORTS = {
     "ireebench.cli.command": {"ireebench.session": RUNTIME},
     # The built-in plugins' work with the runtime, imported when a run first needs it:
     # the in-process backend's run, the kinds' inputs and batches, output processing.
-    "ireebench.plugins.runtime_backend": {"ireebench.plugins.runtime_backend.run": RUNTIME},
+    "ireebench.plugins.runtime_backend": {"ireebench.protocol": RUNTIME},
     "ireebench.plugins.kinds": {"ireebench.plugins.kinds.batches": RUNTIME},
     "ireebench.plugins.output_processing": {"ireebench.plugins.output_processing.process":
                                             RUNTIME},
