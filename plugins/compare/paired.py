@@ -9,7 +9,7 @@ head built and measured in the same job.
 The measurement is an ordinary run through :func:`ireebench.cli.execute`
 (what ``ireebench.run`` calls): a sweep over the two modules
 (``--sweep module=A,B``), whose repetitions are interleaved round by round
-in a fresh random order each round (``plugins/runtime_backend/run.py``'s
+in a fresh random order each round (``core/protocol.py``'s
 ``_interleave``; ``--benchmark_enable_random_interleaving=true`` says so even
 when an environment variable says otherwise), reported as JSON to a buffer.
 Repetition k of A and repetition k of B were measured in round k: they are
