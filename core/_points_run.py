@@ -281,15 +281,9 @@ def run_point_jobs(config, hub, plans: list[PointPlan], family: Family,
 def _report_outcome(config, hub, plan: PointPlan, outcome, family: Family,
                     workloads: list, numbers: dict) -> int:
     """A point's rows from what its process printed (or its error rows)."""
-    report = None
-    if not outcome.failure:
-        report, _ = split_benchmark_json(outcome.stdout)
+    report, reason = _printed(config, outcome)
     if report is None:
-        reason = outcome.failure
-        if not reason:
-            lines = [line for line in outcome.stderr.splitlines() if line.strip()]
-            reason = lines[-1].removeprefix("ireebench: error: ") if lines else \
-                f"exit status {outcome.returncode}"
+        if not outcome.failure:
             reason = f"the process of point {plan.point.label} failed: {one_line(reason)}"
         rows = _error_rows(plan, reason, family)
         for row in rows:
@@ -299,8 +293,6 @@ def _report_outcome(config, hub, plan: PointPlan, outcome, family: Family,
         if rows:
             hub.report(rows)
         return 1
-    if outcome.stderr:
-        config.stderr.write(outcome.stderr)
     point_config = plan.point.config
     entries = point_context(point_config) if is_sweep(config) else {}
     for runs in runs_from_benchmark_json(report, point_config.getoption("batch_size")):
@@ -378,21 +370,26 @@ def measure_processes(config, hub) -> tuple[int, list] | None:
     return exit_code, workloads
 
 
+def _printed(config, outcome) -> tuple[dict | None, str]:
+    """The report a point's or process's process printed (its stderr passed on), or
+    None and why not: the executor's reason, else its last line (or exit status)."""
+    if outcome.failure:
+        return None, outcome.failure
+    report = split_benchmark_json(outcome.stdout)[0]
+    if report is not None:
+        if outcome.stderr:
+            config.stderr.write(outcome.stderr)
+        return report, ""
+    lines = [line for line in outcome.stderr.splitlines() if line.strip()]
+    return None, (lines[-1].removeprefix("ireebench: error: ") if lines
+                  else f"exit status {outcome.returncode}")
+
+
 def _process_report(config, outcome) -> tuple[dict | None, str]:
     """The rows a process printed, by run name (its stderr passed on), or why none."""
-    label = outcome.job.label
-    report = None
-    if not outcome.failure:
-        report, _ = split_benchmark_json(outcome.stdout)
+    report, reason = _printed(config, outcome)
     if report is None:
-        reason = outcome.failure
-        if not reason:
-            lines = [line for line in outcome.stderr.splitlines() if line.strip()]
-            reason = lines[-1].removeprefix("ireebench: error: ") if lines else \
-                f"exit status {outcome.returncode}"
-        return None, f"{label} failed: {one_line(reason)}"
-    if outcome.stderr:
-        config.stderr.write(outcome.stderr)
+        return None, f"{outcome.job.label} failed: {one_line(reason)}"
     rows: dict[str, list[Run]] = {}
     for runs in runs_from_benchmark_json(report, config.getoption("batch_size")):
         rows.setdefault(runs[0].run_name, []).extend(runs)

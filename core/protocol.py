@@ -33,26 +33,14 @@ gets the workloads this process measured. The core
 a cleanup of the run, so the session is still open during
 ``ireebench_sessionfinish``.
 
-A run of several points (a sweep or suite, see :mod:`ireebench.points`)
-first checks every point's drivers and learns its names without a device
-(:mod:`ireebench._points_run`: a point whose module cannot be had is an
-error row per name, reported first; points of identical modules and
-otherwise equal options are measured once and reported for each). Then it
-opens one session per group of points that share their modules' bytes,
-parameters, devices and runtime flags. Interleaved
-(:func:`ireebench.points.interleaves`: the default for several points)
-every session is opened first and the repetitions of all workloads are
-measured round by round in a random order (:func:`_interleave`); with
-``--benchmark_enable_random_interleaving=false`` the sessions open in the
-order of their first point, each point's workloads are measured in it (the
-hooks get the point's config) and each closes before the next one opens
-(the last one with the run). A point whose session or inputs fail is an
-error row per benchmark it would have reported, and the others run. When
-the points' runtime flags differ, or the executor measures elsewhere
-(``--executor=ray``), each point is measured by a process of its own
-(:mod:`ireebench.executor`). With ``--benchmark_processes=N`` N processes
-of its own each measure a share of every benchmark's repetitions
-(:mod:`ireebench.processes`).
+A run of several points (a sweep or suite, :mod:`ireebench.points`) plans
+them first (:mod:`ireebench._points_run`), then opens one session per
+group of points that share their modules' bytes, parameters, devices and
+runtime flags: interleaved (the default), every session first and the
+repetitions of all workloads round by round in a random order
+(:func:`_interleave`); otherwise one session after the other, each closed
+before the next opens (the last one with the run). A point whose session
+or inputs fail is an error row per benchmark it would have reported.
 
 Imported when a run starts: it imports the IREE runtime.
 """
@@ -62,18 +50,8 @@ from __future__ import annotations
 import functools
 import random
 
+from . import _points_run as points_run
 from . import names
-from ._points_run import (
-    Family,
-    PointsHub,
-    ends_unmeasured,
-    measure_processes,
-    measured_once,
-    plan_points,
-    report_failed,
-    run_point_jobs,
-    session_groups,
-)
 from .backend import machine_context
 from .discovery import SKIPPED, discover_workloads
 from .errors import UsageError
@@ -157,7 +135,7 @@ def _run_session(config, hub) -> int:
     workloads = discover_workloads(config, session)
     config.add_cleanup(functools.partial(_release_inputs, workloads))
     finish_discovery(config, session, workloads)
-    if ends_unmeasured(config, hub, [w.run_name for w in workloads],
+    if points_run.ends_unmeasured(config, hub, [w.run_name for w in workloads],
                        lambda: _needs_inputs_hint(config)):
         return 0
     hub.report_context(machine_context(config), [w.run_name for w in workloads])
@@ -179,7 +157,7 @@ def _run_session(config, hub) -> int:
 
 def _run_processes(config, hub) -> int:
     """``--benchmark_processes=N`` (:func:`ireebench._points_run.measure_processes`)."""
-    measured = measure_processes(config, hub)
+    measured = points_run.measure_processes(config, hub)
     if measured is None:
         return 0
     exit_code, workloads = measured
@@ -243,20 +221,20 @@ def _report_workload(config, session, hub, workload, runs, extra, family_index: 
 
 def _run_points(config, hub) -> int:
     """Measures the points of a sweep or suite (see the module docstring)."""
-    plans = plan_points(config)
+    plans = points_run.plan_points(config)
     run_names = [name for plan in plans for name in plan.run_names]
-    if ends_unmeasured(config, hub, run_names):
+    if points_run.ends_unmeasured(config, hub, run_names):
         return 0
-    family = Family()
-    measured, copies = measured_once(config, [plan for plan in plans if not plan.error])
-    hub = PointsHub(hub, machine_context(config), run_names, copies, family)
+    family = points_run.Family()
+    measured, copies = points_run.measured_once(config, [plan for plan in plans if not plan.error])
+    hub = points_run.PointsHub(hub, machine_context(config), run_names, copies, family)
     exit_code = 0
     for plan in plans:  # nothing to measure: said first, before the others are measured
         if plan.error and not all(hub.already_reported(name) for name in plan.run_names):
-            exit_code = report_failed(hub, [plan], plan.error, family)
+            exit_code = points_run.report_failed(hub, [plan], plan.error, family)
     single = len(plans) == 1
     if not measures_here(config) or runtime_flags_vary([plan.point for plan in measured]):
-        code, workloads = run_point_jobs(config, hub, measured, family, single)
+        code, workloads = points_run.run_point_jobs(config, hub, measured, family, single)
     elif interleaves(config):
         code, workloads = _interleave(config, hub, measured, family, single)
     else:
@@ -269,21 +247,21 @@ def _run_points(config, hub) -> int:
     return exit_code
 
 
-def _run_sessions(config, hub, plans: list[PointPlan], family: Family,
+def _run_sessions(config, hub, plans: list[PointPlan], family: points_run.Family,
                   single: bool) -> tuple[int, list]:
     """One session per group of points, opened in order, each closed before the next.
 
     ``single``: the run is one point, whose failure is the run's one-line error.
     """
     exit_code, measured = 0, []
-    groups = session_groups(plans)
+    groups = points_run.session_groups(plans)
     for number, group in enumerate(groups):
         try:
             session = _open_session(config, group[0].point.config)
         except UsageError as exc:
             if single:
                 raise
-            exit_code = report_failed(hub, group, exc, family)
+            exit_code = points_run.report_failed(hub, group, exc, family)
             continue
         group_workloads = []
         for plan in group:
@@ -293,7 +271,7 @@ def _run_sessions(config, hub, plans: list[PointPlan], family: Family,
             except UsageError as exc:
                 if single:
                     raise
-                exit_code = report_failed(hub, [plan], exc, family)
+                exit_code = points_run.report_failed(hub, [plan], exc, family)
                 continue
             group_workloads.extend(workloads)
             for workload in workloads:
@@ -312,7 +290,7 @@ def _run_sessions(config, hub, plans: list[PointPlan], family: Family,
     return exit_code, measured
 
 
-def _interleave(config, hub, plans: list[PointPlan], family: Family,
+def _interleave(config, hub, plans: list[PointPlan], family: points_run.Family,
                 single: bool) -> tuple[int, list]:
     """Google Benchmark's random interleaving, round by round.
 
@@ -325,13 +303,13 @@ def _interleave(config, hub, plans: list[PointPlan], family: Family,
     measured.
     """
     exit_code, pending, sessions = 0, [], []
-    for group in session_groups(plans):
+    for group in points_run.session_groups(plans):
         try:
             session = _open_session(config, group[0].point.config)
         except UsageError as exc:
             if single:
                 raise
-            exit_code = report_failed(hub, group, exc, family)
+            exit_code = points_run.report_failed(hub, group, exc, family)
             continue
         sessions.append(session)
         for plan in group:
@@ -340,7 +318,7 @@ def _interleave(config, hub, plans: list[PointPlan], family: Family,
             except UsageError as exc:
                 if single:
                     raise
-                exit_code = report_failed(hub, [plan], exc, family)
+                exit_code = points_run.report_failed(hub, [plan], exc, family)
                 continue
             for workload in workloads:
                 numbers = family.number(workload.function.name, plan.point.config.name_prefix)

@@ -1,4 +1,4 @@
-"""The supervisor: the run in a forked worker process, so that the measurement survives the function.
+"""The supervisor: the run in a forked worker, so that the measurement survives the function.
 
 In process, a function that never returns cannot be interrupted (the call
 into the runtime does not come back to Python, where signals are
@@ -24,21 +24,17 @@ becomes a failed report).
   sessions, threads) starts only in the worker, so the supervisor can fork
   again safely.
 * **The channel** (:mod:`ireebench.lib.channel`). A pipe from the worker:
-  length-prefixed JSON messages that the worker's hub writes (the context
-  once reported, "benchmark X is starting", each benchmark's rows, the
-  reports finalized, every temporary file created next to an output,
-  "reports closed with status S", the end), and where it is: the plugin
-  code it enters and leaves (a hook, a reporter method;
-  :func:`ireebench.hookcall.observe_calls`) and whether it holds signals back (:func:`ireebench.signals.observe_deferring`). A
-  benchmark's rows are sent before any plugin code sees them, so a worker
-  that dies in a streaming hook or a reporter loses nothing measured. JSON
-  rather than pickle: ireebench never unpickles (docs/reliability.md), and
-  rows and context are dataclasses of plain data (:func:`encode`). A second
-  pipe carries one byte per signal that the worker's Python code handled
-  ("a signal arrived"): written from a signal handler, a single byte cannot
-  interleave with a message. A third gets faulthandler's dump of a crashing
-  worker's Python frames, from which the supervisor names the plugin whose
-  code crashed it.
+  the messages its hub writes (the context once reported, "benchmark X is
+  starting", each benchmark's rows, the reports finalized, every temporary
+  file created next to an output, "reports closed with status S", the
+  end), and where it is: the plugin code it enters and leaves
+  (:func:`ireebench.hookcall.observe_calls`) and whether it holds signals
+  back (:func:`ireebench.signals.observe_deferring`). A benchmark's rows
+  are sent before any plugin code sees them, so a worker that dies in a
+  streaming hook or a reporter loses nothing measured. A second pipe
+  carries one byte per signal that the worker's Python code handled; a
+  third gets faulthandler's dump of a crashing worker's Python frames,
+  from which the supervisor names the plugin whose code crashed it.
 * **A worker that ends** (any status): the supervisor passes its status on
   and re-raises its error, so the command line prints the same one line as
   in process and the Python API gets the same exception; its stdout and

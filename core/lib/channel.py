@@ -1,17 +1,11 @@
-"""A library for talking to a forked worker process: the channel between a process and its worker.
+"""A library for a process and its forked worker: the channel between them.
 
 What ``--isolation=worker`` (:mod:`ireebench.worker`, the supervisor) and
 the ``rank`` plugin's warm workers share, as pyperf's ``_worker`` is to its
-``_manager``: length-prefixed JSON messages on a pipe (:class:`Channel`
-writes them, never interleaved, also from a signal handler;
-:class:`Frames` reassembles them), a worker's stdout and stderr forwarded
-through it (:class:`ForwardedStream`), how a run ended as data and back
-(:func:`encode_error`, :func:`decode_error`; rows and context through
-:func:`encode` and :func:`decode`), and the process side: a worker that
-dies with its parent (:func:`die_with`), signals to its process group
-(:func:`signal_group`), and how a process ended in words
-(:func:`describe_death`). JSON rather than pickle: ireebench never
-unpickles (docs/reliability.md).
+``_manager``: length-prefixed JSON messages (never pickle: ireebench never
+unpickles), a worker's streams forwarded, how a run ended as data, a
+worker that dies with its parent, signals to its process group, and how a
+process ended in words.
 """
 
 from __future__ import annotations
@@ -29,7 +23,8 @@ from ..codec import decode, encode
 from ..errors import EXIT_FAILED, OutputClosed, PluginError, Terminated, UsageError
 
 __all__ = ["Channel", "ForwardedStream", "Frames", "decode", "decode_error", "describe_death",
-           "die_with", "encode", "encode_error", "interrupt", "signal_group"]
+           "die_with", "encode", "encode_error", "encode_message", "interrupt",
+           "signal_group"]
 
 USER_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # Signals that end a process because its code went wrong (a "crash").
@@ -89,6 +84,12 @@ def interrupt(signum: int) -> BaseException:
     return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
+def encode_message(kind: str, *args) -> bytes:
+    """One message as it goes down the pipe: its length, then ``[kind, *args]`` in JSON."""
+    payload = json.dumps([kind, *map(encode, args)]).encode()
+    return struct.pack(">I", len(payload)) + payload
+
+
 class Channel:
     """The worker's end: messages to the supervisor, and acknowledgements."""
 
@@ -101,8 +102,7 @@ class Channel:
     def send(self, kind: str, *args) -> None:
         """One message (never interleaved with another, also when a signal
         handler sends one while it is written)."""
-        payload = json.dumps([kind, *map(encode, args)]).encode()
-        frame = memoryview(struct.pack(">I", len(payload)) + payload)
+        frame = memoryview(encode_message(kind, *args))
         # Held back while the frame is written: a handler that raises
         # (Ctrl-C) must not cut it in half. Another thread (OpenBLAS's) may
         # still take the signal and the handler then run here: the frame is

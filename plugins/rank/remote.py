@@ -45,7 +45,6 @@ import json
 import os
 import select
 import signal
-import struct
 import subprocess
 import sys
 import threading
@@ -54,7 +53,7 @@ from collections import deque
 import ray
 from ireebench.errors import UsageError
 from ireebench.executor import POINT_PROCESS_ENV
-from ireebench.lib.channel import Frames, describe_death, encode, encode_error
+from ireebench.lib.channel import Frames, describe_death, encode_error, encode_message
 from ireebench.plugins.ray_executor import cluster, node
 from ireebench.plugins.ray_executor.identity import driver_identity, forwarded_environment
 from ireebench.plugins.ray_executor.node import NODE_ENV
@@ -487,8 +486,7 @@ class RayWorker:
         self._thread.start()
 
     def _frame(self, kind: str, *args) -> None:
-        payload = json.dumps([kind, *map(encode, args)]).encode()
-        os.write(self._write, struct.pack(">I", len(payload)) + payload)
+        os.write(self._write, encode_message(kind, *args))
 
     def _relay(self) -> None:
         try:
@@ -545,9 +543,8 @@ class RayWorker:
                 args = (self._on_node(args[0]), *args[1:])
             elif kind == "rerank":
                 args = ([self._on_node(job) for job in args[0]], *args[1:])
-            payload = json.dumps([kind, *map(encode, args)]).encode()
-            return bool(ray.get(self.actor.send.remote(
-                self.generation, struct.pack(">I", len(payload)) + payload)))
+            return bool(ray.get(self.actor.send.remote(self.generation,
+                                                       encode_message(kind, *args))))
         except ray.exceptions.RayActorError as exc:  # its node died: read as its loss
             self.lost = self.lost or _loss(exc)
             return False

@@ -31,11 +31,9 @@ import contextlib
 import faulthandler
 import gc
 import glob
-import json
 import os
 import select
 import signal
-import struct
 import sys
 import time
 
@@ -47,8 +45,8 @@ from ireebench.lib.channel import (
     Frames,
     describe_death,
     die_with,
-    encode,
     encode_error,
+    encode_message,
     signal_group,
 )
 from ireebench.streams import CliStream
@@ -177,8 +175,7 @@ class WorkerProcess:
 
     def send(self, kind: str, *args) -> bool:
         """One request; False when the worker is gone."""
-        payload = json.dumps([kind, *map(encode, args)]).encode()
-        frame = memoryview(struct.pack(">I", len(payload)) + payload)
+        frame = memoryview(encode_message(kind, *args))
         try:
             while frame:
                 frame = frame[os.write(self._requests, frame):]
