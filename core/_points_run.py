@@ -1,14 +1,5 @@
-"""A run of several points (sweeps, suites) or processes: what :mod:`ireebench.protocol` needs
-to plan, number and report them, with no hook of its own.
-
-Every point's drivers and names are learnt first (:func:`plan_points`);
-points that measure the same thing are measured once and reported for
-each (:func:`measured_once`, :class:`PointsHub`); a point measured alone
-by the run's executor is reported from what its process printed
-(:func:`run_point_jobs`); ``--benchmark_processes=N`` runs this command
-line N times and reports each benchmark once with every process's
-repetitions (:func:`measure_processes`).
-"""
+"""A run of several points (sweeps, suites) or processes: what :mod:`ireebench.protocol`
+needs to plan, number and report them, with no hook of its own."""
 
 from __future__ import annotations
 
@@ -314,10 +305,10 @@ def _report_outcome(config, hub, plan: PointPlan, outcome, family: Family,
 # --- repetitions in several processes (--benchmark_processes) -------------------
 
 
-def measure_processes(config, hub) -> tuple[int, list] | None:
+def measure_processes(config, hub) -> tuple[int, list | None]:
     """``--benchmark_processes=N``: the run's repetitions measured by N processes of
-    its own, each benchmark reported once with all of them (:mod:`ireebench.processes`);
-    the exit code and the workloads reported, None when the run ends unmeasured.
+    its own, each benchmark reported once with all of them (:mod:`ireebench.processes`),
+    the reports finalized; the exit code and the workloads (None: ended unmeasured).
 
     Every point's names are learnt first, as for a run of points (a mistyped
     device or a module that cannot be had is one line before any process
@@ -335,7 +326,7 @@ def measure_processes(config, hub) -> tuple[int, list] | None:
     plans = plan_points(config)
     run_names = [name for plan in plans for name in plan.run_names]
     if ends_unmeasured(config, hub, run_names):
-        return None
+        return 0, None
     processes = processes_of(config)
     jobs = [PointJob(index, config, process_command(config, index),
                      f"process {index + 1} of {processes}", list(run_names))
@@ -367,6 +358,7 @@ def measure_processes(config, hub) -> tuple[int, list] | None:
     exit_code, workloads = _report_processes(config, hub, plans, reports, failures)
     if interrupted is not None:
         raise interrupted
+    hub.finalize()
     return exit_code, workloads
 
 

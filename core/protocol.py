@@ -1,48 +1,29 @@
 """The run's protocol: the phases of an in-process run, each with its hooks, in call order.
 
-The core's one owner of the sequence :mod:`ireebench.hookspecs` lists; the
-in-process backend (``--backend=runtime``) is :func:`run_in_process`, and
-a backend of its own (the ``rank`` plugin's warm workers, a third party's)
-calls the phases below instead of calling the hooks itself, so that every
-plugin sees the same run:
-
-1. :func:`start_session`: an opened :class:`~ireebench.session.Session`
-   (instance, devices, the private module copies, parameters, context),
-   ``ireebench_sessionstart``;
-2. :func:`finish_discovery`: the workloads discovered (kinds, classify,
-   select; inputs parsed, checked and uploaded once),
-   ``ireebench_discovery_finish``; with ``--benchmark_list_tests`` the run
-   prints their names and stops; then the context is reported;
-3. per workload, :func:`start_workload` (``ireebench_workload_start``,
-   then ``ireebench_measure_cold_start``: its rows come last), the
-   measurement (:func:`ireebench.measure.measure_workload`: warm-up and
-   calibration, each repetition through ``ireebench_measure_repetition``
-   while ``ireebench_continue_repetitions`` says so, the aggregates), then
-   :func:`finish_workload` (``ireebench_workload_finish``, then
-   ``ireebench_report_extra_rows``) and the rows go to the reporters;
-4. the reports are finalized, then :func:`finish_measurements`
-   (``ireebench_measurements_finish``).
+The core's one owner of the sequence :mod:`ireebench.hookspecs` lists (each
+hook's docstring says what it gets). The in-process backend
+(``--backend=runtime``) is :func:`run_in_process`; a backend of its own
+(the ``rank`` plugin's warm workers, a third party's) calls the phases
+instead of the hooks, so that every plugin sees the same run:
+:func:`start_session` once the session is open, :func:`finish_discovery`,
+then per workload :func:`start_workload` (its cold start's rows come
+last), :func:`ireebench.measure.measure_workload`, :func:`finish_workload`
+(the extra rows), and once the reports are finalized
+:func:`finish_measurements`.
 
 Before each workload the run tells the hub (``hub.begin``), so that a
 benchmark that never finishes is an error row; a worker resumed after a
 crash (:mod:`ireebench.worker`) skips the benchmarks its predecessor
-reported (``hub.already_reported``), and ``ireebench_measurements_finish``
-gets the workloads this process measured. The core
-(:mod:`ireebench.runner`) closes the reports, calls
-``ireebench_sessionfinish`` and releases the run; the session's release is
-a cleanup of the run, so the session is still open during
-``ireebench_sessionfinish``.
-
-A run of several points (a sweep or suite, :mod:`ireebench.points`) plans
-them first (:mod:`ireebench._points_run`), then opens one session per
-group of points that share their modules' bytes, parameters, devices and
-runtime flags: interleaved (the default), every session first and the
+reported (``hub.already_reported``). The session's release is a cleanup
+of the run, so it is still open during ``ireebench_sessionfinish``
+(:mod:`ireebench.runner`). A run of several points (a sweep or suite)
+plans them first (:mod:`ireebench._points_run`), then opens one session
+per group of points that share their modules' bytes, parameters, devices
+and runtime flags: interleaved (the default), every session first and the
 repetitions of all workloads round by round in a random order
-(:func:`_interleave`); otherwise one session after the other, each closed
-before the next opens (the last one with the run). A point whose session
-or inputs fail is an error row per benchmark it would have reported.
-
-Imported when a run starts: it imports the IREE runtime.
+(:func:`_interleave`); otherwise each closed before the next opens (the
+last one with the run). Imported when a run starts: it imports the IREE
+runtime.
 """
 
 from __future__ import annotations
@@ -123,7 +104,9 @@ def run_in_process(config, hub) -> int:
     """The in-process run (``--backend=runtime``): measures with iree.runtime here
     (or, for points and processes, where the run's executor measures them)."""
     if hub is not None and spreads_repetitions(config):
-        return _run_processes(config, hub)
+        exit_code, workloads = points_run.measure_processes(config, hub)  # hub finalized
+        return exit_code if workloads is None else finish_measurements(config, workloads,
+                                                                       exit_code)
     if is_sweep(config) or interleaves(config) or not measures_here(config):
         return _run_points(config, hub)
     return _run_session(config, hub)
@@ -136,7 +119,7 @@ def _run_session(config, hub) -> int:
     config.add_cleanup(functools.partial(_release_inputs, workloads))
     finish_discovery(config, session, workloads)
     if points_run.ends_unmeasured(config, hub, [w.run_name for w in workloads],
-                       lambda: _needs_inputs_hint(config)):
+                                  lambda: _needs_inputs_hint(config)):
         return 0
     hub.report_context(machine_context(config), [w.run_name for w in workloads])
     exit_code = 0
@@ -153,16 +136,6 @@ def _run_session(config, hub) -> int:
     exit_code = finish_measurements(config, measured, exit_code)
     _release_inputs(workloads)  # now, not at the end of the run: nothing needs them
     return exit_code
-
-
-def _run_processes(config, hub) -> int:
-    """``--benchmark_processes=N`` (:func:`ireebench._points_run.measure_processes`)."""
-    measured = points_run.measure_processes(config, hub)
-    if measured is None:
-        return 0
-    exit_code, workloads = measured
-    hub.finalize()
-    return finish_measurements(config, workloads, exit_code)
 
 
 def _open_session(config, session_config) -> Session:

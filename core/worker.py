@@ -110,18 +110,7 @@ from .errors import (
     exit_status,
 )
 from .hookcall import observe_calls, plugin_of_files
-from .lib.channel import (
-    USER_SIGNALS,
-    Channel,
-    ForwardedStream,
-    Frames,
-    decode_error,
-    describe_death,
-    die_with,
-    encode_error,
-    interrupt,
-    signal_group,
-)
+from .lib import channel as wire
 from .modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
 from .outfiles import is_special_file, observe_temporaries
 from .results import Run, RunResult
@@ -146,7 +135,7 @@ _FRAME = re.compile(r'^\s*File "(.*)", line \d+ in (\S+)', re.MULTILINE)
 
 # In a worker: the channel to the supervisor (the hub writes it), and what
 # a resumed worker replays (ireebench.reporting.hub).
-REPORT_CHANNEL = StashKey["Channel"]()
+REPORT_CHANNEL = StashKey["wire.Channel"]()
 RESUME = StashKey["Resume"]()
 
 # Set to see the traceback of an internal error (ireebench.cli.DEBUG_ENV).
@@ -183,7 +172,7 @@ def reports_closed(config, status: int, error: BaseException | None) -> None:
     (a worker that dies after this, in its teardown, still exits ``status``)."""
     channel = config.stash.get(REPORT_CHANNEL, None)
     if channel is not None:
-        channel.send("closed", status, encode_error(error))
+        channel.send("closed", status, wire.encode_error(error))
 
 
 def supervise(config, backend, run) -> RunResult:
@@ -313,7 +302,7 @@ def _note(signum, frame) -> None:
     """The supervisor's handler: the wakeup fd carries the signal to its loop."""
 
 
-def _raising(channel: Channel, exception):
+def _raising(channel: wire.Channel, exception):
     def handler(signum, frame):
         channel.acknowledge(signum)
         raise exception()
@@ -345,7 +334,7 @@ class Supervisor:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-        handled = [*USER_SIGNALS, signal.SIGTSTP, signal.SIGCONT, signal.SIGCHLD]
+        handled = [*wire.USER_SIGNALS, signal.SIGTSTP, signal.SIGCONT, signal.SIGCHLD]
         for signum in handled:
             previous = signal.getsignal(signum)
             self._previous[signum] = previous
@@ -377,12 +366,12 @@ class Supervisor:
         mode, reason = "run", None
         while True:
             if self.signals and mode == "resume":
-                mode, reason = "finalize", interrupt(self.signals[0])
+                mode, reason = "finalize", wire.interrupt(self.signals[0])
             worker = self._start(mode, reason)
             outcome = worker.done or worker.closed
             if outcome is not None and self._unfinished(mode, worker, outcome[1]):
                 # Interrupted before it rewrote the reports: finish them.
-                mode, reason = "finalize", decode_error(outcome[1])
+                mode, reason = "finalize", wire.decode_error(outcome[1])
                 continue
             if outcome is not None:
                 if worker.done is None:
@@ -404,7 +393,7 @@ class Supervisor:
         after a signal (the run ends with the signal, never exit 0), crashed in a
         plugin's code (the plugin's error: what it had to do, a save, a page, is not
         done), or crashed in its teardown (its status stands, with a warning)."""
-        how = describe_death(worker.wait_status)
+        how = wire.describe_death(worker.wait_status)
         where, plugin = self._blame(worker)
         if worker.killed:
             name = signal.Signals(self.signals[0]).name
@@ -412,7 +401,7 @@ class Supervisor:
                 f"ireebench: warning: the worker process did not answer {name} "
                 f"{_in(where, plugin) or 'while it ended the run'} and was killed after "
                 "closing its reports: what that step had not finished is lost\n")
-            raise interrupt(self.signals[0])
+            raise wire.interrupt(self.signals[0])
         if not os.WIFSIGNALED(worker.wait_status):
             return
         if _plugin_code(where):
@@ -431,7 +420,7 @@ class Supervisor:
 
     def _after_death(self, worker: _Worker):
         """What follows a worker that died without closing its reports."""
-        how = describe_death(worker.wait_status)
+        how = wire.describe_death(worker.wait_status)
         where, plugin = self._blame(worker)
         if worker.killed:  # stuck in native code after a signal
             name = signal.Signals(self.signals[0]).name
@@ -440,8 +429,8 @@ class Supervisor:
                     f"interrupted by {name} while running (the function did not return; "
                     "the worker was killed)")))
             if worker.finalized:
-                raise interrupt(self.signals[0])
-            return "finalize", interrupt(self.signals[0])
+                raise wire.interrupt(self.signals[0])
+            return "finalize", wire.interrupt(self.signals[0])
         if worker.running is not None:
             self.crashed = True
             inside = f" ({_in(where, plugin)})" if _plugin_code(where) and \
@@ -449,14 +438,14 @@ class Supervisor:
             self.pending.append(_lost(worker.running, f"the process {how} while running "
                                                       f"{worker.running.name}{inside}"))
             if self.signals:
-                return "finalize", interrupt(self.signals[0])
+                return "finalize", wire.interrupt(self.signals[0])
             return "resume", None
         if _plugin_code(where):
             # A plugin's code outside the measurement (a streaming hook, a reporter):
             # the rows measured before are kept, the run stops as on its exception.
             kept = "; the rows measured before are kept" if self.groups else \
                 " before any benchmark ran"
-            reason = interrupt(self.signals[0]) if self.signals else \
+            reason = wire.interrupt(self.signals[0]) if self.signals else \
                 _crash_error(where, plugin, how, kept)
             if worker.finalized:
                 raise reason
@@ -468,13 +457,13 @@ class Supervisor:
                  else "between benchmarks")
         if self.pending and not worker.began:
             where = f"after resuming (before it ran a benchmark; {where})"
-        reason = interrupt(self.signals[0]) if self.signals else UsageError(
+        reason = wire.interrupt(self.signals[0]) if self.signals else UsageError(
             f"the worker process {how} {where}")
         return "finalize", reason
 
     def _result(self, status: int, error) -> RunResult:
         if error is not None:
-            raise decode_error(error)
+            raise wire.decode_error(error)
         if status == EXIT_OK and self.crashed:
             status = EXIT_FAILED  # a lost benchmark is a failed benchmark
         rows = [row for runs, extra in self.groups for row in [*runs, *extra]]
@@ -492,7 +481,7 @@ class Supervisor:
         crash_r, crash_w = os.pipe()  # a crashing worker's Python frames (faulthandler)
         _flush(self.config)  # or the worker would write the buffered text again
         supervisor = os.getpid()
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, USER_SIGNALS)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, wire.USER_SIGNALS)
         # The objects made so far move out of the collector's reach in the
         # worker: its collections would otherwise write to every page the
         # two processes share, copying it (a fork's main cost).
@@ -528,7 +517,7 @@ class Supervisor:
             self._watch(worker, data_r, ack_r)
         except BaseException:
             # The supervisor itself failed: no worker may go on without it.
-            signal_group(pid, signal.SIGKILL)
+            wire.signal_group(pid, signal.SIGKILL)
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
             raise
@@ -550,8 +539,8 @@ class Supervisor:
                 os.close(fd)
             with contextlib.suppress(OSError):
                 os.setpgid(0, 0)
-            die_with(supervisor)
-            channel = Channel(data_w, ack_w)
+            wire.die_with(supervisor)
+            channel = wire.Channel(data_w, ack_w)
             for signum, exception in ((signal.SIGINT, KeyboardInterrupt),
                                       (signal.SIGTERM, Terminated)):
                 if self._previous[signum] != signal.SIG_IGN:
@@ -572,8 +561,8 @@ class Supervisor:
             observe_module_images(lambda key, path, digest:
                                   channel.send("module", key, path, digest))
             if not isinstance(config.stdout, CliStream):  # the Python API's streams
-                config.stdout = ForwardedStream(channel, "stdout")
-                config.stderr = ForwardedStream(channel, "stderr")
+                config.stdout = wire.ForwardedStream(channel, "stdout")
+                config.stderr = wire.ForwardedStream(channel, "stderr")
             config.stash[REPORT_CHANNEL] = channel
             if resume is not None:
                 config.stash[RESUME] = resume
@@ -588,7 +577,7 @@ class Supervisor:
                 traceback.print_exception(exc)
         try:
             if channel is not None:
-                channel.send("done", status, encode_error(error))
+                channel.send("done", status, wire.encode_error(error))
         finally:
             _flush(config)
             os._exit(status)
@@ -597,7 +586,7 @@ class Supervisor:
         """Until the worker has ended: its messages, acknowledgements, signals."""
         os.set_blocking(data_r, False)
         os.set_blocking(ack_r, False)
-        frames = Frames()
+        frames = wire.Frames()
         reading = {data_r, ack_r}
         self._deadline = None
         while True:
@@ -617,7 +606,7 @@ class Supervisor:
             if self._deadline is not None and time.monotonic() >= self._deadline:
                 self._deadline = None
                 worker.killed = True
-                signal_group(worker.pid, signal.SIGKILL)
+                wire.signal_group(worker.pid, signal.SIGKILL)
             if worker.ended is not None:  # reaped while it was being stopped
                 pid, wait_status = worker.pid, worker.ended
             else:
@@ -649,26 +638,26 @@ class Supervisor:
         except BlockingIOError:
             return
         for signum in received:
-            if signum in USER_SIGNALS:
+            if signum in wire.USER_SIGNALS:
                 self.signals.append(signum)
-                signal_group(worker.pid, signum)
-                signal_group(worker.pid, signal.SIGCONT)  # a stopped worker must act
+                wire.signal_group(worker.pid, signum)
+                wire.signal_group(worker.pid, signal.SIGCONT)  # a stopped worker must act
                 grace = GRACE_SECONDS if len(self.signals) > 1 or not worker.deferring \
                     else DEFERRED_GRACE_SECONDS
                 deadline = time.monotonic() + grace
                 self._deadline = deadline if self._deadline is None \
                     else min(self._deadline, deadline)
             elif signum == signal.SIGTSTP:  # Ctrl-Z: the worker stops with us
-                signal_group(worker.pid, signal.SIGSTOP)
+                wire.signal_group(worker.pid, signal.SIGSTOP)
                 self._until_stopped(worker)
                 signal.signal(signal.SIGTSTP, signal.SIG_DFL)
                 os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
                 signal.signal(signal.SIGTSTP, _note)
-                signal_group(worker.pid, signal.SIGCONT)
+                wire.signal_group(worker.pid, signal.SIGCONT)
                 if self._deadline is not None:
                     self._deadline = time.monotonic() + GRACE_SECONDS
             elif signum == signal.SIGCONT:
-                signal_group(worker.pid, signal.SIGCONT)
+                wire.signal_group(worker.pid, signal.SIGCONT)
 
     @staticmethod
     def _until_stopped(worker: _Worker) -> None:
