@@ -26,13 +26,7 @@ from .points import (
     session_key,
     stamp_rows,
 )
-from .processes import (
-    CONTEXT_KEY,
-    PROCESS_KEY,
-    merge_repetitions,
-    process_command,
-    processes_of,
-)
+from .processes import CONTEXT_KEY, PROCESS_KEY, merge_repetitions, process_command, processes_of
 from .results import Run
 from .session import check_drivers
 from .stats import EXTRA_STATISTICS, STATISTICS

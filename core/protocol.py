@@ -67,25 +67,20 @@ def finish_discovery(config, session: Session, workloads: list) -> list:
 
 
 def start_workload(config, session: Session, workload) -> list[Run]:
-    """``ireebench_workload_start``, then ``ireebench_measure_cold_start``: the
-    cold start's rows, which are reported after the workload's own."""
-    pm = config.pm
-    call_hook(pm, "ireebench_workload_start", config=config, session=session, workload=workload)
-    return [run for run in call_hook(pm, "ireebench_measure_cold_start", config=config,
-                                     session=session, workload=workload) if run is not None]
+    """``ireebench_workload_start``, then the cold start's rows (reported last)."""
+    kwargs = {"config": config, "session": session, "workload": workload}
+    call_hook(config.pm, "ireebench_workload_start", **kwargs)
+    return [run for run in call_hook(config.pm, "ireebench_measure_cold_start", **kwargs)
+            if run is not None]
 
 
 def finish_workload(config, session: Session, workload, runs: list[Run]) -> list[Run]:
-    """``ireebench_workload_finish`` with the workload's measured ``runs``, then
-    ``ireebench_report_extra_rows``: the extra rows the plugins append."""
-    pm = config.pm
-    call_hook(pm, "ireebench_workload_finish", config=config, session=session,
+    """``ireebench_workload_finish`` with the measured ``runs``, then the extra rows."""
+    call_hook(config.pm, "ireebench_workload_finish", config=config, session=session,
               workload=workload, runs=runs)
-    extra = []
-    for rows in call_hook(pm, "ireebench_report_extra_rows", config=config,
-                          workload=workload, runs=runs):
-        extra.extend(rows or [])
-    return extra
+    return [row for rows in call_hook(config.pm, "ireebench_report_extra_rows",
+                                      config=config, workload=workload, runs=runs)
+            for row in rows or []]
 
 
 def finish_measurements(config, workloads: list, exit_code: int = 0) -> int:

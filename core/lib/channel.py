@@ -1,11 +1,9 @@
 """A library for a process and its forked worker: the channel between them.
 
-What ``--isolation=worker`` (:mod:`ireebench.worker`, the supervisor) and
-the ``rank`` plugin's warm workers share, as pyperf's ``_worker`` is to its
-``_manager``: length-prefixed JSON messages (never pickle: ireebench never
-unpickles), a worker's streams forwarded, how a run ended as data, a
-worker that dies with its parent, signals to its process group, and how a
-process ended in words.
+What ``--isolation=worker`` (:mod:`ireebench.worker`) and the ``rank``
+plugin's warm workers share, as pyperf's ``_worker`` is to its ``_manager``:
+length-prefixed JSON messages (never pickle), forwarded streams, errors as
+data, parent death, process-group signals, how a process ended in words.
 """
 
 from __future__ import annotations

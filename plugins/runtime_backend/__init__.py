@@ -1,16 +1,10 @@
 """The in-process backend (``--backend=runtime``, the default): measure with the IREE runtime.
 
-An essential plugin: it provides the backend, whose run is the core's
-protocol (:func:`ireebench.protocol.run_in_process`: session, discovery,
-per workload the start, cold start, measurement, finish and extra rows,
-then ``ireebench_measurements_finish``; points, sweeps, interleaving and
-``--benchmark_processes``), and the last implementations of
+An essential plugin: the backend, whose run is the core's protocol
+(:func:`ireebench.protocol.run_in_process`, imported when the backend runs:
+loading the plugin imports no runtime), and the last implementations of
 ``ireebench_measure_repetition`` (:func:`ireebench.measure.time_repetition`)
 and ``ireebench_continue_repetitions`` (``--benchmark_repetitions``).
-
-Loading the plugin (``--help``, ``ireebench plugins``, every subcommand)
-imports no runtime: :mod:`ireebench.protocol` is imported when the backend
-runs.
 """
 
 from __future__ import annotations
