@@ -42,8 +42,8 @@ from iree.runtime.benchmark import BenchmarkResult, BenchmarkTimeoutError, Bench
 from ireebench.cli.command import load_plugins, parse_args
 from ireebench.cli.commands import build_command_group
 from ireebench.errors import UsageError
+from ireebench.lib.gbench_json import run_lines
 from ireebench.modules import file_sha256
-from ireebench.plugins.json_reporter import run_lines
 from ireebench.scratch import Scratch
 from ireebench.worker import decode_error
 

@@ -24,10 +24,10 @@ from ireebench.discovery import (
 from ireebench.errors import Terminated, UsageError, one_line, signal_name
 from ireebench.executor import PointJob, measures_here, outcomes, select_executor
 from ireebench.hookcall import call_hook
+from ireebench.lib.gbench_json import split_benchmark_json
 from ireebench.measure import WorkloadMeasurement, error_run, measure_workload
 from ireebench.modules import last_images
 from ireebench.native.backend import named_workload
-from ireebench.native.gbench_json import split_benchmark_json
 from ireebench.points import (
     ROW_POINTS,
     Point,
