@@ -6,7 +6,8 @@ This plugin declares the two hooks of profiling (``ireebench_addhooks``):
 ``trylast``, is the native iree-benchmark-module with a HAL profiling
 bundle). It asks the run's profiling engine
 (:class:`ireebench.lib.profiling_pass.ProfilingEngine`) to profile each
-workload right after it is measured (``ireebench_workload_finish``), so every sink (``--dispatch_statistics`` is one, third parties add theirs) is
+workload right after it is measured (``ireebench_workload_finish``), so
+every sink (``--dispatch_statistics`` is one, third parties add theirs) is
 fed; the engine runs a pass only when a sink is active and the backend can
 rerun its workloads (the ``profiling_passes`` capability).
 
