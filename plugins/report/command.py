@@ -22,8 +22,8 @@ from ireebench.comparison.inputs import METRICS, ReportHistory, load_reports
 from ireebench.comparison.model import DEFAULT_ALPHA
 from ireebench.config import Config
 from ireebench.errors import UsageError, flag_error
+from ireebench.lib.comparison_options import compare_options
 from ireebench.outfiles import register_inputs, register_output
-from ireebench.plugins.compare.command import compare_options
 from ireebench.results import RunResult
 
 from .data import read_report

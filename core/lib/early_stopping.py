@@ -1,4 +1,5 @@
-"""MLPerf LoadGen's early-stopping rule: which latency percentiles a run can vouch for.
+"""A library for MLPerf LoadGen's early-stopping rule: which latency percentiles a run
+can vouch for (the ``scenarios`` plugin's reports, the ``llm`` plugin's distributions).
 
 LoadGen (``loadgen/early_stopping.cc``, ``results.cc``) treats every query
 as a Bernoulli trial, "slower than the true p-th percentile" having
