@@ -86,3 +86,6 @@ def describe_setting(setting: tuple | None, other: tuple | None = None) -> str:
     if other is not None and other[0] == setting[0] and other[1] != setting[1]:
         text += " (" + ", ".join(f"{name}={value}" for name, value in setting[1]) + ")"
     return text
+
+
+__all__ = ["FLAG", "MODES", "USER_VARIABLES", "describe_setting", "setting_of", "user_variables"]

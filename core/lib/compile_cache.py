@@ -193,3 +193,6 @@ def _entry_problem(path: Path, digest: str) -> str | None:
     if content.hexdigest()[:DIGEST_CHARS] != digest:
         return "is corrupt (its content does not match its checksum)"
     return None
+
+
+__all__ = ["CompileCache", "Untrusted", "cache_location", "open_cache"]

@@ -136,3 +136,7 @@ def percentile_name(p: float) -> str:
     """``p99``, ``p99.9``: the percentile as flags and counters spell it."""
     text = f"{p * 100:.6f}".rstrip("0").rstrip(".")
     return f"p{text}"
+
+
+__all__ = ["CONFIDENCE", "PERCENTILES", "estimates", "minimum_queries", "missing_note",
+           "percentile_estimate", "percentile_name", "queries_for_bound", "sample_percentile"]

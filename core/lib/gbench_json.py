@@ -370,3 +370,7 @@ class JSONReporter(Reporter):
     def _write(self, text: str) -> None:
         self.stream.write(text)
         self.stream.flush()
+
+
+__all__ = ["JSONReporter", "context_from_benchmark_json", "run_lines", "runs_from_benchmark_json",
+           "split_benchmark_json"]

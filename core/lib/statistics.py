@@ -94,3 +94,7 @@ def continue_until_precise(config, workload, values: list[float], what: str = ""
         f"spent after {n} repetitions ({shown}); --benchmark_min_rel_accuracy="
         f"{state.target:g} not reached\n")
     return False
+
+
+__all__ = ["DEFAULT_CONFIDENCE", "STATE", "continue_until_precise", "outlier_fraction",
+           "percentile", "relative_precision"]
