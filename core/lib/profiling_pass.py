@@ -19,6 +19,7 @@ from ireebench import native
 from ireebench.devices import device_uris
 from ireebench.errors import PluginError, UsageError
 from ireebench.hookcall import call_hook, guarded
+from ireebench.lib.gbench_json import split_benchmark_json
 from ireebench.native import BENCHMARK_TOOL
 from ireebench.profiling import (
     ProfilePass,
@@ -148,7 +149,7 @@ def engine(config) -> ProfilingEngine:
 
 def _profiled_iterations(stdout: str) -> tuple[int, str]:
     """Logical iterations the native JSON report measured, and its first error."""
-    report, _ = native.split_benchmark_json(stdout)
+    report, _ = split_benchmark_json(stdout)
     if report is None:
         return 0, "the native tool printed no JSON report"
     iterations = 0

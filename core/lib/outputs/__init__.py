@@ -1,10 +1,6 @@
-"""A library for a function's outputs, as IREE's tools handle them: the
-``--expected_output`` comparison flags (:mod:`.flags`, here), host copies and
-printing of results (:mod:`.values`) and their comparison with the expected
-values (:mod:`.compare`); the last two import numpy and the IREE runtime.
-
-Used by the ``output_processing`` plugin and by ``ireebench rank``.
-"""
+"""A library for a function's outputs as IREE's tools handle them (``output_processing``,
+``rank``): the comparison flags (:mod:`.flags`, here); with numpy and the runtime, host
+copies and printing (:mod:`.values`) and the comparison (:mod:`.compare`)."""
 
 from .flags import COMPARISON_FLAGS, DEFAULT_THRESHOLDS, Tolerances, parse_tolerances
 
