@@ -51,8 +51,7 @@ PUBLIC_MODULES = (
     "ireebench.reporting",  # the Reporter base class and the run's reported rows
     # Libraries the built-in plugins share (core/lib/), one module a concern.
     "ireebench.lib.allocator", "ireebench.lib.comparison_format",
-    "ireebench.lib.comparison_options", "ireebench.lib.compile_cache",
-    "ireebench.lib.early_stopping", "ireebench.lib.gbench_json", "ireebench.lib.outputs",
+    "ireebench.lib.compile_cache", "ireebench.lib.early_stopping", "ireebench.lib.gbench_json", "ireebench.lib.outputs",
     "ireebench.lib.profiling_pass", "ireebench.lib.statistics",
     # A built-in plugin's Python API: the ranking's typed results and the
     # drop-in for iree.runtime.benchmark_module that tuners import.

@@ -32,7 +32,7 @@ from ireebench.cli.command import (
 )
 from ireebench.cli.commands import ArgvCommand
 from ireebench.cli.options import CORE, OptionParser
-from ireebench.comparison import COMPARE_OPTIONS
+from ireebench.comparison import COMPARE_OPTIONS, compare_options
 from ireebench.comparison.model import (
     AUTO_METRIC,
     DEFAULT_ALPHA,
@@ -42,7 +42,6 @@ from ireebench.comparison.model import (
 from ireebench.comparison.utest import CORRECTIONS
 from ireebench.config import Config
 from ireebench.errors import EXIT_COMPARE_USAGE, UsageError
-from ireebench.lib.comparison_options import compare_options
 from ireebench.outfiles import register_inputs, register_output
 from ireebench.results import RunResult
 
