@@ -13,7 +13,7 @@ from .errors import Terminated, UsageError, one_line, signal_name
 from .executor import PointJob, outcomes, select_executor
 from .modules import last_images
 from .native.backend import named_workload
-from .native.gbench_json import split_benchmark_json
+from .lib.gbench_json import split_benchmark_json
 from .points import (
     ROW_POINTS,
     Point,

@@ -61,8 +61,8 @@ from ireebench.comparison.paired import (
     judge_paired,
 )
 from ireebench.errors import UsageError, printable
-from ireebench.plugins.allocator import FLAG as MALLOC_TRIM
-from ireebench.plugins.allocator import user_variables
+from ireebench.lib.allocator import FLAG as MALLOC_TRIM
+from ireebench.lib.allocator import user_variables
 from ireebench.results import TIME_UNIT_MULTIPLIER
 
 MODULE_SUFFIXES = (".vmfb", ".mlir")

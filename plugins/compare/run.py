@@ -35,8 +35,8 @@ from ireebench.comparison.judgement import compare
 from ireebench.comparison.model import COMPARE_OPTIONS
 from ireebench.errors import UsageError, printable
 from ireebench.hookcall import collect_named, guarded
+from ireebench.lib.allocator import describe_setting, setting_of
 from ireebench.outfiles import OutputFile
-from ireebench.plugins.allocator import describe_setting, setting_of
 from ireebench.results import RunResult
 
 from .paired import judge as judge_modules

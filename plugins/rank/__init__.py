@@ -46,7 +46,7 @@ from __future__ import annotations
 from ireebench import hookimpl
 from ireebench._public import lazy_names
 from ireebench.cli.commands import DeferredCommand
-from ireebench.plugins.statistics import continue_until_precise
+from ireebench.lib.statistics import continue_until_precise
 
 from .stash import RANKED_METRIC
 

@@ -43,8 +43,8 @@ from ireebench.cli.command import load_plugins, parse_args
 from ireebench.cli.commands import build_command_group
 from ireebench.errors import UsageError
 from ireebench.lib.channel import decode_error
+from ireebench.lib.gbench_json import run_lines
 from ireebench.modules import file_sha256
-from ireebench.plugins.json_reporter import run_lines
 from ireebench.scratch import Scratch
 
 from .devices import DeviceSpec

@@ -37,6 +37,11 @@ from ireebench.codec import decode, encode
 from ireebench.discovery import classify, invocation_kinds
 from ireebench.errors import UsageError, one_line
 from ireebench.inputs import Null, Scalar, Tensor
+from ireebench.lib.outputs import COMPARISON_FLAGS, parse_tolerances
+from ireebench.lib.outputs.compare import compare_lists
+from ireebench.lib.outputs.values import snapshot
+from ireebench.lib.profiling_pass import DEVICE_TIME_ERRORS
+from ireebench.lib.statistics import DEFAULT_CONFIDENCE, relative_precision
 from ireebench.measure import (
     BenchmarkFailure,
     Repetition,
@@ -45,11 +50,6 @@ from ireebench.measure import (
     time_repetition,
 )
 from ireebench.modules import ModuleImage
-from ireebench.plugins.device_time import STATE as DEVICE_TIME
-from ireebench.plugins.output_processing.compare import compare_lists
-from ireebench.plugins.output_processing.flags import COMPARISON_FLAGS, parse_tolerances
-from ireebench.plugins.output_processing.values import snapshot
-from ireebench.plugins.statistics import DEFAULT_CONFIDENCE, relative_precision
 from ireebench.protocol import finish_discovery, finish_workload, start_session, start_workload
 from ireebench.session import Session, open_vm_module
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, median
@@ -273,8 +273,7 @@ def measure_candidate(warm: WarmDevice, job: Job) -> Measurement:
         if measurement.state is State.OK and measurement.device_seconds is None \
                 and point.stash.get(RANKED_METRIC, None) == "device_time":
             # Ranked by a time it does not have: a failure to say, not an unranked "ok".
-            sink = point.stash.get(DEVICE_TIME, None)
-            error = sink.errors.get(workload.name) if sink is not None else None
+            error = point.stash.get(DEVICE_TIME_ERRORS, {}).get(workload.name)
             measurement.state = State.RUNTIME_ERROR
             measurement.message = (f"--device_time: no device time measured"
                                    f"{f': the profiling pass failed: {error}' if error else ''}")

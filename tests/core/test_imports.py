@@ -89,7 +89,7 @@ LAZY_IMPORTS = {
                                        "ireebench.runner": ("ireebench.runner",)},
     "ireebench.plugins.rank.schedule": {"ireebench.plugins.rank.remote": ("ray",)},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
-    "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
+    "ireebench.plugins.ray_executor": {"ireebench.lib.ray_cluster.cluster": ("ray",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
     # measures a scenario or builds an LLM workload.
     "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
