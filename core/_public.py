@@ -49,6 +49,7 @@ PUBLIC_MODULES = (
     "ireebench.comparison",  # the comparison engine: reports read, verdicts, reporters
     "ireebench.profiling",  # profiling sinks and the rows of a profiling pass
     "ireebench.reporting",  # the Reporter base class and the run's reported rows
+    "ireebench.commands",  # the kit for subcommands: the built-ins' commands are built with it
     # A built-in plugin's Python API: the ranking's typed results and the
     # drop-in for iree.runtime.benchmark_module that tuners import.
     "ireebench.plugins.rank",
