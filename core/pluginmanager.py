@@ -61,7 +61,6 @@ HOOK_PREFIX = "ireebench_"
 
 # Registration name -> importable module. Order matters only for display.
 BUILTIN_PLUGINS = {
-    "discovery": "ireebench.plugins.discovery",
     "kinds": "ireebench.plugins.kinds",
     "runtime_backend": "ireebench.plugins.runtime_backend",
     "local_executor": "ireebench.plugins.local_executor",
@@ -99,7 +98,10 @@ BUILTIN_PLUGINS = {
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like
 # pytest's essential plugins.
-ESSENTIAL_PLUGINS = frozenset({"discovery", "kinds", "runtime_backend", "local_executor"})
+ESSENTIAL_PLUGINS = frozenset({"kinds", "runtime_backend", "local_executor"})
+# Built-ins merged into another, by their old name: `-p no:OLD` is refused as
+# `-p no:NEW` is (the targets are essential).
+MERGED_PLUGINS = {"discovery": "kinds"}
 
 # The owner of the hooks in ireebench.hookspecs.
 CORE_OWNER = "ireebench"
@@ -432,7 +434,7 @@ def _entry_point_failure(entry_point, details: dict, exc: BaseException) -> Usag
 
 def _check_blocked(selection: PluginSelection) -> None:
     for name in selection.blocked:
-        if name in ESSENTIAL_PLUGINS:
+        if MERGED_PLUGINS.get(name, name) in ESSENTIAL_PLUGINS:
             raise UsageError(f"-p no:{name}: {name!r} is an essential plugin and cannot be "
                              "blocked")
     for spec in selection.specs:
