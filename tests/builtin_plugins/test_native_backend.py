@@ -34,13 +34,6 @@ func.func @matmul(%a: tensor<192x192xf32>, %b: tensor<192x192xf32>) -> tensor<19
 """
 MATMUL_ARGS = ["--device=local-sync", "--function=matmul", "--input=192x192xf32=1",
                "--input=192x192xf32=2"]
-FAILING = """
-func.func @check(%a: tensor<?xf32>) -> tensor<4xf32> {
-  %c = tensor.cast %a : tensor<?xf32> to tensor<4xf32>
-  %0 = arith.addf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
 
 
 def iteration_rows(report) -> list[dict]:
@@ -150,7 +143,7 @@ def test_python_api(compile_mlir):
 
 def test_failing_benchmark_is_an_error_row(ireebench, compile_mlir, tmp_path):
     out = tmp_path / "out.json"
-    result = ireebench("--backend=native", "--module", compile_mlir(FAILING),
+    result = ireebench("--backend=native", "--module", compile_mlir("failing_cast"),
                        "--device=local-sync", "--function=check", "--input=3xf32=1",
                        "--benchmark_min_time=2x", f"--benchmark_out={out}")
     assert result.returncode == 1
