@@ -21,17 +21,6 @@ import time
 import pytest
 from conftest import one_error_line, slow_function
 
-# 192x192 matmul: about 1 ms per call on local-sync with generic CPU code.
-MATMUL = """
-func.func @matmul(%a: tensor<192x192xf32>, %b: tensor<192x192xf32>) -> tensor<192x192xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<192x192xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<192x192xf32>) -> tensor<192x192xf32>
-  %0 = linalg.matmul ins(%a, %b : tensor<192x192xf32>, tensor<192x192xf32>)
-                     outs(%f : tensor<192x192xf32>) -> tensor<192x192xf32>
-  return %0 : tensor<192x192xf32>
-}
-"""
 MATMUL_ARGS = ["--device=local-sync", "--function=matmul", "--input=192x192xf32=1",
                "--input=192x192xf32=2"]
 
@@ -66,7 +55,7 @@ def test_times_are_per_iteration_in_the_reported_unit(ireebench, compile_mlir):
     together no longer than the process that measured them. Load only adds
     time, so neither bound can break; a wrong unit or divisor (x1000,
     /iterations twice) breaks one of them."""
-    module = compile_mlir(MATMUL)
+    module = compile_mlir("native_matmul")
     for backend in ("runtime", "native"):
         started = time.monotonic()
         result = ireebench(f"--backend={backend}", "--module", module, *MATMUL_ARGS,

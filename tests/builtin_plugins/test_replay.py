@@ -19,27 +19,6 @@ import textwrap
 import pytest
 from conftest import one_error_line
 
-MATMUL = """
-func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<64x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
-  %0 = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>)
-                     outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %0 : tensor<64x64xf32>
-}
-func.func @square() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-func.func @cube() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  %1 = arith.mulf %0, %c : tensor<4xf32>
-  return %1 : tensor<4xf32>
-}
-"""
 MATMUL_INPUTS = ["--function=matmul", "--input=64x64xf32=1", "--input=64x64xf32=2"]
 # A console row of Google Benchmark: name, time, unit, cpu, unit, iterations.
 ROW = r"^{name}\s+[\d.]+ (ms|us|ns)\s+[\d.]+ (ms|us|ns)\s+{iterations}\b"
@@ -48,8 +27,8 @@ ROW = r"^{name}\s+[\d.]+ (ms|us|ns)\s+[\d.]+ (ms|us|ns)\s+{iterations}\b"
 @pytest.fixture(scope="module")
 def modules(compile_mlir):
     return {
-        "sync": compile_mlir(MATMUL),
-        "async": compile_mlir(MATMUL, "--iree-execution-model=async-external"),
+        "sync": compile_mlir("replay_matmul"),
+        "async": compile_mlir("replay_matmul", "--iree-execution-model=async-external"),
     }
 
 
