@@ -85,7 +85,6 @@ BUILTIN_PLUGINS = {
     "allocator": "ireebench.plugins.allocator",
     "modality": "ireebench.plugins.modality",
     "allocator_statistics": "ireebench.plugins.allocator_statistics",
-    "memory_statistics": "ireebench.plugins.memory_statistics",
     "user_counters": "ireebench.plugins.user_counters",
     "sweeps": "ireebench.plugins.sweeps",
     "scenarios": "ireebench.plugins.scenarios",
@@ -99,9 +98,8 @@ BUILTIN_PLUGINS = {
 # Built-ins a run cannot do without: `-p no:` on them is refused, like
 # pytest's essential plugins.
 ESSENTIAL_PLUGINS = frozenset({"kinds", "runtime_backend", "local_executor"})
-# Built-ins merged into another, by their old name: `-p no:OLD` is refused as
-# `-p no:NEW` is (the targets are essential).
-MERGED_PLUGINS = {"discovery": "kinds"}
+# Built-ins merged into another, by their old name: `-p no:OLD` means `-p no:NEW`.
+MERGED_PLUGINS = {"discovery": "kinds", "memory_statistics": "allocator_statistics"}
 
 # The owner of the hooks in ireebench.hookspecs.
 CORE_OWNER = "ireebench"
@@ -454,7 +452,7 @@ def build_plugin_manager(selection: PluginSelection | None = None,
     ``--plugin`` modules, objects."""
     selection = selection or PluginSelection()
     _check_blocked(selection)
-    blocked = set(selection.blocked)
+    blocked = {MERGED_PLUGINS.get(name, name) for name in selection.blocked}
     pm = PluginManager()
     for name in blocked:
         pm.set_blocked(name)
@@ -500,7 +498,7 @@ def build_plugin_manager(selection: PluginSelection | None = None,
                 number += 1
                 name = f"{_object_name(plugin)}-{number}"
             pm.register_plugin(plugin, name, "python api")
-    known = set(BUILTIN_PLUGINS) | {ep.name for ep in entry_points} | {
+    known = set(BUILTIN_PLUGINS) | set(MERGED_PLUGINS) | {ep.name for ep in entry_points} | {
         plugin_spec_name(spec) for spec in selection.specs}
     for name in selection.blocked:
         if name not in known:

@@ -13,7 +13,7 @@ import re
 
 import pytest
 from conftest import ROOT, one_error_line
-from ireebench.plugins.memory_statistics import HeapState, window_peak
+from ireebench.plugins.allocator_statistics import HeapState, window_peak
 
 MLP = (ROOT / "benchmarks" / "mlp.mlir").read_text()
 SMALL_MLP = MLP.replace("24x", "3x").replace("1024", "128")  # every buffer 8x smaller
