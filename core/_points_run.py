@@ -11,9 +11,9 @@ from .backend import machine_context, runs_from_benchmark_json
 from .discovery import module_functions, planned_run_names, unloaded_run_name
 from .errors import Terminated, UsageError, one_line, signal_name
 from .executor import PointJob, outcomes, select_executor
+from .lib.gbench_json import split_benchmark_json
 from .modules import last_images
 from .native.backend import named_workload
-from .lib.gbench_json import split_benchmark_json
 from .points import (
     ROW_POINTS,
     Point,

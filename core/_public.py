@@ -55,6 +55,7 @@ PUBLIC_MODULES = (
     "ireebench.lib.allocator", "ireebench.lib.comparison_format",
     "ireebench.lib.compile_cache", "ireebench.lib.early_stopping", "ireebench.lib.gbench_json", "ireebench.lib.outputs",
     "ireebench.lib.profiling_pass", "ireebench.lib.statistics",
+    "ireebench.commands",  # the kit for subcommands: the built-ins' commands are built with it
     # A built-in plugin's Python API: the ranking's typed results and the
     # drop-in for iree.runtime.benchmark_module that tuners import.
     "ireebench.plugins.rank",

@@ -33,7 +33,7 @@ from ireebench.backend import (
     REPETITION_SAMPLES,
     Backend,
 )
-from ireebench.cli.options import CORE
+from ireebench.commands import CORE
 from ireebench.hookcall import call_hook
 from ireebench.lib.gbench_json import benchmark_function
 from ireebench.native import BENCHMARK_TOOL, USER_PASS_FLAGS

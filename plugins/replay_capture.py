@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ireebench import hookimpl, hookspec, native
 from ireebench.backend import MEASURED_WORKLOADS
-from ireebench.cli.options import command_stdout
+from ireebench.commands import command_stdout
 from ireebench.errors import UsageError
 from ireebench.hookcall import call_hook
 from ireebench.lib.gbench_json import split_benchmark_json

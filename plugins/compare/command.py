@@ -23,15 +23,16 @@ regression, so that CI can tell the two apart.
 from __future__ import annotations
 
 import click
-from ireebench.cli.command import (
+from ireebench.commands import (
+    CORE,
+    ArgvCommand,
     GroupedCommand,
+    OptionParser,
     add_plugin_options,
     known_names,
     make_context,
     option_specs,
 )
-from ireebench.cli.commands import ArgvCommand
-from ireebench.cli.options import CORE, OptionParser
 from ireebench.comparison import COMPARE_OPTIONS, compare_options
 from ireebench.comparison.model import (
     AUTO_METRIC,

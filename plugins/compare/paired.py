@@ -6,7 +6,7 @@ itself, in one process, and judges the ratios of the rounds
 (:mod:`ireebench.comparison.paired`): the pull request's recipe, base and
 head built and measured in the same job.
 
-The measurement is an ordinary run through :func:`ireebench.cli.execute`
+The measurement is an ordinary run through :func:`ireebench.commands.execute`
 (what ``ireebench.run`` calls): a sweep over the two modules
 (``--sweep module=A,B``), whose repetitions are interleaved round by round
 in a fresh random order each round (``core/protocol.py``'s
@@ -51,7 +51,7 @@ import json
 import math
 import os
 
-from ireebench.cli import execute
+from ireebench.commands import execute
 from ireebench.comparison.disturbance import synchronous_cpu
 from ireebench.comparison.model import AUTO_METRIC, Comparison
 from ireebench.comparison.paired import (

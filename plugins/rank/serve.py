@@ -26,7 +26,7 @@ import json
 import os
 from pathlib import Path
 
-from ireebench.cli.command import configure
+from ireebench.commands import configure
 from ireebench.errors import EXIT_FAILED, UsageError
 from ireebench.lib.channel import Channel, encode_error
 
