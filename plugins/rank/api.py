@@ -48,13 +48,12 @@ from ireebench.scratch import Scratch
 from ireebench.worker import decode_error
 
 from .devices import DeviceSpec
+from .losses import START_SECONDS
 from .measure import Job
 from .results import Measurement, State
 from .worker import WorkerProcess
 
 DEFAULT_DEVICE = "local-task"
-# How long a worker may take to open the device.
-START_SECONDS = 300.0
 
 _WORKERS: dict[tuple, WarmBenchmark] = {}
 

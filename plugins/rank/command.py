@@ -127,6 +127,15 @@ def parse(argv: list[str], invocation) -> tuple[Config, list[str]] | None:
     return config, arguments
 
 
+def derived(config: Config, **options) -> Config:
+    """A new configuration of the same command line with ``options`` changed, before
+    it is configured (``config`` itself is never edited)."""
+    new = Config(config.pm, {**config.options, **options}, list(config.runtime_flags),
+                 list(config.argv), config.stdout, config.stderr, config.option_specs)
+    new.command_line = list(config.command_line)
+    return new
+
+
 def register_files(config, options, found) -> None:
     """The ranking's files in the run's :class:`~ireebench.outfiles.RunFiles`: the
     baseline and the candidates are read, ``--rank_out``, ``--rank_stream`` and the
@@ -152,10 +161,10 @@ def main(argv: list[str], invocation) -> Ranking:
         return serve(config, invocation)
     options = settings(config)
     found = candidate_files.collect(arguments)
-    register_files(config, options, found)
     # Reported as the run's module and devices (provenance, the store's fingerprint).
-    config.options["module"] = (options.baseline,)
-    config.options["device"] = tuple(dict.fromkeys(options.devices))
+    config = derived(config, module=(options.baseline,),
+                     device=tuple(dict.fromkeys(options.devices)))
+    register_files(config, options, found)
     config = configure(config, invocation.selection)
     if POINTS in config.stash:
         config.release()

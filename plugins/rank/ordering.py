@@ -9,7 +9,8 @@
   with the tie correction), the paired test of the re-rank;
 * :func:`interpolate`: a device's baseline time at a point of its sequence
   of measurements, linear between the baseline measurements around it,
-  which corrects each candidate's ratio for drift on its device.
+  which corrects each candidate's ratio for drift on its device;
+* :func:`interval`: a ratio's confidence interval, from its samples.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import bisect
 import functools
 import math
 from collections.abc import Sequence
+
+from ireebench.stats import median, median_ci
 
 # Up to this many nonzero differences without ties the null distribution is
 # counted exactly (scipy's default switch is also 50).
@@ -121,3 +124,13 @@ def interpolate(points: Sequence[tuple[float, float]], at: float) -> float | Non
         return y1
     return y0 + (y1 - y0) * (at - x0) / (x1 - x0)
 
+
+
+def interval(ratio: float | None, values: Sequence[float],
+             confidence: float | None) -> list[float] | None:
+    """``ratio``'s ``confidence`` interval: the distribution-free interval of the
+    median of ``values`` (its samples, or its per-round ratios), scaled as their
+    median is to ``ratio``; None without one (too few values, no confidence)."""
+    found = median_ci(list(values), confidence) if ratio and confidence and values else None
+    middle = median(list(values)) if found else 0.0
+    return [found[0] * ratio / middle, found[1] * ratio / middle] if middle else None
