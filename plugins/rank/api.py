@@ -79,7 +79,6 @@ class WarmBenchmark:
         self.first_module = first_module
         self.worker: WorkerProcess | None = None
         self.config = None
-        self.errors = io.StringIO()
         # Messages read but not yet taken: one read may bring several (``begin`` and
         # ``result`` together, when the measurement is quick).
         self.pending: deque = deque()

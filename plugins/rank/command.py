@@ -30,7 +30,7 @@ from ireebench.points import POINTS
 
 from . import candidates as candidate_files
 from .results import Ranking
-from .settings import ADAPTIVE_MAX_TIME, RUN_DEFAULTS, add_options, settings
+from .settings import ADAPTIVE_MAX_TIME, RUN_DEFAULTS, add_options, derived, settings
 
 PLUGIN = "rank"
 HELP = """Rank candidate modules of one function against a baseline, for tuners.
@@ -125,15 +125,6 @@ def parse(argv: list[str], invocation) -> tuple[Config, list[str]] | None:
                     invocation.stderr, option_specs(command))
     config.command_line = ["rank", *argv]
     return config, arguments
-
-
-def derived(config: Config, **options) -> Config:
-    """A new configuration of the same command line with ``options`` changed, before
-    it is configured (``config`` itself is never edited)."""
-    new = Config(config.pm, {**config.options, **options}, list(config.runtime_flags),
-                 list(config.argv), config.stdout, config.stderr, config.option_specs)
-    new.command_line = list(config.command_line)
-    return new
 
 
 def register_files(config, options, found) -> None:

@@ -1,16 +1,10 @@
 """Baselines and drift: the baseline on every device, its measurements, each ratio to it.
 
 A worker's first job is always the baseline (its time on that device
-derives the candidates' timeouts; its outputs are the reference of
-``--check_outputs``); the baseline is measured again after every
-``--baseline_every`` candidates on a device, and once more after its last
-(so every candidate has a baseline before and after it on its device).
-
-A candidate's timeout counts from the moment its worker starts it: its
-``--candidate_timeout``, else ``F x`` the baseline's time on that device
-(with adaptive stopping at least ``--benchmark_max_time`` plus ``F x`` its
-load and one repetition) plus :data:`~.settings.TIMEOUT_SLACK`.
-
+derives the candidates' timeouts, :meth:`Baselines.timeout`; its outputs are
+the reference of ``--check_outputs``); the baseline is measured again after
+every ``--baseline_every`` candidates on a device, and once more after its
+last (so every candidate has a baseline before and after it on its device).
 A candidate's ratio is its time over the baseline's on the same device,
 interpolated between the baseline measurements before and after it there
 (:func:`.ordering.interpolate`): drift on a device, and the difference
@@ -60,8 +54,7 @@ class Baselines:
         if measurement.state is not State.OK:
             raise UsageError(f"--baseline={self.settings.baseline}: {measurement.state} on "
                              f"{device.spec.label}: {measurement.message}")
-        if device.first is None:
-            device.first = measurement
+        device.first = device.first or measurement
         device.fresh = False
         entry = BaselineMeasurement(device.spec.label, measurement.seconds,
                                     measurement.device_seconds, sequence,
@@ -70,7 +63,10 @@ class Baselines:
         self.stream.write("baseline", entry.to_dict())
 
     def timeout(self, device) -> float | None:
-        """A candidate's seconds on ``device`` (see the module docstring)."""
+        """A candidate's seconds on ``device``, from the moment its worker starts it:
+        ``--candidate_timeout``, else ``F x`` the baseline's time there (with adaptive
+        stopping at least ``--benchmark_max_time`` plus ``F x`` its load and one
+        repetition) plus :data:`~.settings.TIMEOUT_SLACK`."""
         settings, first = self.settings, device.first
         if settings.candidate_timeout is not None:
             return settings.candidate_timeout
@@ -79,7 +75,9 @@ class Baselines:
         factor = settings.timeout_factor
         planned = factor * first.elapsed
         if settings.adaptive and settings.max_time is not None and first.samples:
-            repetition = max(first.samples) * _iterations(first)
+            iterations = next((row.iterations for row in first.rows if row.iterations
+                               and row.run_type == "iteration" and not row.extra_row), 1)
+            repetition = max(first.samples) * iterations
             planned = max(planned, settings.max_time + factor * (first.load_seconds
                                                                  + repetition))
         return planned + TIMEOUT_SLACK
@@ -98,9 +96,3 @@ class Baselines:
         if value is None or not base:
             return None
         return value / base
-
-
-def _iterations(measurement: Measurement) -> int:
-    rows = [row for row in measurement.rows
-            if row.run_type == "iteration" and not row.extra_row and row.iterations]
-    return rows[0].iterations if rows else 1

@@ -52,8 +52,7 @@ class Losses:
     def died(self, device) -> None:
         worker = device.worker
         if worker.lost:
-            self.relocate(device)
-            return
+            return self.relocate(device)
         how = worker.death()
         held = device.release()
         if not worker.ready:
@@ -113,8 +112,7 @@ class Losses:
         held = device.held()
         worker.close(stop=False)
         if worker.lost:  # killing it found its node gone: it was not the candidate that hung
-            self.relocate(device)
-            return
+            return self.relocate(device)
         device.release()
         self.lost(device, task, State.TIMEOUT,
                   f"still running after {held:.2f} s (its timeout: {task.timeout:.2f} s); "

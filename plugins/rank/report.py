@@ -200,11 +200,6 @@ class Rows:
             entries["iree_devices"] = [device.spec.uri]
         return {**entries, **where}
 
-    def stamp(self, rows: list, job_id: str, device, where: dict) -> None:
-        entries = self.provenance(job_id, device, where)
-        for row in rows:
-            row.provenance = {**row.provenance, **entries}
-
     def error_row(self, result) -> Run:
         by_label = {device.spec.label: device for device in self.devices}
         config, function, named = self.config, self.function, params(result.id)
@@ -220,17 +215,19 @@ class Rows:
 
     def ensure_context(self) -> None:
         if self.context is not None and self.hub is not None:
-            context, run_names = self.context
-            self.context = None
+            (context, run_names), self.context = self.context, None
             self.hub.report_context(context, run_names)
 
-    def report(self, rows: list) -> None:
+    def report(self, rows: list, job_id: str = "", device=None, where=None) -> None:
+        """``rows`` to the reports, stamped with ``job_id``'s :meth:`provenance` if given."""
+        entries = self.provenance(job_id, device, where) if job_id else {}
+        for row in rows:
+            row.provenance = {**row.provenance, **entries}
         if not rows or self.hub is None:
             return
         self.ensure_context()
         for row in rows:
             row.family_index, row.per_family_instance_index = self.family, 0
         self.family += 1
-        runs = [row for row in rows if not row.extra_row]
-        extra = [row for row in rows if row.extra_row]
-        self.hub.report(runs, extra)
+        self.hub.report([row for row in rows if not row.extra_row],
+                        [row for row in rows if row.extra_row])

@@ -1,28 +1,15 @@
 """The ranking's schedule: candidates spread over warm workers, one per device.
 
-:class:`Ranker` is the ``rank`` backend's ``run``. In order:
-
-1. The baseline and the candidates are resolved (``.mlir`` compiled: a
-   candidate that does not compile is ``compile_failed``) and hashed; the
-   function is the baseline's (``--function``, or its one exported
-   function). Each candidate already in the cache (:mod:`.cache`) is taken
-   from it, rows and all: nothing of it is measured again. Candidates with
-   the same bytes are measured once.
-2. One warm worker per device (:mod:`.worker`, :mod:`.devices`). A worker's
-   first job is always the baseline; then it takes the next candidate
-   whenever it is free, and the baseline again after every
-   ``--baseline_every`` candidates, and once more at the end
-   (:mod:`.drift`: the baselines, the timeouts, each ratio corrected for
-   drift on its device).
-3. A worker that hangs past its candidate's timeout or dies, one lost with
-   its node, the budget spent: :mod:`.losses`.
-4. The best ``--rerank_top`` and the baseline are re-ranked on the first
-   device (:mod:`.rerank`).
-
-Every measurement's rows go to the run's reports as it finishes
-(:class:`.report.Rows`), every result to ``--rank_stream`` and the cache. Each
-worker measures with the run's configuration derived for the ranking (its
-``--function`` the baseline's), never the run's own edited.
+:class:`Ranker` is the ``rank`` backend's ``run``. The baseline and the
+candidates are resolved (``.mlir`` compiled: a candidate that does not
+compile is ``compile_failed``) and hashed; the function is the baseline's
+(``--function``, or its one exported function). Each candidate already in
+the cache (:mod:`.cache`) is taken from it, rows and all; candidates with
+the same bytes are measured once. One warm worker per device
+(:mod:`.worker`, :mod:`.devices`) takes the baseline (:mod:`.drift`) or the
+next candidate whenever it is free; :mod:`.losses` handles what stops one,
+:mod:`.rerank` the re-rank of the best. The workers measure with the run's
+configuration derived for the ranking (``--function`` the baseline's).
 """
 
 from __future__ import annotations
@@ -50,7 +37,6 @@ from .losses import START_SECONDS, Losses
 from .measure import Job, RerankResult
 from .report import Rows, params
 from .results import (
-    FAILED_STATES,
     BaselineMeasurement,
     CandidateResult,
     Measurement,
@@ -112,8 +98,7 @@ class DeviceState:
 
     def release(self) -> float:
         """Its worker closed, not asked to stop (it died, or is killed): the time held."""
-        held = self.held()
-        self.seconds += held
+        self.seconds += (held := self.held())
         self.worker.close(stop=False)
         self.worker = None
         return held
@@ -128,11 +113,9 @@ class Ranker:
         self.candidates = candidates
         self.ranking = Ranking(0, [])
         self.results: list[CandidateResult] = []
-        self.by_id: dict[str, CandidateResult] = {}  # the same, by candidate id
         self.devices: list[DeviceState] = []
         self.queue: list[CandidateResult] = []
         self.jobs: dict[str, Job] = {}  # candidate id -> its job (a module it compiled to)
-        self.function = ""
         self.key = None  # a candidate's cache key (:func:`.cache.key`), once its fields are known
         self.cache = rank_cache.RankCache(None)
         self.stream = rank_cache.Stream(None)
@@ -172,15 +155,17 @@ class Ranker:
             measuring = self._prepare()
             if self.pool is None:  # forked from here, measuring with the derived configuration
                 self.pool = LocalWorkers(measuring)
-            self._first_pass()
+            if self.queue:  # the first pass
+                for device in self.devices:
+                    self.start(device)
+                self._loop()
             self._ratios()
             self._rerank()
             self.rows.ensure_context()  # a ranking without rows (all failed early) has one too
-        except (KeyboardInterrupt, Terminated):
-            self.losses.stopped = self.losses.stopped or "interrupted"
-            raise
-        except BaseException:
-            self.losses.stopped = self.losses.stopped or "error"  # its one line says which
+        except BaseException as exc:  # the ranking's one line says which
+            interrupted = isinstance(exc, (KeyboardInterrupt, Terminated))
+            self.losses.stopped = self.losses.stopped or ("interrupted" if interrupted
+                                                          else "error")
             raise
         finally:
             self.losses.stop_workers()
@@ -203,8 +188,7 @@ class Ranker:
         if baseline.state is not None:
             raise UsageError(f"--baseline={settings.baseline}: {baseline.message}")
         self.baselines = Baselines(settings, baseline, self.stream)
-        function = self.function = self.rows.function = _function(compiling, baseline,
-                                                                    settings.baseline)
+        function = self.rows.function = _function(compiling, baseline, settings.baseline)
         # A candidate's cache key, but its module and its device's fingerprint.
         self.key = functools.partial(
             rank_cache.key, kind="candidate", function=function, baseline=baseline.sha256,
@@ -219,7 +203,6 @@ class Ranker:
                 self.jobs[candidate.id] = Job(candidate.id, candidate.module, candidate.sha256,
                                               params(candidate.id))
             self.results.append(result)
-            self.by_id[result.id] = result
             self.rows.modules[result.id] = (result.path, result.sha256)
         self.rows.modules[BASELINE_ID] = (settings.baseline, baseline.sha256)
         context = machine_context(config)
@@ -248,11 +231,10 @@ class Ranker:
                                 list(config.runtime_flags), {})
 
     def _cached(self, sha256: str) -> dict | None:
-        for device_fingerprint in dict.fromkeys(fingerprint(d.spec) for d in self.devices):
-            record = self.cache.get(self.key(module=sha256, device=device_fingerprint))
-            if record is not None:
-                return record
-        return None
+        records = (self.cache.get(self.key(module=sha256, device=device_fingerprint))
+                   for device_fingerprint in dict.fromkeys(fingerprint(d.spec)
+                                                           for d in self.devices))
+        return next((record for record in records if record is not None), None)
 
     def _from_cache(self, result: CandidateResult, record: dict) -> None:
         measurement = Measurement.from_data(record["measurement"])
@@ -260,22 +242,14 @@ class Ranker:
         result.ratio = result.first_pass_ratio = record.get("ratio")
         result.cached = True
         self.ranking.from_cache += 1
-        self.rows.stamp(measurement.rows, result.id, None, {})  # its node: as measured then
-        self.rows.report(measurement.rows)
+        self.rows.report(measurement.rows, result.id, None, {})  # its node: as measured then
         self._tell(result)
 
     # --- 2. the first pass ------------------------------------------------
 
-    def _first_pass(self) -> None:
-        if not self.queue:
-            return
-        for device in self.devices:
-            self.start(device)
-        self._loop()
-
     def start(self, device: DeviceState) -> None:
         """A new worker for ``device`` (it opens the device with the baseline)."""
-        device.worker = self.pool.start(device.spec, self.function, self.baselines.job(),
+        device.worker = self.pool.start(device.spec, self.rows.function, self.baselines.job(),
                                         self.settings.check_outputs, self.settings.metric)
         device.worker.deadline = time.monotonic() + START_SECONDS
         device.fresh = True
@@ -379,8 +353,7 @@ class Ranker:
     def _measured(self, device: DeviceState, measurement: Measurement) -> None:
         worker, task = device.worker, device.done()
         self.ranking.measured += 1
-        self.rows.stamp(measurement.rows, task.job.id, device, worker.where)
-        self.rows.report(measurement.rows)
+        self.rows.report(measurement.rows, task.job.id, device, worker.where)
         node = worker.where.get("ray_node_id", "")
         if task.kind == "baseline":
             worker.since_baseline = 0
@@ -401,27 +374,22 @@ class Ranker:
         result.seconds, result.device_seconds = measurement.seconds, measurement.device_seconds
         result.measurement = measurement
 
-    def record(self, result: CandidateResult, device: DeviceState) -> None:
+    def record(self, result: CandidateResult, device: DeviceState, tell: bool = True) -> None:
         """A finished candidate into the cache and the stream, with its ratio to the
         baselines known so far (:meth:`_ratios` corrects it with the next one)."""
-        self._store(result, device)
-        self._tell(result)
-
-    def _store(self, result: CandidateResult, device: DeviceState) -> None:
-        """Its ratio to the baselines on ``device`` so far, and its record in the cache."""
         result.first_pass_ratio = result.ratio = self.baselines.ratio(result, device)
         if result.state is not State.NOT_MEASURED:
             self.cache.put(self.key(module=result.sha256, device=fingerprint(device.spec)), {
                 "id": result.id, "device": device.spec.label, "timeout": result.timeout,
                 "ratio": result.ratio, "measurement": result.measurement.to_data()})
+        if tell:
+            self._tell(result)
 
     def _tell(self, result: CandidateResult) -> None:
         """A candidate's result is known: to the stream, and a failure without rows
         of its own to the reports as its error row (as a failed benchmark is)."""
         self.stream.write("candidate", result.to_dict())
-        measured = result.measurement is not None and result.measurement.rows
-        if not measured and (result.state in FAILED_STATES
-                             or result.state is State.NOT_MEASURED):
+        if result.state is not State.OK and not (result.measurement and result.measurement.rows):
             self.rows.report([self.rows.error_row(result)])
 
     # --- 3. ratios ----------------------------------------------------------
@@ -431,10 +399,9 @@ class Ranker:
         before and after it."""
         by_label = {device.spec.label: device for device in self.devices}
         for result in self.results:
-            if result.cached or result.same_as or result.state is not State.OK:
-                continue
-            if result.device in by_label:
-                self._store(result, by_label[result.device])
+            if result.state is State.OK and not (result.cached or result.same_as) \
+                    and result.device in by_label:
+                self.record(result, by_label[result.device], tell=False)
 
     # --- 4. the re-rank -----------------------------------------------------
 
@@ -454,9 +421,8 @@ class Ranker:
         if device is None:
             self.rerank.message = "no device is left for the re-rank (their nodes were lost)"
             return
-        rerank_key = rank_cache.key(kind="rerank",
+        rerank_key = rank_cache.key(kind="rerank", rounds=settings.rerank_rounds,
                                     members=[self.key(module=m.sha256) for m in members],
-                                    rounds=settings.rerank_rounds,
                                     device=fingerprint(device.spec))
         record = self.cache.get(rerank_key)
         if record is not None:
@@ -476,12 +442,10 @@ class Ranker:
         self.stream.write("rerank", self.rerank.to_dict())
 
     def _reranked(self, device: DeviceState, result: RerankResult) -> None:
-        worker = device.worker
-        device.done()
+        worker, _ = device.worker, device.done()
         self.ranking.measured += 1
         for member, rows in result.rows.items():
-            self.rows.stamp(rows, member, device, worker.where)
-            self.rows.report(rows)
+            self.rows.report(rows, member, device, worker.where)
         rerank.judge(self.rerank, result, self.settings.metric)
 
     # --- 5. the answer --------------------------------------------------------
@@ -504,7 +468,7 @@ class Ranker:
         ranking.rerank = self.rerank
         ranking.kendall_tau = self.rerank.kendall_tau if self.rerank is not None else None
         ranking.metric = settings.metric
-        ranking.function = self.function
+        ranking.function = self.rows.function
         ranking.devices = [device.to_dict() for device in self.devices]
         ranking.device_seconds = sum(device.seconds for device in self.devices)
         ranking.stopped = self.losses.stopped

@@ -30,10 +30,10 @@ from ireebench.cli.command import configure
 from ireebench.errors import EXIT_FAILED, UsageError
 from ireebench.worker import Channel, encode_error
 
-from .command import derived
 from .devices import DeviceSpec
 from .measure import Job
 from .results import Ranking
+from .settings import derived
 from .stash import RANKED_METRIC
 from .worker import _serve
 
