@@ -6,14 +6,14 @@ from a benchmark tool, in one command and one Python call:
 * many modules, many devices, one warm worker per device: the runtime,
   the device and the inputs set up once, each candidate loaded into it
   (:mod:`.worker`, :mod:`.measure`, :mod:`.devices`);
-* a ranking that holds: adaptive repetitions to the precision asked, the
-  baseline again every K candidates to correct drift per device, a paired,
-  interleaved re-rank of the best, Kendall's tau between the passes
-  (:mod:`.schedule`, :mod:`.ordering`);
+* a ranking that holds (:mod:`.schedule`): adaptive repetitions to the
+  precision asked, the baseline again every K candidates to correct drift
+  per device (:mod:`.drift`), a paired, interleaved re-rank of the best,
+  Kendall's tau between the passes (:mod:`.rerank`, :mod:`.ordering`);
 * failures as states (``compile_failed``, ``load_failed``,
   ``runtime_error``, ``wrong_output``, ``timeout``, ``crashed``), a
   timeout counted from the candidate's start on its device, a budget
-  (:mod:`.results`, :mod:`.candidates`);
+  (:mod:`.results`, :mod:`.candidates`, :mod:`.losses`);
 * a cache and a stream: a rerun measures nothing twice, an interrupted
   ranking resumes (:mod:`.cache`);
 * a ranking as JSON, a console table, Google Benchmark rows per

@@ -47,13 +47,12 @@ from ireebench.modules import file_sha256
 from ireebench.scratch import Scratch
 
 from .devices import DeviceSpec
+from .losses import START_SECONDS
 from .measure import Job
 from .results import Measurement, State
 from .worker import WorkerProcess
 
 DEFAULT_DEVICE = "local-task"
-# How long a worker may take to open the device.
-START_SECONDS = 300.0
 
 _WORKERS: dict[tuple, WarmBenchmark] = {}
 
@@ -79,7 +78,6 @@ class WarmBenchmark:
         self.first_module = first_module
         self.worker: WorkerProcess | None = None
         self.config = None
-        self.errors = io.StringIO()
         # Messages read but not yet taken: one read may bring several (``begin`` and
         # ``result`` together, when the measurement is quick).
         self.pending: deque = deque()

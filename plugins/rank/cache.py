@@ -165,7 +165,6 @@ class Stream:
             except OSError as exc:
                 raise UsageError(f"--rank_stream={path}: cannot write: {exc.strerror}") \
                     from None
-        self.path = path
 
     def write(self, event: str, data: dict) -> None:
         if self._handle is None:

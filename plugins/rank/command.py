@@ -32,7 +32,7 @@ from ireebench.points import POINTS
 
 from . import candidates as candidate_files
 from .results import Ranking
-from .settings import ADAPTIVE_MAX_TIME, RUN_DEFAULTS, add_options, settings
+from .settings import ADAPTIVE_MAX_TIME, RUN_DEFAULTS, add_options, derived, settings
 
 PLUGIN = "rank"
 HELP = """Rank candidate modules of one function against a baseline, for tuners.
@@ -154,10 +154,10 @@ def main(argv: list[str], invocation) -> Ranking:
         return serve(config, invocation)
     options = settings(config)
     found = candidate_files.collect(arguments)
-    register_files(config, options, found)
     # Reported as the run's module and devices (provenance, the store's fingerprint).
-    config.options["module"] = (options.baseline,)
-    config.options["device"] = tuple(dict.fromkeys(options.devices))
+    config = derived(config, module=(options.baseline,),
+                     device=tuple(dict.fromkeys(options.devices)))
+    register_files(config, options, found)
     config = configure(config, invocation.selection)
     if POINTS in config.stash:
         config.release()

@@ -109,9 +109,7 @@ def available_cpus() -> list[int]:
 
 
 def check_devices(uris: list[str], cpu_workers: int, drivers: list[str]) -> None:
-    """``--cpu_workers`` and every device's driver, on this machine or a cluster."""
-    if cpu_workers < 1:
-        raise UsageError(f"--cpu_workers={cpu_workers}: must be at least 1")
+    """Every device's driver, on this machine or a cluster."""
     for uri in uris:
         if driver_of(uri) not in drivers:
             raise UsageError(f"--devices={','.join(uris)}: unknown driver {driver_of(uri)!r} "

@@ -1,4 +1,12 @@
-"""What a person and a tuner see of a ranking: the console table, the JSON file.
+"""What a ranking reports: the rows, the console table, the JSON file, the summary.
+
+Every measurement's Google Benchmark rows go to the run's reports as it
+finishes (:class:`Rows`): ``BM_fn/candidate:ID/process_time/real_time``; a
+baseline's ``BM_fn/candidate:baseline/device:LABEL/round:N/...``; the
+re-rank's ``.../pass:rerank/...``. Each row says where it was measured (its
+module as given and that module's sha256, its device, on a cluster its
+node); a candidate that failed without rows of its own gets an error row,
+as a failed benchmark does, so the reports hold every candidate.
 
 The table comes after the run's own report (the Google Benchmark rows of
 every measurement), on stdout when that report is the console's, else on
@@ -13,7 +21,8 @@ stderr (a JSON report on stdout stays JSON)::
     p=0.002); Kendall tau, first pass vs re-rank: 1.00
 
 ``--rank_out=FILE`` writes :meth:`Ranking.to_dict` (atomically, also when the
-ranking stopped early).
+ranking stopped early); :func:`summary` is the stream's last line and the
+run's ``findings["rank"]`` (the stored ranking a report reads, docs/plugins.md).
 """
 
 from __future__ import annotations
@@ -21,7 +30,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+from ireebench import names
 from ireebench.outfiles import OutputFile
+from ireebench.results import Run
 from tabulate import tabulate
 
 from .results import METRICS, Ranking, State
@@ -51,6 +62,10 @@ def summary(ranking: Ranking) -> dict:
         "function": ranking.function,
         "metric": ranking.metric,
         "order": [candidate.id for candidate in ranking.ranked],
+        # Every candidate, as ranked: its state, place, ratio and the ratio's interval.
+        "candidates": [{"id": candidate.id, "state": candidate.state.value,
+                        "rank": candidate.rank, "ratio": candidate.ratio,
+                        "interval": candidate.interval} for candidate in ranking.candidates],
         "winner": winner.id if winner else None,
         "winner_ratio": winner.ratio if winner else None,
         "states": dict(sorted(states.items())),
@@ -154,3 +169,65 @@ def write_ranking(path: str, ranking: Ranking) -> None:
         handle.discard()
         raise
     handle.close()
+
+
+def params(candidate_id: str) -> dict:
+    return {"candidate": candidate_id}
+
+
+class Rows:
+    """The rows of one ranking, through the run's report hub (``None``: nowhere)."""
+
+    def __init__(self, config, devices: list):
+        self.config = config
+        self.devices = devices
+        self.hub = None
+        self.family = 0
+        self.function = ""
+        self.modules: dict[str, tuple[str, str]] = {}  # id -> its path as given, sha256
+        self.where_of: dict[str, dict] = {}  # candidate id -> its worker's where
+        self.context = None  # (context, run names) until it is reported
+
+    def provenance(self, job_id: str, device, where: dict) -> dict:
+        """What a measurement's rows say of themselves: its module (as given) and that
+        module's sha256, its device (the run's context names the baseline's module and
+        every device), and on a cluster the node (``host_name``, ``ray_node_id``)."""
+        path, sha256 = self.modules[job_id]
+        entries = {"iree_module": path}
+        if sha256:  # not for a candidate that did not compile
+            entries["iree_module_sha256"] = sha256
+        if device is not None:
+            entries["iree_devices"] = [device.spec.uri]
+        return {**entries, **where}
+
+    def error_row(self, result) -> Run:
+        by_label = {device.spec.label: device for device in self.devices}
+        config, function, named = self.config, self.function, params(result.id)
+        return Run(provenance=self.provenance(result.id, by_label.get(result.device),
+                                              self.where_of.get(result.id, {})),
+                   name=names.family_name(function, named),
+                   run_name=names.run_name(function, named), function=function,
+                   params=named, error_occurred=True,
+                   error_message=f"{result.state}: {result.message}".rstrip(": "),
+                   time_unit=config.getoption("time_unit") or "ms",
+                   repetitions=config.getoption("benchmark_repetitions"),
+                   batch_size=config.getoption("batch_size"))
+
+    def ensure_context(self) -> None:
+        if self.context is not None and self.hub is not None:
+            (context, run_names), self.context = self.context, None
+            self.hub.report_context(context, run_names)
+
+    def report(self, rows: list, job_id: str = "", device=None, where=None) -> None:
+        """``rows`` to the reports, stamped with ``job_id``'s :meth:`provenance` if given."""
+        entries = self.provenance(job_id, device, where) if job_id else {}
+        for row in rows:
+            row.provenance = {**row.provenance, **entries}
+        if not rows or self.hub is None:
+            return
+        self.ensure_context()
+        for row in rows:
+            row.family_index, row.per_family_instance_index = self.family, 0
+        self.family += 1
+        self.hub.report([row for row in rows if not row.extra_row],
+                        [row for row in rows if row.extra_row])

@@ -82,6 +82,11 @@ class Measurement:
         """The ranked time (``real_time``, ``cpu_time`` or ``device_time``)."""
         return metric_of(self, name)
 
+    def samples_of(self, name: str) -> list[float]:
+        """The per-repetition values of the metric ``name``."""
+        return {"real_time": self.samples, "cpu_time": self.cpu_samples}.get(
+            name, self.device_samples)
+
     def precision_of(self, name: str) -> float | None:
         """The precision of the metric ``name`` (the device time's: not known)."""
         return {"real_time": self.precision, "cpu_time": self.cpu_precision}.get(name)
@@ -119,6 +124,9 @@ class CandidateResult:
     # interpolated between its measurements before and after (drift), or the
     # re-rank's median paired ratio for the candidates it re-measured.
     ratio: float | None = None
+    # The ratio's interval at the run's --confidence (the statistics plugin's):
+    # of its per-round ratios when re-ranked, else of its samples (None: unknown).
+    interval: list[float] | None = None
     first_pass_ratio: float | None = None
     rank: int | None = None  # 1 = the fastest; None for a failed candidate
     first_pass_rank: int | None = None

@@ -33,6 +33,7 @@ from ireebench.lib.channel import Channel, encode_error
 from .devices import DeviceSpec
 from .measure import Job
 from .results import Ranking
+from .settings import derived
 from .stash import RANKED_METRIC
 from .worker import _serve
 
@@ -59,13 +60,13 @@ def serve(config, invocation) -> Ranking:
     """Configures the ranking's command line for one device and serves it (see the module
     docstring); the worker's exit status."""
     spec = load_spec(config.getoption("rank_serve"))
-    for name, option in config.option_specs.items():
-        if option.run_output or name in RANKING_ONLY or name in DRIVER_ONLY:
-            config.options[name] = option.default
     device = DeviceSpec(spec["device"]["uri"], spec["device"]["label"])
     baseline = Job.from_data(spec["baseline"])
-    config.options.update(module=(baseline.path,), device=(device.uri,),
-                          function=spec["function"], ray_node_files=spec.get("files", ""))
+    reset = {name: option.default for name, option in config.option_specs.items()
+             if option.run_output or name in RANKING_ONLY + DRIVER_ONLY}
+    config = derived(config, **(reset | {"module": (baseline.path,), "device": (device.uri,),
+                                         "function": spec["function"],
+                                         "ray_node_files": spec.get("files", "")}))
     replies = int(spec["replies_fd"])
     try:
         config = configure(config, invocation.selection)

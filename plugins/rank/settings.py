@@ -4,7 +4,9 @@ The rank command takes every option of a run (``--function``,
 ``--input``, the measurement flags, ``--device_time``, the reports,
 ``--benchmark_save``, runtime flags) plus these, which
 :func:`add_options` adds to its command line only. :func:`settings`
-reads them into :class:`RankSettings`, one line for a bad value.
+reads them into :class:`RankSettings`, one line for a bad value;
+:func:`derived` makes the configuration of a ranking (or of its worker on a
+node) from the command line's, never editing it.
 
 Defaults for a ranking that holds, where the command line says nothing
 (:data:`RUN_DEFAULTS`): short repetitions (``--benchmark_min_time=0.01s``)
@@ -19,6 +21,7 @@ import math
 import random
 from dataclasses import dataclass
 
+from ireebench.config import Config
 from ireebench.errors import UsageError
 
 from .cache import default_path
@@ -130,7 +133,6 @@ class RankSettings:
     remeasure: bool
     adaptive: bool  # --benchmark_min_rel_accuracy
     max_time: float | None  # its --benchmark_max_time
-    device_time: bool
     metric: str  # --rank_by
 
 
@@ -197,7 +199,6 @@ def settings(config) -> RankSettings:
         adaptive=bool(accuracy),
         max_time=_seconds("benchmark_max_time", config.getoption("benchmark_max_time") or
                           "10s") if accuracy else None,
-        device_time=bool(config.getoption("device_time")),
         metric=_metric(config),
     )
 
@@ -224,3 +225,12 @@ def _metric(config) -> str:
         raise UsageError("--rank_by=device_time: needs --device_time (the device's busy time "
                          "is measured by a profiling pass)")
     return chosen
+
+
+def derived(config: Config, **options) -> Config:
+    """A new configuration of the same command line with ``options`` changed, before
+    it is configured (``config`` itself is never edited)."""
+    new = Config(config.pm, {**config.options, **options}, list(config.runtime_flags),
+                 list(config.argv), config.stdout, config.stderr, config.option_specs)
+    new.command_line = list(config.command_line)
+    return new

@@ -1,5 +1,4 @@
 """Walls third-party plugin authors hit (issue 38, item 5), through the real CLI."""
-import pytest
 
 from ireebench import hookimpl
 
@@ -16,7 +15,8 @@ class _Uploader:
 
 
 class _Defaulted:
-    seen = []
+    def __init__(self):
+        self.seen = []
 
     @hookimpl
     def ireebench_configure(self, config):

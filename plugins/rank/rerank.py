@@ -1,0 +1,111 @@
+"""The re-rank: the best ``--rerank_top`` and the baseline, paired and interleaved.
+
+They are re-ranked on the first device: ``--rerank_rounds`` rounds, one
+repetition of each per round in a fresh random order
+(:func:`.measure.rerank`); their order is by the median of the per-round
+ratios to the baseline (:func:`judge`), each neighbour pair judged by the
+Wilcoxon signed-rank test on the paired log differences, and Kendall's tau
+between the first pass and the re-rank says how stable the order is.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ireebench.stats import median
+
+from .drift import BASELINE_ID
+from .measure import RerankResult
+from .ordering import interval, kendall_tau, signed_rank_test
+from .results import CandidateResult, Rerank, State
+from .settings import TIMEOUT_SLACK, RankSettings
+
+# What a candidate measured as another (the same module bytes) takes from it.
+SHARED = ("state", "message", "device", "seconds", "device_seconds", "ratio",
+          "first_pass_ratio", "timeout", "measurement", "cached")
+
+
+def device(devices: list, retired):
+    """The first device, unless its worker was lost with its node and its next one
+    has not started: then the first device whose worker is free, else the first
+    that may start one (None: no device may)."""
+    first = devices[0]
+    if first.worker is not None and (first.worker.ready or not first.relocated):
+        return first
+    free = [each for each in devices if each.worker is not None
+            and each.worker.ready and each.worker.busy is None]
+    startable = [each for each in devices if not retired(each)]
+    return (free or startable or [None])[0]
+
+
+def timeout(settings: RankSettings, members: list[CandidateResult], first) -> float:
+    """The re-rank's seconds: each member's (``first``: the baseline's first
+    measurement on its device) as a candidate's, for its share of the rounds."""
+    if settings.candidate_timeout is not None:
+        return settings.candidate_timeout * (len(members) + 1)
+    total = 0.0
+    for measurement in [*(member.measurement for member in members), first]:
+        if measurement is not None and measurement.samples:
+            total += measurement.elapsed * (1 + settings.rerank_rounds
+                                            / len(measurement.samples))
+    return settings.timeout_factor * total + TIMEOUT_SLACK * (len(members) + 1)
+
+
+def round_ratios(rerank: Rerank, member: str) -> list[float]:
+    """``member``'s ratio to the baseline in each round both ran."""
+    return [s / b for s, b in zip(rerank.round_seconds.get(member, []),
+                                  rerank.round_seconds.get(BASELINE_ID, [])) if s and b]
+
+
+def judge(rerank: Rerank, result: RerankResult, metric: str) -> None:
+    """The re-rank's order, ratios, p-values and Kendall's tau, from its rounds."""
+    rerank.failed = dict(result.failed)
+    by_round = result.cpu_seconds if metric == "cpu_time" else result.seconds
+    base = by_round.get(BASELINE_ID)
+    if base is None or BASELINE_ID in result.failed:
+        rerank.message = f"the baseline failed in the re-rank: " \
+                         f"{result.failed.get(BASELINE_ID, 'not measured')}"
+        return
+    rerank.round_seconds = {member: by_round[member] for member in rerank.members
+                            if by_round.get(member) is not None and member not in result.failed}
+    rerank.round_seconds[BASELINE_ID] = base
+    ratios = {member: round_ratios(rerank, member) for member in rerank.round_seconds
+              if member != BASELINE_ID}
+    rerank.ratios = {member: median(values) for member, values in ratios.items() if values}
+    rerank.order = sorted(rerank.ratios, key=rerank.ratios.__getitem__)
+    rerank.p_values = [
+        signed_rank_test([math.log(a / b) for a, b in zip(rerank.round_seconds[first],
+                                                           rerank.round_seconds[second])
+                          if a and b])
+        for first, second in zip(rerank.order, rerank.order[1:])]
+    rerank.kendall_tau = kendall_tau([m for m in rerank.members if m in rerank.ratios],
+                                     rerank.order)
+
+
+def final_order(results: list[CandidateResult], rerank: Rerank | None, metric: str,
+                confidence: float | None) -> list[CandidateResult]:
+    """The ranked candidates, best first: the re-rank's order, then the others by
+    their first-pass ratio; each with its places, its final ratio and that ratio's
+    ``confidence`` interval (of its per-round ratios when re-ranked, else of its
+    samples). A candidate measured as another takes that one's result."""
+    by_id = {result.id: result for result in results}
+    for result in results:
+        if result.same_as and by_id[result.same_as].measurement is not None:
+            for name in SHARED:
+                setattr(result, name, getattr(by_id[result.same_as], name))
+    first = sorted((result for result in results if result.state is State.OK
+                    and result.first_pass_ratio is not None),
+                   key=lambda result: result.first_pass_ratio)
+    reranked = [by_id[member] for member in rerank.order] if rerank is not None else []
+    for position, result in enumerate(first, 1):
+        result.first_pass_rank = position
+    for position, result in enumerate(reranked, 1):
+        result.rerank_position = position
+        result.ratio = rerank.ratios.get(result.id, result.ratio)
+    order = reranked + [result for result in first if result.rerank_position is None]
+    for position, result in enumerate(order, 1):
+        result.rank = position
+        values = round_ratios(rerank, result.id) if result.rerank_position \
+            else result.measurement.samples_of(metric)
+        result.interval = interval(result.ratio, values, confidence)
+    return order
