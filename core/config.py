@@ -18,6 +18,7 @@ config; hooks of the whole run (reports, ``ireebench_measurements_finish``,
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import sys
@@ -220,7 +221,6 @@ class Config:
             # A command's own Config may hold only what it parsed: a declared name is None.
             if default is not _UNSET or not self.option_specs or name in self.option_specs:
                 return None if default is _UNSET else default
-            import difflib
             close = difflib.get_close_matches(name, self.options, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ValueError(f"no option named {name!r}{hint}")
