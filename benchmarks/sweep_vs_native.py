@@ -39,8 +39,8 @@ import tempfile
 from pathlib import Path
 
 from compare_native import ROOT, compile_source, machine, run_process, write_section
+from ireebench.lib.statistics import relative_precision
 from ireebench.native.tools import BENCHMARK_TOOL, tool_path
-from ireebench.plugins.statistics import relative_precision
 
 BEGIN, END = "<!-- sweep_vs_native: begin -->", "<!-- sweep_vs_native: end -->"
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128]

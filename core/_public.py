@@ -49,6 +49,13 @@ PUBLIC_MODULES = (
     "ireebench.comparison",  # the comparison engine: reports read, verdicts, reporters
     "ireebench.profiling",  # profiling sinks and the rows of a profiling pass
     "ireebench.reporting",  # the Reporter base class and the run's reported rows
+    "ireebench.protocol",  # the run's protocol: the phases a backend calls, with their hooks
+    "ireebench.lib.channel",  # the channel between a process and its forked worker
+    # Libraries the built-in plugins share (core/lib/), one module a concern.
+    "ireebench.lib.allocator", "ireebench.lib.comparison_format",
+    "ireebench.lib.compile_cache", "ireebench.lib.early_stopping", "ireebench.lib.gbench_json", "ireebench.lib.outputs",
+    "ireebench.lib.profiling_pass", "ireebench.lib.statistics",
+    "ireebench.commands",  # the kit for subcommands: the built-ins' commands are built with it
     # A built-in plugin's Python API: the ranking's typed results and the
     # drop-in for iree.runtime.benchmark_module that tuners import.
     "ireebench.plugins.rank",

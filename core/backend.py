@@ -261,9 +261,9 @@ def _as_given(value) -> str:
 # that only declares a backend imports none of it.
 HELPERS = {
     "machine_context": ".context",
-    "runs_from_benchmark_json": ".native.gbench_json",
-    "context_from_benchmark_json": ".native.gbench_json",
-    "split_benchmark_json": ".native.gbench_json",
+    "runs_from_benchmark_json": ".lib.gbench_json",
+    "context_from_benchmark_json": ".lib.gbench_json",
+    "split_benchmark_json": ".lib.gbench_json",
     "module_files": ".modules",
     "tool_path": ".native.tools",
     "native_error_line": ".native.tools",

@@ -130,6 +130,9 @@ class OptionSpec:
     optional_value: bool = False
 
 
+_UNSET = object()
+
+
 class Config:
     """Options of the run, the plugin manager, its streams and its state.
 
@@ -210,9 +213,19 @@ class Config:
             self._backend = select_backend(self)
         return self._backend
 
-    def getoption(self, name: str, default=None):
-        value = self.options.get(name, default)
-        return default if value is None else value
+    def getoption(self, name: str, default=_UNSET):
+        """The value of ``--name``; an undeclared name raises ValueError (as
+        pytest's) in a run, unless a ``default`` is given, which it then returns."""
+        if name not in self.options:
+            # A command's own Config may hold only what it parsed: a declared name is None.
+            if default is not _UNSET or not self.option_specs or name in self.option_specs:
+                return None if default is _UNSET else default
+            import difflib
+            close = difflib.get_close_matches(name, self.options, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"no option named {name!r}{hint}")
+        value = self.options[name]
+        return (None if default is _UNSET else default) if value is None else value
 
     def selects(self, benchmark_name: str) -> bool:
         """--benchmark_filter, matched against ``BM_fn/process_time/real_time``."""

@@ -2,7 +2,7 @@
 
 The rules themselves are hooks (``ireebench_classify_function`` and
 ``ireebench_select_function``); the built-in ones are in
-:mod:`ireebench.plugins.discovery` and follow iree-benchmark-module.
+:mod:`ireebench.plugins.kinds` and follow iree-benchmark-module.
 
 This module does not import the runtime: it works on the functions of a
 module the session (or :func:`module_functions`) loaded.

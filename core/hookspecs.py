@@ -9,10 +9,13 @@ Every hook called during a run receives ``config`` (the run's
 arguments it names, so ``def ireebench_benchmark_result(run)`` works too.
 Per-run state belongs in ``config.stash`` (see :mod:`ireebench.stash`).
 
-This module holds the hooks the core calls. A hook that only one plugin
-calls is declared by that plugin, through ``ireebench_addhooks`` (as
-pytest's ``pytest_addhooks``) with the :data:`hookspec` marker: the
-built-in ``statistics`` plugin declares ``ireebench_statistics``,
+This module holds the hooks the core calls, in the order a run calls them
+(``tests/core/test_hook_protocol.py`` checks both): the run's phases are
+called by :mod:`ireebench.protocol`, which a backend calls rather than
+calling those hooks itself. A hook that only one plugin calls is declared
+by that plugin, through ``ireebench_addhooks`` (as pytest's
+``pytest_addhooks``) with the :data:`hookspec` marker: the built-in
+``statistics`` plugin declares ``ireebench_statistics``,
 ``profiling_pass`` declares ``ireebench_profiling_sinks`` and
 ``ireebench_profiling_pass``, ``replay_capture`` declares
 ``ireebench_replay_capture``, ``compare`` declares
@@ -22,7 +25,8 @@ misspelling), unless it is marked ``optionalhook=True`` (for a hook of a
 plugin that may be absent).
 
 Which backend calls what: a backend with the ``in_process`` capability
-(``--backend=runtime``, the default) calls every hook below. Others
+(``--backend=runtime``, the default:
+:func:`ireebench.protocol.run_in_process`) calls every hook below. Others
 (``--backend=native``, ``ireebench replay``, a third party's) call the
 initialization and reporting hooks, ``ireebench_measurements_finish`` where
 they say so and ``ireebench_sessionfinish`` (with ``session=None``), not the

@@ -61,7 +61,6 @@ HOOK_PREFIX = "ireebench_"
 
 # Registration name -> importable module. Order matters only for display.
 BUILTIN_PLUGINS = {
-    "discovery": "ireebench.plugins.discovery",
     "kinds": "ireebench.plugins.kinds",
     "runtime_backend": "ireebench.plugins.runtime_backend",
     "local_executor": "ireebench.plugins.local_executor",
@@ -86,7 +85,6 @@ BUILTIN_PLUGINS = {
     "allocator": "ireebench.plugins.allocator",
     "modality": "ireebench.plugins.modality",
     "allocator_statistics": "ireebench.plugins.allocator_statistics",
-    "memory_statistics": "ireebench.plugins.memory_statistics",
     "user_counters": "ireebench.plugins.user_counters",
     "sweeps": "ireebench.plugins.sweeps",
     "scenarios": "ireebench.plugins.scenarios",
@@ -99,7 +97,9 @@ BUILTIN_PLUGINS = {
 
 # Built-ins a run cannot do without: `-p no:` on them is refused, like
 # pytest's essential plugins.
-ESSENTIAL_PLUGINS = frozenset({"discovery", "kinds", "runtime_backend", "local_executor"})
+ESSENTIAL_PLUGINS = frozenset({"kinds", "runtime_backend", "local_executor"})
+# Built-ins merged into another, by their old name: `-p no:OLD` means `-p no:NEW`.
+MERGED_PLUGINS = {"discovery": "kinds", "memory_statistics": "allocator_statistics"}
 
 # The owner of the hooks in ireebench.hookspecs.
 CORE_OWNER = "ireebench"
@@ -432,7 +432,7 @@ def _entry_point_failure(entry_point, details: dict, exc: BaseException) -> Usag
 
 def _check_blocked(selection: PluginSelection) -> None:
     for name in selection.blocked:
-        if name in ESSENTIAL_PLUGINS:
+        if MERGED_PLUGINS.get(name, name) in ESSENTIAL_PLUGINS:
             raise UsageError(f"-p no:{name}: {name!r} is an essential plugin and cannot be "
                              "blocked")
     for spec in selection.specs:
@@ -452,7 +452,7 @@ def build_plugin_manager(selection: PluginSelection | None = None,
     ``--plugin`` modules, objects."""
     selection = selection or PluginSelection()
     _check_blocked(selection)
-    blocked = set(selection.blocked)
+    blocked = {MERGED_PLUGINS.get(name, name) for name in selection.blocked}
     pm = PluginManager()
     for name in blocked:
         pm.set_blocked(name)
@@ -498,7 +498,7 @@ def build_plugin_manager(selection: PluginSelection | None = None,
                 number += 1
                 name = f"{_object_name(plugin)}-{number}"
             pm.register_plugin(plugin, name, "python api")
-    known = set(BUILTIN_PLUGINS) | {ep.name for ep in entry_points} | {
+    known = set(BUILTIN_PLUGINS) | set(MERGED_PLUGINS) | {ep.name for ep in entry_points} | {
         plugin_spec_name(spec) for spec in selection.specs}
     for name in selection.blocked:
         if name not in known:

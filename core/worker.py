@@ -1,4 +1,4 @@
-"""The run in a forked worker process, so that the measurement survives the function.
+"""The supervisor: the run in a forked worker, so that the measurement survives the function.
 
 In process, a function that never returns cannot be interrupted (the call
 into the runtime does not come back to Python, where signals are
@@ -23,22 +23,18 @@ becomes a failed report).
   and the run's scratch directory exists; the IREE runtime (devices,
   sessions, threads) starts only in the worker, so the supervisor can fork
   again safely.
-* **The channel.** A pipe from the worker: length-prefixed JSON messages
-  that the worker's hub writes (the context once reported, "benchmark X is
+* **The channel** (:mod:`ireebench.lib.channel`). A pipe from the worker:
+  the messages its hub writes (the context once reported, "benchmark X is
   starting", each benchmark's rows, the reports finalized, every temporary
   file created next to an output, "reports closed with status S", the
-  end), and where it is: the plugin code it enters and leaves (a hook, a
-  reporter method; :func:`ireebench.hookcall.observe_calls`) and whether it
-  holds signals back (:func:`ireebench.signals.observe_deferring`). A
-  benchmark's rows are sent before any plugin code sees them, so a worker
-  that dies in a streaming hook or a reporter loses nothing measured. JSON
-  rather than pickle: ireebench never unpickles (docs/reliability.md), and
-  rows and context are dataclasses of plain data (:func:`encode`). A second
-  pipe carries one byte per signal that the worker's Python code handled
-  ("a signal arrived"): written from a signal handler, a single byte cannot
-  interleave with a message. A third gets faulthandler's dump of a crashing
-  worker's Python frames, from which the supervisor names the plugin whose
-  code crashed it.
+  end), and where it is: the plugin code it enters and leaves
+  (:func:`ireebench.hookcall.observe_calls`) and whether it holds signals
+  back (:func:`ireebench.signals.observe_deferring`). A benchmark's rows
+  are sent before any plugin code sees them, so a worker that dies in a
+  streaming hook or a reporter loses nothing measured. A second pipe
+  carries one byte per signal that the worker's Python code handled; a
+  third gets faulthandler's dump of a crashing worker's Python frames,
+  from which the supervisor names the plugin whose code crashed it.
 * **A worker that ends** (any status): the supervisor passes its status on
   and re-raises its error, so the command line prints the same one line as
   in process and the Python API gets the same exception; its stdout and
@@ -88,17 +84,13 @@ becomes a failed report).
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import dataclasses
 import faulthandler
 import gc
-import io
-import json
 import os
 import re
 import select
 import signal
-import struct
 import sys
 import threading
 import time
@@ -106,7 +98,6 @@ import traceback
 from dataclasses import dataclass, field
 
 from .backend import IN_PROCESS, Backend
-from .codec import decode, encode
 from .context import Context
 from .errors import (
     EXIT_FAILED,
@@ -119,6 +110,7 @@ from .errors import (
     exit_status,
 )
 from .hookcall import observe_calls, plugin_of_files
+from .lib import channel as wire
 from .modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
 from .outfiles import is_special_file, observe_temporaries
 from .results import Run, RunResult
@@ -143,17 +135,11 @@ _FRAME = re.compile(r'^\s*File "(.*)", line \d+ in (\S+)', re.MULTILINE)
 
 # In a worker: the channel to the supervisor (the hub writes it), and what
 # a resumed worker replays (ireebench.reporting.hub).
-REPORT_CHANNEL = StashKey["Channel"]()
+REPORT_CHANNEL = StashKey["wire.Channel"]()
 RESUME = StashKey["Resume"]()
 
 # Set to see the traceback of an internal error (ireebench.cli.DEBUG_ENV).
 _DEBUG_ENV = "IREEBENCH_DEBUG"
-_USER_SIGNALS = (signal.SIGINT, signal.SIGTERM)
-# Signals that end a process because its code went wrong (a "crash").
-_CRASHES = {getattr(signal, name) for name in
-            ("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE", "SIGSYS", "SIGTRAP")
-            if hasattr(signal, name)}
-_PR_SET_PDEATHSIG = 1
 
 
 def wanted(config, backend) -> bool:
@@ -186,7 +172,7 @@ def reports_closed(config, status: int, error: BaseException | None) -> None:
     (a worker that dies after this, in its teardown, still exits ``status``)."""
     channel = config.stash.get(REPORT_CHANNEL, None)
     if channel is not None:
-        channel.send("closed", status, encode_error(error))
+        channel.send("closed", status, wire.encode_error(error))
 
 
 def supervise(config, backend, run) -> RunResult:
@@ -226,135 +212,6 @@ def _hold_special_output(config) -> int | None:
         return None  # the worker's own open says why, in one line
 
 
-# --- the messages -------------------------------------------------------------
-
-def encode_error(exc: BaseException | None):
-    """How a worker's run ended, as data the supervisor re-raises (:func:`decode_error`)."""
-    if exc is None:
-        return None
-    if isinstance(exc, KeyboardInterrupt):
-        return {"kind": "interrupt"}
-    if isinstance(exc, Terminated):
-        return {"kind": "terminated"}
-    if isinstance(exc, OutputClosed):
-        return {"kind": "output_closed"}
-    if isinstance(exc, UsageError):
-        return {"kind": "usage", "message": str(exc), "exit_code": exc.exit_code,
-                "status": exc.status}
-    if isinstance(exc, PluginError):
-        return {"kind": "plugin", "message": str(exc), "where": exc.where,
-                "plugin": exc.plugin_name}
-    if isinstance(exc, SystemExit):
-        code = exc.code
-        return {"kind": "exit", "code": code if code is None or isinstance(code, int)
-                else str(code)}
-    return {"kind": "internal", "type": type(exc).__name__, "message": str(exc)}
-
-
-def decode_error(data) -> BaseException:
-    """The exception a worker's run ended with, to raise in the supervisor."""
-    kind = data["kind"]
-    if kind == "interrupt":
-        return KeyboardInterrupt()
-    if kind == "terminated":
-        return Terminated()
-    if kind == "output_closed":
-        return OutputClosed()
-    if kind == "usage":
-        return UsageError(data["message"], data["exit_code"], data.get("status"))
-    if kind == "plugin":
-        error = PluginError.__new__(PluginError)
-        Exception.__init__(error, data["message"])
-        error.where, error.plugin_name, error.original = data["where"], data["plugin"], None
-        return error
-    if kind == "exit":
-        return SystemExit(data["code"])
-    # An internal error keeps its type's name, which the CLI's line shows.
-    return type(data["type"], (Exception,), {})(data["message"])
-
-
-def interrupt(signum: int) -> BaseException:
-    """The exception a run interrupted by ``signum`` ends with."""
-    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
-
-
-class Channel:
-    """The worker's end: messages to the supervisor, and acknowledgements."""
-
-    def __init__(self, data_fd: int, ack_fd: int | None = None):
-        self._data = data_fd
-        self._ack = ack_fd  # None: a channel without acknowledgements
-        if ack_fd is not None:
-            os.set_blocking(ack_fd, False)
-
-    def send(self, kind: str, *args) -> None:
-        """One message (never interleaved with another, also when a signal
-        handler sends one while it is written)."""
-        payload = json.dumps([kind, *map(encode, args)]).encode()
-        frame = memoryview(struct.pack(">I", len(payload)) + payload)
-        # Held back while the frame is written: a handler that raises
-        # (Ctrl-C) must not cut it in half. Another thread (OpenBLAS's) may
-        # still take the signal and the handler then run here: the frame is
-        # finished first, and what the handler raised is raised after.
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _USER_SIGNALS)
-        raised = None
-        try:
-            while frame:
-                try:
-                    frame = frame[os.write(self._data, frame):]
-                except OSError:
-                    break  # the supervisor is gone; the worker dies with it
-                except BaseException as exc:  # noqa: BLE001 - raised once the frame is out
-                    raised = raised or exc
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        if raised is not None:
-            raise raised
-
-    def acknowledge(self, signum: int | None = None) -> None:
-        """"A signal arrived, and Python code handles it" (from a signal handler)."""
-        if self._ack is None:
-            return
-        with contextlib.suppress(OSError):
-            os.write(self._ack, b"!")
-
-
-class _ForwardedStream(io.TextIOBase):
-    """A worker's stdout or stderr written by the supervisor (Python API streams
-    that live in the caller's memory)."""
-
-    def __init__(self, channel: Channel, name: str):
-        super().__init__()
-        self._channel = channel
-        self._name = name
-
-    def writable(self) -> bool:
-        return True
-
-    def write(self, text: str) -> int:
-        self._channel.send("write", self._name, text)
-        return len(text)
-
-
-class _Frames:
-    """Reassembles the length-prefixed messages of the channel."""
-
-    def __init__(self):
-        self._buffer = bytearray()
-
-    def feed(self, data: bytes) -> list:
-        self._buffer += data
-        messages = []
-        while len(self._buffer) >= 4:
-            (length,) = struct.unpack(">I", self._buffer[:4])
-            if len(self._buffer) < 4 + length:
-                break
-            message = json.loads(bytes(self._buffer[4:4 + length]))
-            del self._buffer[:4 + length]
-            messages.append((message[0], [decode(arg) for arg in message[1:]]))
-        return messages
-
-
 @dataclass
 class Resume:
     """What a resumed (or finalizing) worker's hub replays: the context and
@@ -391,52 +248,15 @@ class _Worker:
     crash_dump: str = ""  # its Python frames, had it crashed (faulthandler)
 
 
-def describe_death(wait_status: int) -> str:
-    """How a process ended, in words: ``crashed: SIGSEGV (Segmentation fault)``."""
-    if os.WIFSIGNALED(wait_status):
-        number = os.WTERMSIG(wait_status)
-        try:
-            name = signal.Signals(number).name
-        except ValueError:
-            name = f"signal {number}"
-        verb = "crashed" if number in _CRASHES else "was killed"
-        return f"{verb}: {name} ({signal.strsignal(number) or name})"
-    return f"exited with status {os.waitstatus_to_exitcode(wait_status)}"
-
-
 def _lost(row: Run, message: str) -> tuple[list[Run], list[Run]]:
     row = dataclasses.replace(row, error_occurred=True, error_message=message)
     return [row], []
-
-
-def _signal_worker(pid: int, signum: int) -> None:
-    """To the worker's process group (its native tools too, as a terminal's
-    Ctrl-C would reach them), or the worker alone before it has one."""
-    try:
-        os.killpg(pid, signum)
-    except OSError:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signum)
 
 
 def _flush(config) -> None:
     for stream in (config.stdout, config.stderr, sys.stdout, sys.stderr):
         with contextlib.suppress(Exception, OutputClosed):
             stream.flush()
-
-
-def _die_with(supervisor: int) -> None:
-    """The worker gets SIGKILL when the supervisor dies (Linux; best effort)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, ctypes.c_ulong(signal.SIGKILL), ctypes.c_ulong(0),
-                   ctypes.c_ulong(0), ctypes.c_ulong(0))
-    except (OSError, AttributeError):
-        return
-    if os.getppid() != supervisor:  # it died before prctl
-        os._exit(EXIT_FAILED)
 
 
 def _plugin_code(where: str | None) -> bool:
@@ -482,7 +302,7 @@ def _note(signum, frame) -> None:
     """The supervisor's handler: the wakeup fd carries the signal to its loop."""
 
 
-def _raising(channel: Channel, exception):
+def _raising(channel: wire.Channel, exception):
     def handler(signum, frame):
         channel.acknowledge(signum)
         raise exception()
@@ -514,7 +334,7 @@ class Supervisor:
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
-        handled = [*_USER_SIGNALS, signal.SIGTSTP, signal.SIGCONT, signal.SIGCHLD]
+        handled = [*wire.USER_SIGNALS, signal.SIGTSTP, signal.SIGCONT, signal.SIGCHLD]
         for signum in handled:
             previous = signal.getsignal(signum)
             self._previous[signum] = previous
@@ -546,12 +366,12 @@ class Supervisor:
         mode, reason = "run", None
         while True:
             if self.signals and mode == "resume":
-                mode, reason = "finalize", interrupt(self.signals[0])
+                mode, reason = "finalize", wire.interrupt(self.signals[0])
             worker = self._start(mode, reason)
             outcome = worker.done or worker.closed
             if outcome is not None and self._unfinished(mode, worker, outcome[1]):
                 # Interrupted before it rewrote the reports: finish them.
-                mode, reason = "finalize", decode_error(outcome[1])
+                mode, reason = "finalize", wire.decode_error(outcome[1])
                 continue
             if outcome is not None:
                 if worker.done is None:
@@ -573,7 +393,7 @@ class Supervisor:
         after a signal (the run ends with the signal, never exit 0), crashed in a
         plugin's code (the plugin's error: what it had to do, a save, a page, is not
         done), or crashed in its teardown (its status stands, with a warning)."""
-        how = describe_death(worker.wait_status)
+        how = wire.describe_death(worker.wait_status)
         where, plugin = self._blame(worker)
         if worker.killed:
             name = signal.Signals(self.signals[0]).name
@@ -581,7 +401,7 @@ class Supervisor:
                 f"ireebench: warning: the worker process did not answer {name} "
                 f"{_in(where, plugin) or 'while it ended the run'} and was killed after "
                 "closing its reports: what that step had not finished is lost\n")
-            raise interrupt(self.signals[0])
+            raise wire.interrupt(self.signals[0])
         if not os.WIFSIGNALED(worker.wait_status):
             return
         if _plugin_code(where):
@@ -600,7 +420,7 @@ class Supervisor:
 
     def _after_death(self, worker: _Worker):
         """What follows a worker that died without closing its reports."""
-        how = describe_death(worker.wait_status)
+        how = wire.describe_death(worker.wait_status)
         where, plugin = self._blame(worker)
         if worker.killed:  # stuck in native code after a signal
             name = signal.Signals(self.signals[0]).name
@@ -609,8 +429,8 @@ class Supervisor:
                     f"interrupted by {name} while running (the function did not return; "
                     "the worker was killed)")))
             if worker.finalized:
-                raise interrupt(self.signals[0])
-            return "finalize", interrupt(self.signals[0])
+                raise wire.interrupt(self.signals[0])
+            return "finalize", wire.interrupt(self.signals[0])
         if worker.running is not None:
             self.crashed = True
             inside = f" ({_in(where, plugin)})" if _plugin_code(where) and \
@@ -618,14 +438,14 @@ class Supervisor:
             self.pending.append(_lost(worker.running, f"the process {how} while running "
                                                       f"{worker.running.name}{inside}"))
             if self.signals:
-                return "finalize", interrupt(self.signals[0])
+                return "finalize", wire.interrupt(self.signals[0])
             return "resume", None
         if _plugin_code(where):
             # A plugin's code outside the measurement (a streaming hook, a reporter):
             # the rows measured before are kept, the run stops as on its exception.
             kept = "; the rows measured before are kept" if self.groups else \
                 " before any benchmark ran"
-            reason = interrupt(self.signals[0]) if self.signals else \
+            reason = wire.interrupt(self.signals[0]) if self.signals else \
                 _crash_error(where, plugin, how, kept)
             if worker.finalized:
                 raise reason
@@ -637,13 +457,13 @@ class Supervisor:
                  else "between benchmarks")
         if self.pending and not worker.began:
             where = f"after resuming (before it ran a benchmark; {where})"
-        reason = interrupt(self.signals[0]) if self.signals else UsageError(
+        reason = wire.interrupt(self.signals[0]) if self.signals else UsageError(
             f"the worker process {how} {where}")
         return "finalize", reason
 
     def _result(self, status: int, error) -> RunResult:
         if error is not None:
-            raise decode_error(error)
+            raise wire.decode_error(error)
         if status == EXIT_OK and self.crashed:
             status = EXIT_FAILED  # a lost benchmark is a failed benchmark
         rows = [row for runs, extra in self.groups for row in [*runs, *extra]]
@@ -661,7 +481,7 @@ class Supervisor:
         crash_r, crash_w = os.pipe()  # a crashing worker's Python frames (faulthandler)
         _flush(self.config)  # or the worker would write the buffered text again
         supervisor = os.getpid()
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, _USER_SIGNALS)
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, wire.USER_SIGNALS)
         # The objects made so far move out of the collector's reach in the
         # worker: its collections would otherwise write to every page the
         # two processes share, copying it (a fork's main cost).
@@ -697,7 +517,7 @@ class Supervisor:
             self._watch(worker, data_r, ack_r)
         except BaseException:
             # The supervisor itself failed: no worker may go on without it.
-            _signal_worker(pid, signal.SIGKILL)
+            wire.signal_group(pid, signal.SIGKILL)
             with contextlib.suppress(OSError):
                 os.waitpid(pid, 0)
             raise
@@ -719,8 +539,8 @@ class Supervisor:
                 os.close(fd)
             with contextlib.suppress(OSError):
                 os.setpgid(0, 0)
-            _die_with(supervisor)
-            channel = Channel(data_w, ack_w)
+            wire.die_with(supervisor)
+            channel = wire.Channel(data_w, ack_w)
             for signum, exception in ((signal.SIGINT, KeyboardInterrupt),
                                       (signal.SIGTERM, Terminated)):
                 if self._previous[signum] != signal.SIG_IGN:
@@ -741,8 +561,8 @@ class Supervisor:
             observe_module_images(lambda key, path, digest:
                                   channel.send("module", key, path, digest))
             if not isinstance(config.stdout, CliStream):  # the Python API's streams
-                config.stdout = _ForwardedStream(channel, "stdout")
-                config.stderr = _ForwardedStream(channel, "stderr")
+                config.stdout = wire.ForwardedStream(channel, "stdout")
+                config.stderr = wire.ForwardedStream(channel, "stderr")
             config.stash[REPORT_CHANNEL] = channel
             if resume is not None:
                 config.stash[RESUME] = resume
@@ -757,7 +577,7 @@ class Supervisor:
                 traceback.print_exception(exc)
         try:
             if channel is not None:
-                channel.send("done", status, encode_error(error))
+                channel.send("done", status, wire.encode_error(error))
         finally:
             _flush(config)
             os._exit(status)
@@ -766,7 +586,7 @@ class Supervisor:
         """Until the worker has ended: its messages, acknowledgements, signals."""
         os.set_blocking(data_r, False)
         os.set_blocking(ack_r, False)
-        frames = _Frames()
+        frames = wire.Frames()
         reading = {data_r, ack_r}
         self._deadline = None
         while True:
@@ -786,7 +606,7 @@ class Supervisor:
             if self._deadline is not None and time.monotonic() >= self._deadline:
                 self._deadline = None
                 worker.killed = True
-                _signal_worker(worker.pid, signal.SIGKILL)
+                wire.signal_group(worker.pid, signal.SIGKILL)
             if worker.ended is not None:  # reaped while it was being stopped
                 pid, wait_status = worker.pid, worker.ended
             else:
@@ -818,26 +638,26 @@ class Supervisor:
         except BlockingIOError:
             return
         for signum in received:
-            if signum in _USER_SIGNALS:
+            if signum in wire.USER_SIGNALS:
                 self.signals.append(signum)
-                _signal_worker(worker.pid, signum)
-                _signal_worker(worker.pid, signal.SIGCONT)  # a stopped worker must act
+                wire.signal_group(worker.pid, signum)
+                wire.signal_group(worker.pid, signal.SIGCONT)  # a stopped worker must act
                 grace = GRACE_SECONDS if len(self.signals) > 1 or not worker.deferring \
                     else DEFERRED_GRACE_SECONDS
                 deadline = time.monotonic() + grace
                 self._deadline = deadline if self._deadline is None \
                     else min(self._deadline, deadline)
             elif signum == signal.SIGTSTP:  # Ctrl-Z: the worker stops with us
-                _signal_worker(worker.pid, signal.SIGSTOP)
+                wire.signal_group(worker.pid, signal.SIGSTOP)
                 self._until_stopped(worker)
                 signal.signal(signal.SIGTSTP, signal.SIG_DFL)
                 os.kill(os.getpid(), signal.SIGTSTP)  # stopped here until SIGCONT
                 signal.signal(signal.SIGTSTP, _note)
-                _signal_worker(worker.pid, signal.SIGCONT)
+                wire.signal_group(worker.pid, signal.SIGCONT)
                 if self._deadline is not None:
                     self._deadline = time.monotonic() + GRACE_SECONDS
             elif signum == signal.SIGCONT:
-                _signal_worker(worker.pid, signal.SIGCONT)
+                wire.signal_group(worker.pid, signal.SIGCONT)
 
     @staticmethod
     def _until_stopped(worker: _Worker) -> None:
@@ -902,11 +722,3 @@ def _finalizer(reason: BaseException) -> Backend:
         raise reason
 
     return Backend("finalizer", finish)
-
-
-# For the supervisors of other forked workers (the rank plugin's warm workers):
-# the same framing, forwarded streams, parent-death signal and group signals.
-Frames = _Frames
-ForwardedStream = _ForwardedStream
-die_with = _die_with
-signal_group = _signal_worker

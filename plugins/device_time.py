@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from ireebench import StashKey, hookimpl, native
 from ireebench.backend import PROFILING_PASSES, require
 from ireebench.errors import UsageError
-from ireebench.plugins.profiling_pass import engine
+from ireebench.lib.profiling_pass import DEVICE_TIME_ERRORS, engine
 from ireebench.profiling import (
     ProfilePass,
     ProfileResult,
@@ -130,7 +130,8 @@ def ireebench_configure(config):
     if config.pm.get_plugin("profiling_pass") is None:
         raise UsageError(f"{FLAG} needs the profiling_pass plugin "
                          "(blocked with -p no:profiling_pass)")
-    config.stash[STATE] = DeviceTimeSink()
+    config.stash[STATE] = sink = DeviceTimeSink()
+    config.stash[DEVICE_TIME_ERRORS] = sink.errors
 
 
 @hookimpl(optionalhook=True)  # declared by profiling_pass, which may be blocked

@@ -31,9 +31,9 @@ from pathlib import Path
 from ireebench import StashKey, hookimpl, native
 from ireebench.backend import PROFILING_PASSES, require
 from ireebench.errors import UsageError
+from ireebench.lib.profiling_pass import engine, run_native_pass
 from ireebench.names import row_name
 from ireebench.outfiles import register_output
-from ireebench.plugins.profiling_pass import engine, run_native_pass
 from ireebench.points import is_sweep
 from ireebench.profiling import ProfilePass, ProfileResult, ProfilingSink
 from ireebench.results import Counter, Run

@@ -19,9 +19,13 @@ import json
 import click
 from ireebench import hookimpl
 from ireebench.backend import as_backend
-from ireebench.cli.command import GroupedCommand, add_plugin_options, make_context
-from ireebench.cli.commands import ArgvCommand
-from ireebench.cli.options import OptionParser
+from ireebench.commands import (
+    ArgvCommand,
+    GroupedCommand,
+    OptionParser,
+    add_plugin_options,
+    make_context,
+)
 from ireebench.errors import PluginError, UsageError, one_line
 from ireebench.hookcall import implementations, named_objects
 from ireebench.hookspecs import named_objects_of

@@ -33,8 +33,9 @@ from ireebench.backend import (
     REPETITION_SAMPLES,
     Backend,
 )
-from ireebench.cli.options import CORE
+from ireebench.commands import CORE
 from ireebench.hookcall import call_hook
+from ireebench.lib.gbench_json import benchmark_function
 from ireebench.native import BENCHMARK_TOOL, USER_PASS_FLAGS
 
 
@@ -85,7 +86,7 @@ def run_native(config, hub) -> int:
                                 one_process=whole_run_flags(config))
     exit_code = tool_run.run(hub)
     if hub is not None and tool_run.groups:
-        workloads = [native.named_workload(config, native.benchmark_function(runs),
+        workloads = [native.named_workload(config, benchmark_function(runs),
                                            runs[0].time_unit)
                      for runs in tool_run.groups]
         for code in call_hook(config.pm, "ireebench_measurements_finish", config=config,

@@ -29,9 +29,17 @@ from pathlib import Path
 from click.core import ParameterSource
 from ireebench import hookimpl, native
 from ireebench.backend import NATIVE_ENVIRONMENT, NATIVE_FLAGS, REPETITION_SAMPLES, Backend
-from ireebench.cli.command import build_command, configure, make_context, option_specs
-from ireebench.cli.commands import ArgvCommand
-from ireebench.cli.options import CORE, CORE_GROUP, IREEBENCH_GROUP, GroupedOption
+from ireebench.commands import (
+    CORE,
+    CORE_GROUP,
+    IREEBENCH_GROUP,
+    ArgvCommand,
+    GroupedOption,
+    build_command,
+    configure,
+    make_context,
+    option_specs,
+)
 from ireebench.config import Config
 from ireebench.devices import device_uris
 from ireebench.errors import UsageError

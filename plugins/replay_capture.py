@@ -32,9 +32,10 @@ from pathlib import Path
 
 from ireebench import hookimpl, hookspec, native
 from ireebench.backend import MEASURED_WORKLOADS
-from ireebench.cli.options import command_stdout
+from ireebench.commands import command_stdout
 from ireebench.errors import UsageError
 from ireebench.hookcall import call_hook
+from ireebench.lib.gbench_json import split_benchmark_json
 from ireebench.native import BENCHMARK_TOOL
 from ireebench.outfiles import is_special_file, register_output, written_by_tool
 
@@ -256,7 +257,7 @@ def ireebench_replay_capture(config, workloads):
     output = config.getoption("device_replay_output")
     with written_by_tool(output, "device_replay_output") as temporary:
         proc = native.run_tool(BENCHMARK_TOOL, capture_args(config, workloads, str(temporary)))
-        report, _ = native.split_benchmark_json(proc.stdout)
+        report, _ = split_benchmark_json(proc.stdout)
         # A benchmark that failed still leaves a complete capture (the native
         # tool closes the recorder); no report or no file means the pass failed.
         empty = not is_special_file(temporary) and os.path.getsize(temporary) == 0

@@ -74,25 +74,31 @@ import math
 import numbers
 import re
 import time
-from dataclasses import dataclass, field
 
-from ireebench import StashKey, hookimpl, hookspec
+from ireebench import hookimpl, hookspec
 from ireebench.backend import ADAPTIVE_REPETITIONS, REPETITION_SAMPLES, require
 from ireebench.errors import PluginError, UsageError, flag_error
 from ireebench.hookcall import collect_named, described, passes_through
 from ireebench.hookspecs import named_objects
+from ireebench.lib.statistics import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_MAX_TIME,
+    STATE,
+    StatisticsState,
+    continue_until_precise,
+    outlier_fraction,
+    percentile,
+    relative_precision,
+)
 from ireebench.stats import (
     EXTRA_STATISTICS,
     STATISTICS,
     Statistic,
-    median,
     median_ci,
     minimum_repetitions,
 )
 
 GROUP = "Statistics and adaptive stopping"
-DEFAULT_CONFIDENCE = 0.95
-DEFAULT_MAX_TIME = 10.0
 PLUGIN_NAME = "statistics"  # this plugin's registration name
 PERCENTILE = re.compile(r"p(\d{1,2}(?:\.\d+)?|100)")
 
@@ -139,31 +145,6 @@ def ireebench_addhooks(pluginmanager):
 
 
 # --- the statistics ---------------------------------------------------------
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The ``q``-th percentile (0-100), linear between order statistics (type 7)."""
-    ordered = sorted(values)
-    position = (len(ordered) - 1) * q / 100.0
-    low = math.floor(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (position - low) * (ordered[high] - ordered[low])
-
-
-def relative_precision(values: list[float], confidence: float) -> float | None:
-    """Half the interval's width relative to the median (``None``: no interval)."""
-    interval = median_ci(values, confidence)
-    middle = median(values)
-    if interval is None or not middle:
-        return None
-    return (interval[1] - interval[0]) / (2.0 * abs(middle))
-
-
-def outlier_fraction(values: list[float]) -> float:
-    """The fraction of values outside [Q1 - 1.5 IQR, Q3 + 1.5 IQR] (Tukey's fences)."""
-    q1, q3 = percentile(values, 25), percentile(values, 75)
-    fence = 1.5 * (q3 - q1)
-    return sum(1 for v in values if v < q1 - fence or v > q3 + fence) / len(values)
 
 
 def percentile_statistic(name: str) -> Statistic:
@@ -245,31 +226,6 @@ def _seconds(flag: str, text: str) -> float:
     if not 0 < value < math.inf:
         raise flag_error(flag, text, "expected a positive `<float>s` (seconds)")
     return value
-
-
-@dataclass
-class StatisticsState:
-    """The run's statistics settings (``config.stash[STATE]``)."""
-
-    confidence: float
-    statistics: list[Statistic]
-    target: float | None = None  # --benchmark_min_rel_accuracy
-    max_time: float = DEFAULT_MAX_TIME
-    minimum: int = 2  # repetitions before the rule may stop
-    # perf_counter at each workload's start, by run name (with interleaved
-    # repetitions several workloads are under way at once)
-    started: dict = field(default_factory=dict)
-    noted: bool = False  # the note about too few repetitions was printed
-    # A statistic that raised or returned something else than a number: the
-    # run ends with it once the benchmark's rows are reported.
-    failure: PluginError | None = None
-
-    @property
-    def needs_interval(self) -> bool:
-        return any(s.name in ("ci_lower", "precision") for s in self.statistics)
-
-
-STATE = StashKey[StatisticsState]()
 
 
 def _blamed(statistic: Statistic, owner: str, state: StatisticsState) -> Statistic:
@@ -440,31 +396,6 @@ def ireebench_workload_start(config, workload):
 def ireebench_continue_repetitions(config, workload, runs):
     """Adaptive stopping: go on until the median is precise enough or the budget is spent."""
     return continue_until_precise(config, workload, [r.real_seconds for r in runs])
-
-
-def continue_until_precise(config, workload, values: list[float], what: str = "") -> bool | None:
-    """The adaptive rule on ``values``, one per repetition so far (the real times;
-    a plugin that ranks by another time gives those, ``what`` naming them in the
-    warning): another repetition until the median is precise enough or the budget
-    is spent. None without ``--benchmark_min_rel_accuracy``."""
-    state = config.stash.get(STATE, None)
-    if state is None or state.target is None:
-        return None
-    n = len(values)
-    minimum = max(state.minimum, config.getoption("benchmark_repetitions"))
-    precision = relative_precision(values, state.confidence)
-    reached = n >= minimum and precision is not None and precision <= state.target
-    if reached:
-        return False
-    started = state.started.get(workload.run_name, time.perf_counter())
-    if time.perf_counter() - started < state.max_time:
-        return True
-    shown = "no interval yet" if precision is None else f"{what}+-{100 * precision:.2f} %"
-    config.stderr.write(
-        f"ireebench: warning: {workload.run_name}: --benchmark_max_time={state.max_time:g}s "
-        f"spent after {n} repetitions ({shown}); --benchmark_min_rel_accuracy="
-        f"{state.target:g} not reached\n")
-    return False
 
 
 @hookimpl

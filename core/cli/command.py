@@ -34,6 +34,7 @@ from ..outfiles import run_files
 from ..pluginmanager import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
+    MERGED_PLUGINS,
     PluginSelection,
     build_plugin_manager,
 )
@@ -213,7 +214,7 @@ def blocked_plugin_of_flag(flag_name: str, blocked) -> str | None:
     read its options (never registered; its import failing is ignored).
     """
     for name in blocked:
-        module_name = BUILTIN_PLUGINS.get(name)
+        module_name = BUILTIN_PLUGINS.get(MERGED_PLUGINS.get(name, name))
         try:
             if module_name is not None:
                 module = importlib.import_module(module_name)

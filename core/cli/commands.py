@@ -20,17 +20,11 @@ readers add (``ireebench_load_reports_addoption``: the store's
 ``--benchmark_storage``, ``--where``, ``--window``, ``--any_machine``).
 ``--plugin`` and ``-p`` may appear anywhere on the command line, before the
 subcommand's name too (the plugins are loaded from all of it), and are
-taken out of the subcommand's arguments. A command that parses its own
-command line (as the built-ins do: their options come from the loaded
-plugins) is an :class:`ArgvCommand`; it gets the
-:class:`~ireebench.cli.invocation.Invocation`.
-
-A subcommand whose code is costly to import (a comparison engine, a
-database, a table formatter) is registered as a :class:`DeferredCommand`:
-its name and one line of help, and where the command is
-(``"package.module:attribute"``), imported only when that subcommand runs,
-so that ``--help``, a benchmark run and the other subcommands never import
-it.
+taken out of the subcommand's arguments. :class:`ArgvCommand` (a command
+that parses its own command line, as the built-ins do) and
+:class:`DeferredCommand` (imported only when it runs, so that ``--help``, a
+benchmark run and the other subcommands never import a costly module) are
+public through :mod:`ireebench.commands`.
 """
 
 from __future__ import annotations

@@ -197,9 +197,11 @@ def row_identity(label: str, index: int, entry, command: str = "compare") -> tup
     return name, unit, where
 
 
-def _add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows],
-               invalid: dict[str, tuple[str, str]] | None = None) -> None:
-    name, unit, where = row_identity(path, index, entry)
+def add_entry(path: str, index: int, entry, benchmarks: dict[str, BenchmarkRows],
+              invalid: dict[str, tuple[str, str]] | None = None, identity=None) -> None:
+    """Reads row ``index`` into ``benchmarks`` (``identity``: its :func:`row_identity`,
+    when the caller has it)."""
+    name, unit, where = identity or row_identity(path, index, entry)
     rows = benchmarks.get(name)
     if rows is None:
         rows = benchmarks[name] = BenchmarkRows(name, unit)
@@ -269,14 +271,16 @@ def read_report(path: str, command: str = "compare") -> dict:
     return _parse(path, _read_text(path, command), command)
 
 
-def benchmark_file(label: str, report: dict) -> BenchmarkFile:
-    """The benchmarks of a parsed report (``label`` names it in messages)."""
+def benchmark_file(label: str, report: dict, benchmarks=None, invalid=None) -> BenchmarkFile:
+    """The benchmarks of a parsed report (``label`` names it in messages);
+    ``benchmarks`` and ``invalid``: its rows, already read with :func:`add_entry` by
+    a reader that walks them for its own use too (the report: each row read once)."""
     if not isinstance(report, dict) or not isinstance(report.get("benchmarks"), list):
         raise _fail(label, 'not a Google Benchmark JSON report (no "benchmarks" list)')
-    benchmarks: dict[str, BenchmarkRows] = {}
-    invalid: dict[str, tuple[str, str]] = {}
-    for index, entry in enumerate(report["benchmarks"]):
-        _add_entry(label, index, entry, benchmarks, invalid)
+    if benchmarks is None:
+        benchmarks, invalid = {}, {}
+        for index, entry in enumerate(report["benchmarks"]):
+            add_entry(label, index, entry, benchmarks, invalid)
     context = report.get("context")
     findings = report.get("findings")
     return BenchmarkFile(label, context if isinstance(context, dict) else {}, benchmarks,

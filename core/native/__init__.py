@@ -9,8 +9,6 @@ those features run ``iree-benchmark-module`` (and ``iree-profile``,
 * :mod:`.flags`: the flags that make a native run measure what ireebench
   measured (modules, devices, function, inputs, batches, Google Benchmark's
   measurement flags), derived from the configuration in one place;
-* :mod:`.gbench_json`: Google Benchmark's JSON report turned into
-  :class:`~ireebench.results.Run` objects and a context;
 * :mod:`.backend`: a native tool as a whole measurement backend
   (``--backend=native``, ``ireebench replay``).
 
@@ -43,9 +41,6 @@ NAMES = {
     **{name: ".flags" for name in (
         "NATIVE_INPUTS", "module_args", "session_args", "native_inputs", "check_native",
         "selection_args", "benchmark_flags", "flag_value")},
-    **{name: ".gbench_json" for name in (
-        "split_benchmark_json", "run_from_benchmark_json", "runs_by_benchmark",
-        "runs_from_benchmark_json", "benchmark_function", "context_from_benchmark_json")},
     **{name: ".backend" for name in ("NativeRun", "named_workload", "aggregates")},
 }
 __getattr__, __dir__ = lazy_names(__name__, NAMES)

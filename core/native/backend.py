@@ -28,11 +28,11 @@ from collections.abc import Mapping
 from .. import names
 from ..context import gather
 from ..errors import UsageError
+from ..lib.gbench_json import context_from_benchmark_json, runs_by_benchmark, split_benchmark_json
 from ..names import ere_escape
 from ..results import Run
 from ..stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates
 from ..workload import FunctionInfo, Workload
-from .gbench_json import context_from_benchmark_json, runs_by_benchmark, split_benchmark_json
 from .tools import list_benchmarks, native_error_line, native_status_line, run_tool, tool_path
 
 

@@ -4,7 +4,7 @@ A built-in plugin that owns everything of the subcommand:
 
 * :mod:`.command`: its command line (its own options; usage errors exit 2),
   imported only when ``ireebench compare`` runs (a
-  :class:`~ireebench.cli.commands.DeferredCommand`), so that the comparison
+  :class:`~ireebench.commands.DeferredCommand`), so that the comparison
   engine costs no other command anything;
 * :mod:`.run`: the run: reports read (through
   :func:`ireebench.comparison.inputs.load_reports`, so a results store's
@@ -26,7 +26,7 @@ results store, a report) judge with the same engine.
 from __future__ import annotations
 
 from ireebench import hookimpl, hookspec
-from ireebench.cli.commands import DeferredCommand
+from ireebench.commands import DeferredCommand
 from ireebench.errors import EXIT_COMPARE_USAGE
 from ireebench.hookspecs import named_objects, per_plugin
 
@@ -77,7 +77,7 @@ class CompareHooks:
         with ``@hookimpl(optionalhook=True)``: with ``-p no:compare`` nobody
         declares it.
 
-        :param parser: an :class:`ireebench.cli.options.OptionParser`
+        :param parser: an :class:`ireebench.commands.OptionParser`
             (``parser.addoption("--my_flag", help=..., group=...)``).
         """
 

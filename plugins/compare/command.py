@@ -22,19 +22,18 @@ regression, so that CI can tell the two apart.
 
 from __future__ import annotations
 
-import math
-
 import click
-from ireebench.cli.command import (
+from ireebench.commands import (
+    CORE,
+    ArgvCommand,
     GroupedCommand,
+    OptionParser,
     add_plugin_options,
     known_names,
     make_context,
     option_specs,
 )
-from ireebench.cli.commands import ArgvCommand
-from ireebench.cli.options import CORE, OptionParser
-from ireebench.comparison import COMPARE_OPTIONS, CompareOptions, parse_threshold
+from ireebench.comparison import COMPARE_OPTIONS, compare_options
 from ireebench.comparison.model import (
     AUTO_METRIC,
     DEFAULT_ALPHA,
@@ -43,7 +42,7 @@ from ireebench.comparison.model import (
 )
 from ireebench.comparison.utest import CORRECTIONS
 from ireebench.config import Config
-from ireebench.errors import EXIT_COMPARE_USAGE, UsageError, flag_error
+from ireebench.errors import EXIT_COMPARE_USAGE, UsageError
 from ireebench.outfiles import register_inputs, register_output
 from ireebench.results import RunResult
 
@@ -166,52 +165,6 @@ def _options(pm) -> list:
     _plugin_options(parser)
     add_plugin_options(pm, parser, "ireebench_compare_addoption")
     return parser.options
-
-
-def _level(flag: str, value: float) -> float:
-    if not (0.0 < value < 1.0) or math.isnan(value):
-        raise flag_error(flag, value, "must be between 0 and 1 (exclusive)")
-    return value
-
-
-def compare_options(params: dict) -> CompareOptions:
-    """The checked :class:`CompareOptions` of the parsed flags."""
-    alpha = _level("alpha", params["alpha"])
-    confidence = params.get("confidence")
-    confidence = 1.0 - alpha if confidence is None else _level("confidence", confidence)
-    metric = str(params["metric"] or "").strip()
-    if not metric:
-        raise flag_error("metric", params["metric"], "name a number of the rows: real_time, "
-                                                     "cpu_time, device_time, max_bytes_used, "
-                                                     "a counter")
-    thresholds = tuple(parse_threshold(text) for text in params.get("threshold") or ())
-    # A command that reuses these options without the gate's own flags (the
-    # report's) judges as compare does by default.
-    correction = str(params.get("correction") or DEFAULT_CORRECTION).strip().lower()
-    if correction not in CORRECTIONS:
-        raise flag_error("correction", params.get("correction"),
-                         f"one of {', '.join(CORRECTIONS)}")
-    if metric == AUTO_METRIC and params.get("higher_is_better"):
-        raise flag_error("metric", metric, "auto compares times: --higher_is_better "
-                                           "does not apply")
-    return CompareOptions(alpha=alpha, confidence=confidence, metric=metric,
-                          thresholds=thresholds,
-                          higher_is_better=params.get("higher_is_better"),
-                          detectable=_detectable(params.get("detectable")),
-                          correction=correction,
-                          accept_cannot_judge=bool(params.get("accept_cannot_judge")))
-
-
-def _detectable(text) -> float:
-    """``--detectable=PERCENT``: a percentage >= 0 (None: the default)."""
-    value = f"{DEFAULT_DETECTABLE * 100:g}%" if text is None else str(text).strip()
-    try:
-        percent = float(value[:-1]) if value.endswith("%") else math.nan
-    except ValueError:
-        percent = math.nan
-    if not math.isfinite(percent) or percent < 0:
-        raise flag_error("detectable", text, "expected a percentage >= 0 such as 10%")
-    return percent / 100.0
 
 
 def _command(pm, paired: bool) -> CompareCommand:

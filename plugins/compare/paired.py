@@ -6,10 +6,10 @@ itself, in one process, and judges the ratios of the rounds
 (:mod:`ireebench.comparison.paired`): the pull request's recipe, base and
 head built and measured in the same job.
 
-The measurement is an ordinary run through :func:`ireebench.cli.execute`
+The measurement is an ordinary run through :func:`ireebench.commands.execute`
 (what ``ireebench.run`` calls): a sweep over the two modules
 (``--sweep module=A,B``), whose repetitions are interleaved round by round
-in a fresh random order each round (``plugins/runtime_backend/run.py``'s
+in a fresh random order each round (``core/protocol.py``'s
 ``_interleave``; ``--benchmark_enable_random_interleaving=true`` says so even
 when an environment variable says otherwise), reported as JSON to a buffer.
 Repetition k of A and repetition k of B were measured in round k: they are
@@ -51,7 +51,7 @@ import json
 import math
 import os
 
-from ireebench.cli import execute
+from ireebench.commands import execute
 from ireebench.comparison.disturbance import synchronous_cpu
 from ireebench.comparison.model import AUTO_METRIC, Comparison
 from ireebench.comparison.paired import (
@@ -61,8 +61,8 @@ from ireebench.comparison.paired import (
     judge_paired,
 )
 from ireebench.errors import UsageError, printable
-from ireebench.plugins.allocator import FLAG as MALLOC_TRIM
-from ireebench.plugins.allocator import user_variables
+from ireebench.lib.allocator import FLAG as MALLOC_TRIM
+from ireebench.lib.allocator import user_variables
 from ireebench.results import TIME_UNIT_MULTIPLIER
 
 MODULE_SUFFIXES = (".vmfb", ".mlir")

@@ -23,16 +23,25 @@ import re
 
 from ireebench.comparison.model import AUTO_METRIC
 from ireebench.comparison.reporter import CompareReporter
-from ireebench.comparison.verdicts import INCONCLUSIVE, SLOWER
+from ireebench.comparison.verdicts import INCONCLUSIVE
 from ireebench.errors import printable
+from ireebench.lib.comparison_format import (
+    CORRECTION_NAMES,
+    CORRECTION_SHORT,
+    VALUE_VERDICTS,
+    adjusted,
+    format_change,
+    format_interval,
+    format_percent,
+    format_pvalue,
+    format_verdict,
+)
 from ireebench.results import TIME_UNIT_MULTIPLIER
 
 HEADERS = ["Benchmark", "Old", "New", "Change", "CI", "p-value", "Detectable", "Reps",
            "Verdict"]
 # The mark of a change whose sign differs from the medians' (a footnote says why).
 SIGN_MARK = "*"
-CORRECTION_NAMES = {"bh": "Benjamini-Hochberg", "holm": "Holm"}
-CORRECTION_SHORT = {"bh": "BH", "holm": "Holm"}
 
 
 def layout(headers: list[str], rows: list[list[str]], style: str) -> str:
@@ -75,46 +84,6 @@ def format_value(value: float) -> str:
     if float(value).is_integer() and abs(value) < 1e18:
         return str(int(value))
     return f"{value:.0f}" if abs(value) >= 1e4 else f"{value:.4g}"
-
-
-# How the verdicts read for a metric that is not a time.
-VALUE_VERDICTS = {"faster": "better", "slower": "worse"}
-
-
-def format_change(change: float | None) -> str:
-    return "-" if change is None else f"{change * 100:+.2f}%"
-
-
-def format_percent(fraction: float) -> str:
-    return f"{fraction * 100:g}%"
-
-
-def format_interval(benchmark) -> str:
-    if benchmark.low is None:
-        return "n/a"
-    return f"[{format_change(benchmark.low)}, {format_change(benchmark.high)}]"
-
-
-def format_pvalue(pvalue: float | None) -> str:
-    if pvalue is None:
-        return "n/a"
-    return "<0.0001" if pvalue < 1e-4 else f"{pvalue:.4f}"
-
-
-def format_verdict(benchmark) -> str:
-    """The verdict, its threshold, why it is what it is, and the advice."""
-    verdict = benchmark.verdict
-    if not benchmark.time_unit:
-        verdict = VALUE_VERDICTS.get(verdict, verdict)
-    if benchmark.regression:
-        verdict = f"{verdict}: REGRESSION (> {format_percent(benchmark.threshold)})"
-    elif benchmark.verdict == SLOWER:
-        verdict = f"{verdict} (within {format_percent(benchmark.threshold)})"
-    reason = getattr(benchmark, "reason", "")
-    if reason:
-        verdict = f"{verdict} ({reason})"
-    advice = getattr(benchmark, "advice", "")
-    return f"{verdict}; {advice}" if advice else verdict
 
 
 def format_detectable(benchmark) -> str:
@@ -168,11 +137,6 @@ def table_rows(comparison) -> list[list[str]]:
             row.append(str(len(b.baseline_runs)))
         rows.append(row + [format_verdict(b)])
     return rows
-
-
-def adjusted(comparison) -> bool:
-    """Whether the p-values were adjusted over the suite (two or more tested)."""
-    return comparison.options.correction in CORRECTION_NAMES and comparison.tested > 1
 
 
 def headers(comparison) -> list[str]:

@@ -35,8 +35,8 @@ from ireebench.comparison.judgement import compare
 from ireebench.comparison.model import COMPARE_OPTIONS
 from ireebench.errors import UsageError, printable
 from ireebench.hookcall import collect_named, guarded
+from ireebench.lib.allocator import describe_setting, setting_of
 from ireebench.outfiles import OutputFile
-from ireebench.plugins.allocator import describe_setting, setting_of
 from ireebench.results import RunResult
 
 from .paired import judge as judge_modules
@@ -150,7 +150,7 @@ def run_compare(config) -> RunResult:
         out_name = config.getoption("out_format") or DEFAULT_OUT_FORMAT
         out_factory = _factory(factories, "out_format", out_name) if out_path else None
         # Two modules are measured first, the collector on (a run of its own).
-        paired = judge_modules(config, options) if config.getoption("paired") else None
+        paired = judge_modules(config, options) if config.getoption("paired", None) else None
         with _collector_paused():
             comparison = paired if paired is not None else judge(config, options)
             _report(config, display_name, display, config.stdout, comparison)

@@ -1,4 +1,5 @@
-"""Built-in invocation kinds: sync, async (coarse fences) and dispatch.
+"""Built-in invocation kinds: sync, async (coarse fences) and dispatch, and the
+discovery rules of iree-benchmark-module.
 
 They mirror the ``Batch`` of iree-benchmark-module:
 
@@ -12,6 +13,16 @@ They mirror the ``Batch`` of iree-benchmark-module:
   invoked once per batch with the batch size as its i32 repeat count;
   reported in microseconds.
 
+Discovery (both rules ``trylast``, so a plugin's rule comes first):
+
+* ``iree.benchmark = "dispatch"`` -> kind ``dispatch``; ``iree.abi.model =
+  "coarse-fences"`` -> kind ``async``; anything else -> ``sync``.
+* Without ``--function``: dispatch wrappers and ``iree.benchmark = "entry"``
+  wrappers always run (the native tool does not filter them); other
+  functions run when they need no argument (async: only their wait and
+  signal fences) and their name neither starts with ``__`` nor contains
+  ``$``.
+
 The kinds themselves (their names, batching and discovery rules) are here,
 where ``ireebench plugins`` and ``--help`` find them; what they do with the
 runtime (the argument lists, the batches) is :mod:`.batches`, which imports
@@ -24,6 +35,7 @@ from __future__ import annotations
 from ireebench import hookimpl
 from ireebench.errors import UsageError
 from ireebench.kinds import InvocationKind
+from ireebench.names import is_internal
 
 
 def runtime_part():
@@ -99,3 +111,23 @@ class DispatchKind(InvocationKind):
 @hookimpl
 def ireebench_invocation_kinds():
     return [SyncKind(), AsyncKind(), DispatchKind()]
+
+
+@hookimpl(trylast=True)
+def ireebench_classify_function(function, kinds):
+    if function.attr("iree.benchmark") == "dispatch":
+        return "dispatch"
+    if function.attr("iree.abi.model") == "coarse-fences":
+        return "async"
+    return "sync"
+
+
+@hookimpl(trylast=True)
+def ireebench_select_function(function, kind, selected):
+    if selected:
+        return True
+    if kind.name == "dispatch" or function.attr("iree.benchmark") == "entry":
+        return True
+    if is_internal(function.name):
+        return False
+    return kind.auto_discover(function)

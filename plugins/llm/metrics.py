@@ -15,7 +15,7 @@ prefill):
 
 Only generations of measured repetitions count (not warm-up, calibration or
 a repetition measured again). The distributions are reported with
-LoadGen's early-stopping estimates (:mod:`ireebench.plugins.scenarios.early_stopping`):
+LoadGen's early-stopping estimates (:mod:`ireebench.lib.early_stopping`):
 a percentile the samples cannot vouch for at 99 % confidence is not
 printed; the row's label says how many samples it needs.
 
@@ -31,8 +31,8 @@ import itertools
 import math
 import statistics
 
+from ireebench.lib import early_stopping
 from ireebench.names import row_name
-from ireebench.plugins.scenarios import early_stopping
 from ireebench.results import Counter, Run
 
 # The extra rows, in order: (row, what its samples are).

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ireebench.cli.argv import read_json_file
+from ireebench.commands import read_json_file
 from ireebench.errors import UsageError
 
 MAX_CONFIG_BYTES = 1 << 20  # a service config is a few hundred bytes

@@ -12,7 +12,7 @@ Implements ``ireebench_resolve_module``: a ``--module`` value ending in
 
 plus every ``--compile_flag`` (which may also choose the target itself:
 ``--compile_flag=--iree-hal-target-device=...`` replaces ours). The .vmfb
-is cached (``plugins/mlir_modules/cache.py``: ``$XDG_CACHE_HOME/ireebench``
+is cached (:mod:`ireebench.lib.compile_cache`: ``$XDG_CACHE_HOME/ireebench``
 or ``~/.cache/ireebench``, used only when nobody else can write it) under a
 key of everything the output depends on (``plugins/mlir_modules/key.py``:
 the source's bytes, the flags, the ``iree-compile`` that runs, the host CPU
@@ -42,9 +42,9 @@ from pathlib import Path
 from ireebench import StashKey, hookimpl
 from ireebench.devices import device_uris, driver_of
 from ireebench.errors import UsageError, one_line
+from ireebench.lib.compile_cache import Untrusted, cache_location, open_cache
 from ireebench.version import compiler_version
 
-from .cache import Untrusted, cache_location, open_cache
 from .key import cache_key, compiler_identity, machine
 
 GROUP = "Compiling MLIR (--module=x.mlir)"

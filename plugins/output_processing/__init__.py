@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from ireebench import StashKey, hookimpl
 from ireebench.backend import IN_PROCESS, NATIVE_FLAGS, refusal
 from ireebench.errors import UsageError, flag_error
+from ireebench.lib.outputs import COMPARISON_FLAGS, DEFAULT_THRESHOLDS, Tolerances, parse_tolerances
 from ireebench.outfiles import (
     check_output_path,
     file_identity,
@@ -40,8 +41,6 @@ from ireebench.outfiles import (
     value_file,
 )
 from ireebench.workload import split_cconv
-
-from .flags import COMPARISON_FLAGS, DEFAULT_THRESHOLDS, Tolerances, parse_tolerances
 
 GROUP = "Output processing (iree-benchmark-module)"
 # Who acts on these flags: the in-process backend, or the native tool a backend hands them to.

@@ -15,11 +15,16 @@ import os
 import numpy as np
 from ireebench.errors import UsageError
 from ireebench.inputs import parse_inputs
+from ireebench.lib.outputs import Tolerances
+from ireebench.lib.outputs.compare import compare_lists
+from ireebench.lib.outputs.values import (
+    OutputValue,
+    format_value,
+    print_results,
+    snapshot,
+    to_numpy,
+)
 from ireebench.outfiles import write_to
-
-from .compare import compare_lists
-from .flags import Tolerances
-from .values import OutputValue, format_value, print_results, snapshot, to_numpy
 
 __all__ = ["check_expected", "parse_expected", "print_results", "snapshot", "write_outputs"]
 

@@ -33,7 +33,7 @@ worker calls the run's hooks as a run does (``sessionstart``,
 
 Loading the plugin (what every ``ireebench`` process does) imports none of
 its modules but :mod:`.stash`: ``ireebench rank`` is a
-:class:`~ireebench.cli.commands.DeferredCommand` (its command line,
+:class:`~ireebench.commands.DeferredCommand` (its command line,
 :mod:`.command`, imported when it runs, ``--help`` included), the typed
 results (:mod:`.results`) and the modules that measure (the coordinator, the
 workers, :func:`benchmark_module`: the IREE runtime and numpy) when a
@@ -45,8 +45,8 @@ from __future__ import annotations
 
 from ireebench import hookimpl
 from ireebench._public import lazy_names
-from ireebench.cli.commands import DeferredCommand
-from ireebench.plugins.statistics import continue_until_precise
+from ireebench.commands import DeferredCommand
+from ireebench.lib.statistics import continue_until_precise
 
 from .stash import RANKED_METRIC
 

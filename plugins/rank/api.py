@@ -39,13 +39,12 @@ from pathlib import Path
 import iree.runtime as rt
 import numpy as np
 from iree.runtime.benchmark import BenchmarkResult, BenchmarkTimeoutError, BenchmarkToolError
-from ireebench.cli.command import load_plugins, parse_args
-from ireebench.cli.commands import build_command_group
+from ireebench.commands import build_command_group, load_plugins, parse_args
 from ireebench.errors import UsageError
+from ireebench.lib.channel import decode_error
+from ireebench.lib.gbench_json import run_lines
 from ireebench.modules import file_sha256
-from ireebench.plugins.json_reporter import run_lines
 from ireebench.scratch import Scratch
-from ireebench.worker import decode_error
 
 from .devices import DeviceSpec
 from .losses import START_SECONDS

@@ -33,8 +33,8 @@ import time
 from pathlib import Path
 
 from ireebench.errors import UsageError
+from ireebench.lib.compile_cache import cache_location
 from ireebench.modules import file_sha256
-from ireebench.plugins.mlir_modules.cache import cache_location
 
 CACHE_VERSION = 1
 DEFAULT_NAME = "rank.jsonl"

@@ -14,15 +14,17 @@ from __future__ import annotations
 
 from click.core import ParameterSource
 from ireebench.backend import EXECUTORS, Backend
-from ireebench.cli.command import (
+from ireebench.commands import (
+    CORE,
+    ArgvCommand,
     GroupedCommand,
+    OptionParser,
+    add_core_options,
     add_plugin_options,
     configure,
     make_context,
     option_specs,
 )
-from ireebench.cli.commands import ArgvCommand
-from ireebench.cli.options import CORE, OptionParser, add_core_options
 from ireebench.config import Config
 from ireebench.errors import UsageError
 from ireebench.outfiles import register_input, register_output, run_files

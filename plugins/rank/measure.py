@@ -6,9 +6,10 @@ baseline's function and its inputs, uploaded to the device once. Then
 :func:`measure_candidate` measures one module on it: the module loaded
 from its file, a context made for it with the same support modules, the
 function looked up and checked against the baseline's signature, then the
-measurement of an ordinary run (``ireebench_workload_start``, the cold
-start, :func:`ireebench.measure.measure_workload` with the run's stopping
-rule, ``ireebench_workload_finish``, extra rows), the outputs of its last
+measurement of an ordinary run (the phases of :mod:`ireebench.protocol`:
+:func:`~ireebench.protocol.start_workload`,
+:func:`ireebench.measure.measure_workload` with the run's stopping rule,
+:func:`~ireebench.protocol.finish_workload`), the outputs of its last
 iteration compared with the baseline's (``--check_outputs``, with the
 output comparison of ``--expected_output``), and the context released.
 :func:`rerank` measures several candidates round by round, one
@@ -35,8 +36,12 @@ from ireebench import names
 from ireebench.codec import decode, encode
 from ireebench.discovery import classify, invocation_kinds
 from ireebench.errors import UsageError, one_line
-from ireebench.hookcall import call_hook
 from ireebench.inputs import Null, Scalar, Tensor
+from ireebench.lib.outputs import COMPARISON_FLAGS, parse_tolerances
+from ireebench.lib.outputs.compare import compare_lists
+from ireebench.lib.outputs.values import snapshot
+from ireebench.lib.profiling_pass import DEVICE_TIME_ERRORS
+from ireebench.lib.statistics import DEFAULT_CONFIDENCE, relative_precision
 from ireebench.measure import (
     BenchmarkFailure,
     Repetition,
@@ -45,11 +50,7 @@ from ireebench.measure import (
     time_repetition,
 )
 from ireebench.modules import ModuleImage
-from ireebench.plugins.device_time import STATE as DEVICE_TIME
-from ireebench.plugins.output_processing.compare import compare_lists
-from ireebench.plugins.output_processing.flags import COMPARISON_FLAGS, parse_tolerances
-from ireebench.plugins.output_processing.values import snapshot
-from ireebench.plugins.statistics import DEFAULT_CONFIDENCE, relative_precision
+from ireebench.protocol import finish_discovery, finish_workload, start_session, start_workload
 from ireebench.session import Session, open_vm_module
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, median
 from ireebench.workload import FunctionInfo, Workload, split_cconv
@@ -133,7 +134,7 @@ class WarmDevice:
         point = self.point(self.baseline)
         session = self.session = Session(point)
         session.open()
-        call_hook(point.pm, "ireebench_sessionstart", config=point, session=session)
+        start_session(point, session)
         try:
             vm_function = session.module.lookup_function(self.function_name)
         except Exception:  # noqa: BLE001 - the bindings' plain errors
@@ -148,8 +149,7 @@ class WarmDevice:
         workload = self._workload(point, self.function, self.baseline)
         specs = list(point.getoption("input") or [])
         workload.inputs = self.inputs = self.kind.build_inputs(workload, session, specs)
-        call_hook(point.pm, "ireebench_discovery_finish", config=point, session=session,
-                  workloads=[workload])
+        finish_discovery(point, session, [workload])
         return self
 
     def _workload(self, point, function: FunctionInfo, job: Job) -> Workload:
@@ -263,26 +263,17 @@ def measure_candidate(warm: WarmDevice, job: Job) -> Measurement:
             return Measurement(State.LOAD_FAILED, str(exc),
                                elapsed=time.perf_counter() - start)
         loaded = time.perf_counter()
-        point, pm = session.config, session.config.pm
-        call_hook(pm, "ireebench_workload_start", config=point, session=session,
-                  workload=workload)
-        extra = [run for run in call_hook(pm, "ireebench_measure_cold_start", config=point,
-                                          session=session, workload=workload)
-                 if run is not None]
+        point = session.config
+        extra = start_workload(point, session, workload)
         runs = measure_workload(point, session, workload)
         mismatch = warm.compare_outputs(workload.last_batch, session, job)
-        call_hook(pm, "ireebench_workload_finish", config=point, session=session,
-                  workload=workload, runs=runs)
-        for rows in call_hook(pm, "ireebench_report_extra_rows", config=point,
-                              workload=workload, runs=runs):
-            extra.extend(rows or [])
+        extra.extend(finish_workload(point, session, workload, runs))
         confidence = float(point.getoption("confidence") or DEFAULT_CONFIDENCE)
         measurement = _summary(runs, extra, mismatch, start, loaded, confidence)
         if measurement.state is State.OK and measurement.device_seconds is None \
                 and point.stash.get(RANKED_METRIC, None) == "device_time":
             # Ranked by a time it does not have: a failure to say, not an unranked "ok".
-            sink = point.stash.get(DEVICE_TIME, None)
-            error = sink.errors.get(workload.name) if sink is not None else None
+            error = point.stash.get(DEVICE_TIME_ERRORS, {}).get(workload.name)
             measurement.state = State.RUNTIME_ERROR
             measurement.message = (f"--device_time: no device time measured"
                                    f"{f': the profiling pass failed: {error}' if error else ''}")

@@ -4,7 +4,7 @@ The ranking (:class:`~.schedule.Ranker`) stays here, on the driver: it keeps
 every deadline, the baselines, the order, the outputs. What moves is the
 warm worker. Each ``--devices`` device is one long-lived Ray actor
 (:class:`NodeWorker`) that asks for the device's resource as a point's task
-does (:mod:`ireebench.plugins.ray_executor.resources`: ``num_gpus`` for CUDA
+does (:mod:`ireebench.lib.ray_cluster.resources`: ``num_gpus`` for CUDA
 and HIP, ``iree:<device>`` otherwise, or ``--ray_resource``), so it holds
 that device of its node for the whole ranking and nothing else measures
 there meanwhile. In it runs the warm worker, as a process of its own
@@ -45,7 +45,6 @@ import json
 import os
 import select
 import signal
-import struct
 import subprocess
 import sys
 import threading
@@ -54,18 +53,18 @@ from collections import deque
 import ray
 from ireebench.errors import UsageError
 from ireebench.executor import POINT_PROCESS_ENV
-from ireebench.plugins.ray_executor import cluster, node
-from ireebench.plugins.ray_executor.identity import driver_identity, forwarded_environment
-from ireebench.plugins.ray_executor.node import NODE_ENV
-from ireebench.plugins.ray_executor.resources import (
+from ireebench.lib.channel import Frames, describe_death, encode_error, encode_message
+from ireebench.lib.ray_cluster import cluster, node
+from ireebench.lib.ray_cluster.identity import driver_identity, forwarded_environment
+from ireebench.lib.ray_cluster.node import NODE_ENV
+from ireebench.lib.ray_cluster.resources import (
     GPU_DRIVERS,
     PREFIX,
     Request,
     explicit_request,
 )
-from ireebench.plugins.ray_executor.shipping import NodeFiles, input_files
+from ireebench.lib.ray_cluster.shipping import NodeFiles, input_files
 from ireebench.scratch import Scratch
-from ireebench.worker import Frames, describe_death, encode, encode_error
 
 from .devices import CPU_DRIVERS, DeviceSpec, check_devices, driver_of
 from .worker import STOP_SECONDS, read_frames, stop_or_kill
@@ -487,8 +486,7 @@ class RayWorker:
         self._thread.start()
 
     def _frame(self, kind: str, *args) -> None:
-        payload = json.dumps([kind, *map(encode, args)]).encode()
-        os.write(self._write, struct.pack(">I", len(payload)) + payload)
+        os.write(self._write, encode_message(kind, *args))
 
     def _relay(self) -> None:
         try:
@@ -545,9 +543,8 @@ class RayWorker:
                 args = (self._on_node(args[0]), *args[1:])
             elif kind == "rerank":
                 args = ([self._on_node(job) for job in args[0]], *args[1:])
-            payload = json.dumps([kind, *map(encode, args)]).encode()
-            return bool(ray.get(self.actor.send.remote(
-                self.generation, struct.pack(">I", len(payload)) + payload)))
+            return bool(ray.get(self.actor.send.remote(self.generation,
+                                                       encode_message(kind, *args))))
         except ray.exceptions.RayActorError as exc:  # its node died: read as its loss
             self.lost = self.lost or _loss(exc)
             return False

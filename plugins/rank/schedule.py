@@ -26,7 +26,7 @@ from ireebench import names
 from ireebench.backend import machine_context
 from ireebench.discovery import module_functions
 from ireebench.errors import Terminated, UsageError
-from ireebench.worker import decode_error
+from ireebench.lib.channel import decode_error
 
 from . import cache as rank_cache
 from . import report, rerank

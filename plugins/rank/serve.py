@@ -26,9 +26,9 @@ import json
 import os
 from pathlib import Path
 
-from ireebench.cli.command import configure
+from ireebench.commands import configure
 from ireebench.errors import EXIT_FAILED, UsageError
-from ireebench.worker import Channel, encode_error
+from ireebench.lib.channel import Channel, encode_error
 
 from .devices import DeviceSpec
 from .measure import Job

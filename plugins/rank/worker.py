@@ -16,11 +16,11 @@ closes:
 * ``rerank JOBS ROUNDS SEED``: ``begin``, then ``rerank RESULT``;
 * ``stop``.
 
-The channel is the one of ``--isolation=worker`` (:mod:`ireebench.worker`):
+The channel is the one of ``--isolation=worker`` (:mod:`ireebench.lib.channel`):
 length-prefixed JSON frames, rows encoded as its messages encode them. A
 worker that dies (a crash) or hangs (killed at its deadline) costs the
 candidate it was running; :class:`WorkerProcess` tells how it died
-(:func:`ireebench.worker.describe_death`) and the ranking starts another.
+(:func:`ireebench.lib.channel.describe_death`) and the ranking starts another.
 An error that is not the candidate's (a plugin's, a bug) is sent as
 ``error`` and ends the ranking with it.
 """
@@ -31,27 +31,25 @@ import contextlib
 import faulthandler
 import gc
 import glob
-import json
 import os
 import select
 import signal
-import struct
 import sys
 import time
 
 import iree.runtime as rt
 from ireebench.errors import EXIT_FAILED, EXIT_OK, EXIT_PLUGIN_ERROR, UsageError
-from ireebench.streams import CliStream
-from ireebench.worker import (
+from ireebench.lib.channel import (
     Channel,
     ForwardedStream,
     Frames,
     describe_death,
     die_with,
-    encode,
     encode_error,
+    encode_message,
     signal_group,
 )
+from ireebench.streams import CliStream
 
 from .devices import DeviceSpec
 from .measure import Job, WarmDevice, measure_candidate, rerank
@@ -177,8 +175,7 @@ class WorkerProcess:
 
     def send(self, kind: str, *args) -> bool:
         """One request; False when the worker is gone."""
-        payload = json.dumps([kind, *map(encode, args)]).encode()
-        frame = memoryview(struct.pack(">I", len(payload)) + payload)
+        frame = memoryview(encode_message(kind, *args))
         try:
             while frame:
                 frame = frame[os.write(self._requests, frame):]

@@ -45,9 +45,9 @@ import json
 from dataclasses import dataclass
 
 from ireebench import StashKey, comparison, hookimpl
-from ireebench.cli.commands import DeferredCommand
+from ireebench.commands import DeferredCommand
+from ireebench.lib.gbench_json import JSONReporter
 from ireebench.outfiles import register_output
-from ireebench.plugins.json_reporter import JSONReporter
 from ireebench.reporting.reported import reported
 
 from .data import read_report

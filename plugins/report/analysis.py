@@ -2,7 +2,7 @@
 
 * :class:`Distribution`: a benchmark's repetitions as a box plot reads
   them: the median and its distribution-free interval (the ``statistics``
-  plugin's :func:`~ireebench.plugins.statistics.median_ci`, as ``--benchmark_statistics=ci``),
+  plugin's :func:`~ireebench.stats.median_ci`, as ``--benchmark_statistics=ci``),
   the quartiles, Tukey's fences and the outliers beyond them (as
   ``_outliers``);
 * :class:`Sweep`: the points of one benchmark family that differ only in
@@ -49,7 +49,8 @@ from ireebench.comparison.changes import change_points as series_change_points
 from ireebench.comparison.changes import commit_of as context_commit
 from ireebench.comparison.history import compare_history
 from ireebench.errors import UsageError
-from ireebench.plugins.statistics import median_ci, percentile
+from ireebench.lib.statistics import percentile
+from ireebench.stats import median_ci
 
 from .data import BYTE_METRICS, COUNT_METRICS, Benchmark, Report
 

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from ireebench import hookimpl
 from ireebench.comparison import CANNOT_JUDGE, FASTER, INCONCLUSIVE, NO_CHANGE, SLOWER
-from ireebench.plugins.compare.reporters import (
+from ireebench.lib.comparison_format import (
     CORRECTION_SHORT,
     adjusted,
     format_change,

@@ -14,16 +14,20 @@ import contextlib
 import gc
 from pathlib import Path
 
-from ireebench.cli.command import GroupedCommand, add_plugin_options, make_context
-from ireebench.cli.commands import ArgvCommand
-from ireebench.cli.options import GroupedOption, OptionParser
-from ireebench.comparison import COMPARE_OPTIONS
+from ireebench.commands import (
+    ArgvCommand,
+    GroupedCommand,
+    GroupedOption,
+    OptionParser,
+    add_plugin_options,
+    make_context,
+)
+from ireebench.comparison import COMPARE_OPTIONS, compare_options
 from ireebench.comparison.inputs import METRICS, ReportHistory, load_reports
 from ireebench.comparison.model import DEFAULT_ALPHA
 from ireebench.config import Config
 from ireebench.errors import UsageError, flag_error
 from ireebench.outfiles import register_inputs, register_output
-from ireebench.plugins.compare.command import compare_options
 from ireebench.results import RunResult
 
 from .data import read_report

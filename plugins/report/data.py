@@ -22,7 +22,8 @@ Benchmark's):
 Times are kept in seconds per iteration. Any problem with a report is one
 :class:`~ireebench.UsageError` line naming it. The rows are also read once
 by ``ireebench compare``'s reader (:attr:`Report.rows`), so that the
-comparisons are that engine's, and the parsed JSON is not kept.
+comparisons are that engine's: in the same walk, each row read once
+(:func:`~ireebench.comparison.inputs.add_entry`), and the parsed JSON is not kept.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from ireebench.comparison.inputs import BenchmarkFile, benchmark_file, row_identity
+from ireebench.comparison.inputs import BenchmarkFile, add_entry, benchmark_file, row_identity
 from ireebench.comparison.machine import ROW_KEYS as IDENTITY_KEYS
 from ireebench.comparison.machine import combined_provenance, row_context
 from ireebench.errors import UsageError, one_line
@@ -277,8 +278,14 @@ def read_report(label: str, report: dict) -> Report:
     context = report.get("context")
     benchmarks: dict[str, Benchmark] = {}
     current: Benchmark | None = None
+    compared, invalid, problem = {}, {}, ""  # the comparison engine's rows, read here too
     for index, entry in enumerate(report["benchmarks"]):
-        name, unit, where = row_identity(label, index, entry, "report")
+        identity = name, unit, where = row_identity(label, index, entry, "report")
+        if not problem:
+            try:
+                add_entry(label, index, entry, compared, invalid, identity)
+            except UsageError as exc:
+                problem = str(exc)
         failed = entry.get("error_occurred") or entry.get("skipped")
         row = _extra_row_of(current, entry, name)
         if row is not None:
@@ -311,10 +318,7 @@ def read_report(label: str, report: dict) -> Report:
             continue  # a kind of row this reader does not know (complexity fits)
         for key, value in _row_metrics(label, where, entry, unit).items():
             benchmark.values.setdefault(key, []).append(value)
-    try:
-        rows, problem = benchmark_file(label, report), ""
-    except UsageError as exc:
-        rows, problem = None, str(exc)
+    rows = None if problem else benchmark_file(label, report, compared, invalid)
     context = context if isinstance(context, dict) else {}
     found = Report(label, context, benchmarks, rows, problem)
     found.devices, found.modules, found.hosts = row_provenance(context, report["benchmarks"])

@@ -37,7 +37,7 @@ from ireebench.comparison import (
     NOT_COMPARED,
     SLOWER,
 )
-from ireebench.plugins.compare.reporters import VALUE_VERDICTS, format_pvalue
+from ireebench.lib.comparison_format import VALUE_VERDICTS, format_pvalue
 
 from .analysis import commit_of
 from .data import display_name

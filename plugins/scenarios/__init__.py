@@ -16,7 +16,7 @@ robin). See docs/serving.md. The modules of this package:
   fences, prepared before the clock starts);
 * :mod:`.driver`: the four timed loops (open loop for the Server, latency
   from the scheduled time);
-* :mod:`.early_stopping`: LoadGen's binomial early-stopping rule;
+* :mod:`ireebench.lib.early_stopping`: LoadGen's binomial early-stopping rule;
 * :mod:`.summary`: the verdict (VALID / INVALID) and the row;
 * :mod:`.search`: ``--search``, the highest load meeting the bound,
   resumable.

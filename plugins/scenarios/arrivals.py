@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ireebench.cli.argv import read_small_file
+from ireebench.commands import read_small_file
 from ireebench.errors import UsageError
 
 # A bound on the queries one schedule may hold (each is prepared before the run).

@@ -34,7 +34,7 @@ import math
 import os
 from dataclasses import dataclass
 
-from ireebench.cli.argv import read_json_file
+from ireebench.commands import read_json_file
 from ireebench.errors import UsageError
 from ireebench.names import format_value
 from ireebench.outfiles import write_to

@@ -14,8 +14,8 @@ import re
 from dataclasses import dataclass
 
 from ireebench.errors import UsageError, flag_error
+from ireebench.lib import early_stopping
 
-from . import early_stopping
 from .arrivals import Arrivals, read_trace
 
 SINGLE_STREAM, MULTI_STREAM, SERVER, OFFLINE = (

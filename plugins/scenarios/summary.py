@@ -14,7 +14,7 @@ throughput, and VALID / INVALID with LoadGen's rules
 * **latency bound** (``--latency_bound=pNN:T``): the sample percentile
   within ``T`` (LoadGen's performance constraint), and the early-stopping
   test (with ``t`` queries over ``T``, at least ``h + t`` queries; see
-  :mod:`.early_stopping`).
+  :mod:`ireebench.lib.early_stopping`).
 * without a bound, SingleStream and MultiStream need enough queries for
   the early-stopping estimate of their target percentile (p90, p99), as
   LoadGen's "early stopping satisfied".
@@ -39,10 +39,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ireebench.lib import early_stopping
 from ireebench.measure import new_run
 from ireebench.results import Counter
 
-from . import early_stopping
 from .settings import MULTI_STREAM, OFFLINE, SERVER, Settings, format_seconds
 
 

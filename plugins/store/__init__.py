@@ -23,7 +23,7 @@ A built-in plugin that owns the store (see docs/store.md):
   ``--any_machine``), ``ireebench_load_reports_addoption`` the plugins'
   subcommands that read reports;
 * subcommands (:mod:`.commands`, imported only when one runs: a
-  :class:`~ireebench.cli.commands.DeferredCommand` each): ``ireebench
+  :class:`~ireebench.commands.DeferredCommand` each): ``ireebench
   history`` (``--changes``), ``ireebench store import`` and ``ireebench
   store export``.
 
@@ -38,7 +38,7 @@ import json
 from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
-from ireebench.cli.commands import DeferredCommand
+from ireebench.commands import DeferredCommand
 from ireebench.comparison.inputs import ReportHistory
 from ireebench.errors import EXIT_OK, Terminated, UsageError, signal_name
 from ireebench.outfiles import run_files

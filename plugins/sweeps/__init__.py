@@ -37,7 +37,7 @@ import os
 from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
-from ireebench.cli.commands import DeferredCommand
+from ireebench.commands import DeferredCommand
 from ireebench.errors import UsageError
 from ireebench.points import interleaves, points_of
 

@@ -41,7 +41,7 @@ import re
 from dataclasses import dataclass
 
 from ireebench.argscan import Occurrence, scan_options
-from ireebench.cli.command import parse_runtime_flag
+from ireebench.commands import parse_runtime_flag
 from ireebench.config import OptionSpec
 from ireebench.errors import UsageError, printable
 from ireebench.names import format_value

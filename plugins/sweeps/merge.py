@@ -23,7 +23,7 @@ import os
 
 import click
 from ireebench import names
-from ireebench.cli.commands import mark_reads_reports
+from ireebench.commands import mark_reads_reports
 from ireebench.comparison.inputs import load_reports
 from ireebench.comparison.machine import ROW_KEYS, combined_provenance
 from ireebench.errors import UsageError

@@ -39,16 +39,16 @@ import re
 from pathlib import Path
 
 from click.core import ParameterSource
-from ireebench.cli.argv import read_small_file
-from ireebench.cli.command import (
+from ireebench.commands import (
+    ArgvCommand,
+    GroupedOption,
     build_command,
     make_context,
     option_specs,
     parse_points,
     parse_runtime_flag,
+    read_small_file,
 )
-from ireebench.cli.commands import ArgvCommand
-from ireebench.cli.options import GroupedOption
 from ireebench.config import Config
 from ireebench.errors import UsageError, one_line
 from ireebench.names import format_value

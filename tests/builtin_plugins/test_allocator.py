@@ -21,6 +21,7 @@ import types
 import ireebench
 import pytest
 from conftest import ROOT, ireebench_lines, one_error_line
+from ireebench.lib.allocator import USER_VARIABLES, describe_setting, setting_of
 from ireebench.plugins import allocator
 
 MLP_128K = ROOT / "benchmarks" / "mlp_128k.mlir"
@@ -189,7 +190,7 @@ def test_out_of_process_values_are_the_native_variables():
     """For a backend that measures in a native tool, the tool's environment for
     this run only (the run's cleanup puts the variables back)."""
     config = _config()
-    before = {name: os.environ.get(name) for name in allocator.USER_VARIABLES}
+    before = {name: os.environ.get(name) for name in USER_VARIABLES}
     setting = allocator.resolve(config, "on", False, "glibc", environ={})
     try:
         assert setting.parameters == {"MALLOC_TRIM_THRESHOLD_": "0", "MALLOC_TOP_PAD_": "0",
@@ -198,15 +199,15 @@ def test_out_of_process_values_are_the_native_variables():
     finally:
         for cleanup in config.cleanups:
             cleanup()
-    assert {name: os.environ.get(name) for name in allocator.USER_VARIABLES} == before
+    assert {name: os.environ.get(name) for name in USER_VARIABLES} == before
 
 
 def test_context_setting_is_comparable():
-    assert allocator.setting_of({"executable": "iree-benchmark-module"}) is None
-    off = allocator.setting_of({"malloc_trim": "off", "malloc_parameters": OFF})
-    assert off == allocator.setting_of(json.loads(json.dumps(
+    assert setting_of({"executable": "iree-benchmark-module"}) is None
+    off = setting_of({"malloc_trim": "off", "malloc_parameters": OFF})
+    assert off == setting_of(json.loads(json.dumps(
         {"malloc_parameters": OFF, "malloc_trim": "off"})))
-    assert off != allocator.setting_of({"malloc_trim": "on", "malloc_parameters": ON})
+    assert off != setting_of({"malloc_trim": "on", "malloc_parameters": ON})
 
 
 def test_a_setting_is_the_same_whichever_way_it_was_set():
@@ -216,11 +217,11 @@ def test_a_setting_is_the_same_whichever_way_it_was_set():
     in_process = {"malloc_trim": "off", "malloc_parameters": OFF}
     native = {"malloc_trim": "off",
               "malloc_parameters": allocator.tool_variables("off")}
-    assert allocator.setting_of(in_process) == allocator.setting_of(native)
-    mine = allocator.setting_of({"malloc_trim": "environment",
+    assert setting_of(in_process) == setting_of(native)
+    mine = setting_of({"malloc_trim": "environment",
                                  "malloc_parameters": {"MALLOC_TOP_PAD_": "1"}})
-    theirs = allocator.setting_of({"malloc_trim": "environment",
+    theirs = setting_of({"malloc_trim": "environment",
                                    "malloc_parameters": {"MALLOC_TOP_PAD_": "2"}})
     assert mine != theirs
-    assert allocator.describe_setting(mine, theirs) == "malloc_trim=environment (M_TOP_PAD=1)"
-    assert allocator.describe_setting(mine) == "malloc_trim=environment"
+    assert describe_setting(mine, theirs) == "malloc_trim=environment (M_TOP_PAD=1)"
+    assert describe_setting(mine) == "malloc_trim=environment"

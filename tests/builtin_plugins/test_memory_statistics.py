@@ -13,20 +13,10 @@ import re
 
 import pytest
 from conftest import ROOT, one_error_line
-from ireebench.plugins.memory_statistics import HeapState, window_peak
+from ireebench.plugins.allocator_statistics import HeapState, window_peak
 
 MLP = (ROOT / "benchmarks" / "mlp.mlir").read_text()
 SMALL_MLP = MLP.replace("24x", "3x").replace("1024", "128")  # every buffer 8x smaller
-TWO = """
-func.func @big() -> tensor<256x256xf32> {
-  %c = util.unfoldable_constant dense<1.0> : tensor<256x256xf32>
-  return %c : tensor<256x256xf32>
-}
-func.func @small() -> tensor<8x8xf32> {
-  %c = util.unfoldable_constant dense<1.0> : tensor<8x8xf32>
-  return %c : tensor<8x8xf32>
-}
-"""
 RUN = ["--device=local-sync", "--benchmark_min_time=3x", "--benchmark_repetitions=2",
        "--memory_statistics"]
 
@@ -105,7 +95,7 @@ def test_compare_max_bytes_used(runs, ireebench):
 
 def test_a_peak_an_earlier_benchmark_hid(compile_mlir, ireebench):
     """The allocator keeps one peak: a later, smaller benchmark has none, and says how."""
-    module = compile_mlir(TWO)
+    module = compile_mlir("memory_two")
     result = ireebench(f"--module={module}", "--device=local-sync", "--benchmark_min_time=2x",
                        "--memory_statistics", "--benchmark_format=json")
     assert result.returncode == 0, result.stderr

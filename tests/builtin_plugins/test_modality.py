@@ -43,22 +43,6 @@ from ireebench.plugins.modality import (
     repetition_groups,
 )
 
-# A loop of N trips in the VM (about 0.5 ms of CPU per 70 000): its work is its input.
-SPIN = """
-func.func @spin(%n: i32) -> i32 {
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %r = scf.while (%i = %c0) : (i32) -> i32 {
-    %cond = arith.cmpi slt, %i, %n : i32
-    scf.condition(%cond) %i : i32
-  } do {
-  ^bb0(%i: i32):
-    %next = arith.addi %i, %c1 : i32
-    scf.yield %next : i32
-  }
-  return %r : i32
-}
-"""
 TRIPS = 70_000
 NAME = "BM_spin/process_time/real_time"
 WARNING = re.compile(rf"ireebench: warning: {re.escape(NAME)}: repetitions form (\d+) groups"
@@ -153,7 +137,7 @@ def test_power_on_two_regimes():
 
 @pytest.fixture(scope="module")
 def spin(compile_mlir):
-    return compile_mlir(SPIN)
+    return compile_mlir("spin")
 
 
 def separates_at(values: list[float], count: int) -> bool:

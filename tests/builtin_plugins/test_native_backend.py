@@ -21,26 +21,8 @@ import time
 import pytest
 from conftest import one_error_line, slow_function
 
-# 192x192 matmul: about 1 ms per call on local-sync with generic CPU code.
-MATMUL = """
-func.func @matmul(%a: tensor<192x192xf32>, %b: tensor<192x192xf32>) -> tensor<192x192xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<192x192xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<192x192xf32>) -> tensor<192x192xf32>
-  %0 = linalg.matmul ins(%a, %b : tensor<192x192xf32>, tensor<192x192xf32>)
-                     outs(%f : tensor<192x192xf32>) -> tensor<192x192xf32>
-  return %0 : tensor<192x192xf32>
-}
-"""
 MATMUL_ARGS = ["--device=local-sync", "--function=matmul", "--input=192x192xf32=1",
                "--input=192x192xf32=2"]
-FAILING = """
-func.func @check(%a: tensor<?xf32>) -> tensor<4xf32> {
-  %c = tensor.cast %a : tensor<?xf32> to tensor<4xf32>
-  %0 = arith.addf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
 
 
 def iteration_rows(report) -> list[dict]:
@@ -73,7 +55,7 @@ def test_times_are_per_iteration_in_the_reported_unit(ireebench, compile_mlir):
     together no longer than the process that measured them. Load only adds
     time, so neither bound can break; a wrong unit or divisor (x1000,
     /iterations twice) breaks one of them."""
-    module = compile_mlir(MATMUL)
+    module = compile_mlir("native_matmul")
     for backend in ("runtime", "native"):
         started = time.monotonic()
         result = ireebench(f"--backend={backend}", "--module", module, *MATMUL_ARGS,
@@ -150,7 +132,7 @@ def test_python_api(compile_mlir):
 
 def test_failing_benchmark_is_an_error_row(ireebench, compile_mlir, tmp_path):
     out = tmp_path / "out.json"
-    result = ireebench("--backend=native", "--module", compile_mlir(FAILING),
+    result = ireebench("--backend=native", "--module", compile_mlir("failing_cast"),
                        "--device=local-sync", "--function=check", "--input=3xf32=1",
                        "--benchmark_min_time=2x", f"--benchmark_out={out}")
     assert result.returncode == 1

@@ -46,23 +46,6 @@ HEAD = {"iree:local-sync": 1}
 WORKERS = [{"iree:local-task": 1}, {"iree:local-task": 1}]
 RAY = ["--executor=ray", f"--ray_address={ray_cluster.ADDRESS}"]
 LEAN = ["--benchmark_min_time=2x", "--function=forward"]
-# A function that never returns: an scf.while whose trip count it will not reach.
-HANG = """
-func.func @hang() -> i64 {
-  %n = util.unfoldable_constant 9000000000000000000 : i64
-  %c0 = arith.constant 0 : i64
-  %c1 = arith.constant 1 : i64
-  %r = scf.while (%i = %c0) : (i64) -> i64 {
-    %cond = arith.cmpi slt, %i, %n : i64
-    scf.condition(%cond) %i : i64
-  } do {
-  ^bb0(%i: i64):
-    %next = arith.addi %i, %c1 : i64
-    scf.yield %next : i64
-  }
-  return %r : i64
-}
-"""
 OTHER = """
 func.func @other() -> i32 {
   %c = arith.constant 7 : i32
@@ -275,7 +258,7 @@ def test_a_point_that_hangs_is_its_error_row_at_its_timeout(cluster, compile_mli
     --ray_point_timeout, and says so whenever the timeout falls, in the call or while
     its process still starts on a busy node (then before any benchmark ran: always so
     at 1 ms, which no Python process starts in)."""
-    module = compile_mlir(HANG)
+    module = compile_mlir("hang")
     result = on_cluster(cluster, f"--module={module}", "--function=hang",
                         "--device=local-task", "--benchmark_min_time=2x",
                         "--benchmark_format=json", f"--ray_point_timeout={timeout}", *RAY)

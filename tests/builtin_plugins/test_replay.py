@@ -19,27 +19,6 @@ import textwrap
 import pytest
 from conftest import one_error_line
 
-MATMUL = """
-func.func @matmul(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<64x64xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<64x64xf32>) -> tensor<64x64xf32>
-  %0 = linalg.matmul ins(%a, %b : tensor<64x64xf32>, tensor<64x64xf32>)
-                     outs(%f : tensor<64x64xf32>) -> tensor<64x64xf32>
-  return %0 : tensor<64x64xf32>
-}
-func.func @square() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-func.func @cube() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  %1 = arith.mulf %0, %c : tensor<4xf32>
-  return %1 : tensor<4xf32>
-}
-"""
 MATMUL_INPUTS = ["--function=matmul", "--input=64x64xf32=1", "--input=64x64xf32=2"]
 # A console row of Google Benchmark: name, time, unit, cpu, unit, iterations.
 ROW = r"^{name}\s+[\d.]+ (ms|us|ns)\s+[\d.]+ (ms|us|ns)\s+{iterations}\b"
@@ -48,8 +27,8 @@ ROW = r"^{name}\s+[\d.]+ (ms|us|ns)\s+[\d.]+ (ms|us|ns)\s+{iterations}\b"
 @pytest.fixture(scope="module")
 def modules(compile_mlir):
     return {
-        "sync": compile_mlir(MATMUL),
-        "async": compile_mlir(MATMUL, "--iree-execution-model=async-external"),
+        "sync": compile_mlir("replay_matmul"),
+        "async": compile_mlir("replay_matmul", "--iree-execution-model=async-external"),
     }
 
 
@@ -168,15 +147,6 @@ def test_capture_iteration_count_rules(ireebench, modules, native_tool, tmp_path
     assert execute_scopes(native_tool, one) == 2
 
 
-# The cast is checked at run time: with 3 elements the call fails inside the
-# timed region (input validation accepts any length for tensor<?xf32>).
-FAILING = """
-func.func @check(%a: tensor<?xf32>) -> tensor<4xf32> {
-  %c = tensor.cast %a : tensor<?xf32> to tensor<4xf32>
-  %0 = arith.addf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
 # No tensors: the module never imports the HAL module, so nothing can be recorded.
 NO_HAL = """
 func.func @scalar() -> i32 {
@@ -189,7 +159,7 @@ func.func @scalar() -> i32 {
 def test_capture_is_complete_when_a_benchmark_fails(ireebench, compile_mlir, native_tool,
                                                     tmp_path):
     capture = tmp_path / "failed.ireereplay"
-    result = ireebench("--module", compile_mlir(FAILING), "--device=local-sync",
+    result = ireebench("--module", compile_mlir("failing_cast"), "--device=local-sync",
                        "--function=check", "--input=3xf32=1",
                        "--benchmark_min_time=2x", f"--device_replay_output={capture}")
     assert result.returncode == 1

@@ -13,23 +13,6 @@ import re
 
 import pytest
 
-# The failing function comes last: the native tool fails every later
-# benchmark too ("an earlier benchmark or capture failed").
-WITH_FAILURE = """
-func.func @works() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-func.func @fails() -> i32 {
-  %c = util.unfoldable_constant 0 : i32
-  %z = arith.constant 0 : i32
-  %cond = arith.cmpi ne, %c, %z : i32
-  cf.assert %cond, "boom \\"quoted\\", comma"
-  return %c : i32
-}
-"""
-
 PROVENANCE = ["ireebench_version", "iree_runtime_version", "iree_devices", "iree_module",
               "iree_module_sha256", "ireebench_plugins", "ireebench_run_id", "malloc_trim",
               "malloc_parameters"]
@@ -45,7 +28,7 @@ def two_functions(compile_mlir):
 
 @pytest.fixture(scope="module")
 def with_failure(compile_mlir):
-    return compile_mlir(WITH_FAILURE)
+    return compile_mlir("with_failure")
 
 
 @pytest.fixture(scope="module")

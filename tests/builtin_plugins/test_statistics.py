@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 import scipy.stats
 from conftest import one_error_line, require_compare_py, run_compare_py
-from ireebench.plugins.statistics import outlier_fraction, percentile, relative_precision
+from ireebench.lib.statistics import outlier_fraction, percentile, relative_precision
 from ireebench.results import Run
 from ireebench.stats import (
     STATISTICS,

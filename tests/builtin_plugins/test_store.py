@@ -22,29 +22,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import ireebench as ireebench_api
 import pytest
-from conftest import ROOT, STORE_KINDS, _env, new_store_url, one_error_line, slow_function
+from conftest import MLIR_DIR, ROOT, STORE_KINDS, _env, new_store_url, one_error_line, slow_function
 from ireebench.plugins.store.git import git_state
 from ireebench.plugins.store.schema import SCHEMA_VERSION
 
-LOOP = """
-func.func @work(%x: tensor<64xf32>) -> tensor<64xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = arith.constant TRIPS : index
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<64xf32> {
-    %e = tensor.empty() : tensor<64xf32>
-    %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
-                         iterator_types = ["parallel"]}
-        ins(%acc : tensor<64xf32>) outs(%e : tensor<64xf32>) {
-    ^bb0(%a: f32, %o: f32):
-      %s = math.sin %a : f32
-      linalg.yield %s : f32
-    } -> tensor<64xf32>
-    scf.yield %y : tensor<64xf32>
-  }
-  return %r : tensor<64xf32>
-}
-"""
+LOOP = (MLIR_DIR / "loop.mlir").read_text()  # TRIPS: its trip count
 TRIPS = 200
 RUN = ["--device=local-sync", "--function=work", "--input=64xf32=1",
        "--benchmark_repetitions=9", "--benchmark_min_time=5x"]

@@ -19,28 +19,10 @@ from pathlib import Path
 
 import ireebench
 import pytest
-from conftest import one_error_line, plugin_error_line
+from conftest import MLIR_DIR, one_error_line, plugin_error_line
 from scipy import stats as scipy_stats
 
-LOOP = """
-func.func @work(%x: tensor<64xf32>) -> tensor<64xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = arith.constant TRIPS : index
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<64xf32> {
-    %e = tensor.empty() : tensor<64xf32>
-    %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
-                         iterator_types = ["parallel"]}
-        ins(%acc : tensor<64xf32>) outs(%e : tensor<64xf32>) {
-    ^bb0(%a: f32, %o: f32):
-      %s = math.sin %a : f32
-      linalg.yield %s : f32
-    } -> tensor<64xf32>
-    scf.yield %y : tensor<64xf32>
-  }
-  return %r : tensor<64xf32>
-}
-"""
+LOOP = (MLIR_DIR / "loop.mlir").read_text()  # TRIPS: its trip count
 TRIPS = 200  # about 0.5 ms per call on a laptop core
 RUN = ["--device=local-sync", "--function=work", "--input=64xf32=1",
        "--benchmark_repetitions=9", "--benchmark_min_time=5x"]

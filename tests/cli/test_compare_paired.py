@@ -23,28 +23,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import one_error_line
+from conftest import MLIR_DIR, one_error_line
 from ireebench.plugins.compare.paired import REFUSED
 
-LOOP = """
-func.func @work(%x: tensor<64xf32>) -> tensor<64xf32> {
-  %c0 = arith.constant 0 : index
-  %c1 = arith.constant 1 : index
-  %n = arith.constant TRIPS : index
-  %r = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %x) -> tensor<64xf32> {
-    %e = tensor.empty() : tensor<64xf32>
-    %y = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
-                         iterator_types = ["parallel"]}
-        ins(%acc : tensor<64xf32>) outs(%e : tensor<64xf32>) {
-    ^bb0(%a: f32, %o: f32):
-      %s = math.sin %a : f32
-      linalg.yield %s : f32
-    } -> tensor<64xf32>
-    scf.yield %y : tensor<64xf32>
-  }
-  return %r : tensor<64xf32>
-}
-"""
+LOOP = (MLIR_DIR / "loop.mlir").read_text()  # TRIPS: its trip count
 TRIPS = 60  # about 0.2 ms a call
 RUN = ["--device=local-sync", "--function=work", "--input=64xf32=1",
        "--benchmark_min_time=0.01s"]

@@ -25,20 +25,6 @@ import numpy as np
 import pytest
 from conftest import _env, ireebench_lines, one_error_line, slow_function
 
-ZERO_D = """
-func.func @scale0(%s: tensor<f32>, %b: tensor<4xf32>) -> tensor<4xf32> {
-  %e = tensor.empty() : tensor<4xf32>
-  %0 = linalg.generic {indexing_maps = [affine_map<(d0) -> ()>, affine_map<(d0) -> (d0)>,
-                                        affine_map<(d0) -> (d0)>],
-                       iterator_types = ["parallel"]}
-      ins(%s, %b : tensor<f32>, tensor<4xf32>) outs(%e : tensor<4xf32>) {
-    ^bb0(%a: f32, %x: f32, %o: f32):
-      %m = arith.mulf %a, %x : f32
-      linalg.yield %m : f32
-  } -> tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
 FAST = ["--device=local-sync", "--benchmark_min_time=2x"]
 STATUS_LINE = re.compile(r"^ireebench: error: ([A-Z_]+); ")
 
@@ -59,7 +45,7 @@ def run_cli(*args, env=None, input=None, timeout=300):
 @pytest.mark.parametrize("spelling", ["xf32=1.5", "f32=1.5"])
 def test_zero_d_input(compile_mlir, ireebench, native_tool, spelling):
     """``xf32=1.5`` (IREE's wrapper's spelling of a 0-d array) is a 0-d tensor, as natively."""
-    module = compile_mlir(ZERO_D)
+    module = compile_mlir("zero_d")
     args = [f"--module={module}", *FAST, "--function=scale0", f"--input={spelling}",
             "--input=4xf32=1 2 3 4"]
     ours = ireebench(*args, "--enable_output_processing")
@@ -88,7 +74,7 @@ def test_python_wrapper_zero_d_and_module_object(compile_mlir, wrapper_tool):
     import iree.runtime as rt
     from iree.runtime.benchmark import benchmark_module
 
-    path = compile_mlir(ZERO_D)
+    path = compile_mlir("zero_d")
     inputs = [np.array(1.5, dtype=np.float32), np.arange(1, 5, dtype=np.float32)]
     rows = benchmark_module(path, "scale0", inputs, executable=wrapper_tool,
                             device="local-sync", benchmark_min_time="2x", timeout=120)
@@ -107,7 +93,7 @@ def test_python_wrapper_error_carries_the_status(compile_mlir, wrapper_tool):
     from iree.runtime.benchmark import BenchmarkToolError, benchmark_module
 
     with pytest.raises(BenchmarkToolError) as raised:
-        benchmark_module(compile_mlir(ZERO_D), "scale0",
+        benchmark_module(compile_mlir("zero_d"), "scale0",
                          [np.zeros(3, dtype=np.float32), np.zeros(4, dtype=np.float32)],
                          executable=wrapper_tool, device="local-sync",
                          benchmark_min_time="2x", timeout=120)
@@ -241,28 +227,6 @@ def test_parameter_modes(compile_mlir, ireebench, tmp_path, mode):
     assert "4xf32=2 4 6 8" in out.stdout
 
 
-# A run of seconds whose every call reads the parameter (a dispatch on it).
-SLOW_PARAMS = """
-util.global private @weight = #flow.parameter.named<"model"::"weight"> : tensor<4xf32>
-func.func @slow() -> (i32, tensor<4xf32>) {
-  %n = util.unfoldable_constant 4000000 : i32
-  %c0 = arith.constant 0 : i32
-  %c1 = arith.constant 1 : i32
-  %r = scf.while (%i = %c0) : (i32) -> i32 {
-    %cond = arith.cmpi slt, %i, %n : i32
-    scf.condition(%cond) %i : i32
-  } do {
-  ^bb0(%i: i32):
-    %next = arith.addi %i, %c1 : i32
-    scf.yield %next : i32
-  }
-  %w = util.global.load @weight : tensor<4xf32>
-  %s = arith.addf %w, %w : tensor<4xf32>
-  return %r, %s : i32, tensor<4xf32>
-}
-"""
-
-
 def test_parameter_archive_truncated_during_the_run(compile_mlir, tmp_path):
     """The archive is read, never mapped (native default --parameter_mode=file): a
     truncation under the run cannot end it with SIGBUS; every row is there."""
@@ -272,7 +236,7 @@ def test_parameter_archive_truncated_during_the_run(compile_mlir, tmp_path):
     save_archive_file({"weight": np.array([2, 0, 0, 0], dtype=np.float32)}, str(archive))
     out = tmp_path / "out.json"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ireebench", f"--module={compile_mlir(SLOW_PARAMS)}",
+        [sys.executable, "-m", "ireebench", f"--module={compile_mlir('slow_params')}",
          "--device=local-task", f"--parameters=model={archive}", "--benchmark_min_time=4x",
          "--benchmark_repetitions=3", f"--benchmark_out={out}"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())

@@ -37,18 +37,6 @@ NEEDS = {"history": {"sqlalchemy"}, "report": {"matplotlib", "numpy"}}
 # Each command's exit status: compare finds b.json's regressions (1).
 EXIT_CODES = {"compare": 1}
 
-TWO_FUNCTIONS = """
-func.func @first() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-func.func @second() -> tensor<4xf32> {
-  %c = arith.constant dense<[4.0, 3.0, 2.0, 1.0]> : tensor<4xf32>
-  %0 = arith.addf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
 
 # Runs each command line of argv[1] (JSON) in process, printing one JSON line: the
 # loaded plugins (name -> file) and, per command, its exit status, its stderr, the
@@ -112,7 +100,7 @@ def inputs(compile_mlir, ireebench, tmp_path_factory):
     """A real report of two benchmarks (a.json, and b.json three times slower: compare
     finds regressions), its two halves as shards, and a SQLite store holding the run."""
     work = tmp_path_factory.mktemp("startup")
-    module = compile_mlir(TWO_FUNCTIONS)
+    module = compile_mlir("startup_two_functions")
     store = work / "results.sqlite"
     result = ireebench(f"--module={module}", "--device=local-sync",
                        "--benchmark_min_time=10x", "--benchmark_repetitions=10",

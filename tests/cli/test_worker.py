@@ -27,7 +27,7 @@ import time
 
 import ireebench
 import pytest
-from conftest import FIXTURE_PLUGINS, TESTS_DIR, ireebench_lines
+from conftest import FIXTURE_PLUGINS, MLIR_DIR, TESTS_DIR, ireebench_lines
 
 GOOD = """
 func.func @{name}() -> tensor<4xf32> {{
@@ -36,41 +36,9 @@ func.func @{name}() -> tensor<4xf32> {{
   return %0 : tensor<4xf32>
 }}"""
 
-# An scf.while host loop with a trip count it will not reach (the VM call
-# never returns to Python).
-HANG = """
-func.func @hang() -> i64 {
-  %n = util.unfoldable_constant 9000000000000000000 : i64
-  %c0 = arith.constant 0 : i64
-  %c1 = arith.constant 1 : i64
-  %r = scf.while (%i = %c0) : (i64) -> i64 {
-    %cond = arith.cmpi slt, %i, %n : i64
-    scf.condition(%cond) %i : i64
-  } do {
-  ^bb0(%i: i64):
-    %next = arith.addi %i, %c1 : i64
-    scf.yield %next : i64
-  }
-  return %r : i64
-}"""
+HANG = "\n" + (MLIR_DIR / "hang.mlir").read_text()
 
-# A gather whose index (hidden from the compiler) is 4 TiB past its 16-byte
-# source: the llvm-cpu dispatch reads unmapped memory (SIGSEGV).
-CRASH = """
-func.func @crash() -> tensor<4xf32> {
-  %src = util.unfoldable_constant dense<1.0> : tensor<4xf32>
-  %idx = util.unfoldable_constant dense<[0, 1099511627776, 2, 3]> : tensor<4xi64>
-  %init = tensor.empty() : tensor<4xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
-                       iterator_types = ["parallel"]}
-      ins(%idx : tensor<4xi64>) outs(%init : tensor<4xf32>) {
-  ^bb0(%i: i64, %o: f32):
-    %ii = arith.index_cast %i : i64 to index
-    %v = tensor.extract %src[%ii] : tensor<4xf32>
-    linalg.yield %v : f32
-  } -> tensor<4xf32>
-  return %r : tensor<4xf32>
-}"""
+CRASH = "\n" + (MLIR_DIR / "crash.mlir").read_text()
 
 SIGNALS = [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")]
 PROBE = "--plugin=worker_probe"

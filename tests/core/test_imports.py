@@ -57,7 +57,7 @@ LAZY_IMPORTS = {
     "ireebench.cli.command": {"ireebench.session": RUNTIME},
     # The built-in plugins' work with the runtime, imported when a run first needs it:
     # the in-process backend's run, the kinds' inputs and batches, output processing.
-    "ireebench.plugins.runtime_backend": {"ireebench.plugins.runtime_backend.run": RUNTIME},
+    "ireebench.plugins.runtime_backend": {"ireebench.protocol": RUNTIME},
     "ireebench.plugins.kinds": {"ireebench.plugins.kinds.batches": RUNTIME},
     "ireebench.plugins.output_processing": {"ireebench.plugins.output_processing.process":
                                             RUNTIME},
@@ -89,7 +89,7 @@ LAZY_IMPORTS = {
                                        "ireebench.runner": ("ireebench.runner",)},
     "ireebench.plugins.rank.schedule": {"ireebench.plugins.rank.remote": ("ray",)},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
-    "ireebench.plugins.ray_executor": {"ireebench.plugins.ray_executor.cluster": ("ray",)},
+    "ireebench.plugins.ray_executor": {"ireebench.lib.ray_cluster.cluster": ("ray",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
     # measures a scenario or builds an LLM workload.
     "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},

@@ -130,23 +130,8 @@ def test_batch_times_are_kept_where_batches_are_timed_one_by_one(compile_mlir):
     assert sync.batch_samples == []  # timed all at once: no per-batch clock in the loop
 
 
-FAILS_ON_FIFTH_CALL = """
-util.global private mutable @counter = 0 : i32
-func.func @fifth() -> i32 {
-  %c1 = arith.constant 1 : i32
-  %c5 = arith.constant 5 : i32
-  %0 = util.global.load @counter : i32
-  %1 = arith.addi %0, %c1 : i32
-  util.global.store %1, @counter : i32
-  %ok = arith.cmpi slt, %1, %c5 : i32
-  cf.assert %ok, "fifth call"
-  return %1 : i32
-}
-"""
-
-
 def test_a_failure_past_the_asked_count_keeps_rows_consistent(compile_mlir, ireebench):
-    result = ireebench(f"--module={compile_mlir(FAILS_ON_FIFTH_CALL)}", "--device=local-sync",
+    result = ireebench(f"--module={compile_mlir('fails_on_fifth_call')}", "--device=local-sync",
                        "--benchmark_min_time=1x", "--benchmark_repetitions=2",
                        "--plugin=stop_after", "--stop_after=10", "--benchmark_format=json")
     assert result.returncode == 1, result.stderr

@@ -48,31 +48,6 @@ from conftest import ROOT, _env
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_BLOCKS = ("", "sh", "bash", "shell", "console", "indented")
 LOCAL_DEVICES = ("local-sync", "local-task")
-STAND_IN = """
-func.func @main(%image: tensor<1x224x224x3xf32>) -> tensor<1x3xf32> {
-  %zero = arith.constant 0.0 : f32
-  %e = tensor.empty() : tensor<1x3xf32>
-  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x3xf32>) -> tensor<1x3xf32>
-  %r = linalg.generic {indexing_maps = [affine_map<(n, h, w, c) -> (n, h, w, c)>,
-                                        affine_map<(n, h, w, c) -> (n, c)>],
-                       iterator_types = ["parallel", "reduction", "reduction", "parallel"]}
-      ins(%image : tensor<1x224x224x3xf32>) outs(%f : tensor<1x3xf32>) {
-  ^bb0(%x: f32, %acc: f32):
-    %s = arith.addf %x, %acc : f32
-    linalg.yield %s : f32
-  } -> tensor<1x3xf32>
-  return %r : tensor<1x3xf32>
-}
-func.func @forward(%x: tensor<?x?xf32>) -> tensor<?x?xf32> {
-  %0 = arith.mulf %x, %x : tensor<?x?xf32>
-  return %0 : tensor<?x?xf32>
-}
-func.func @mlp() -> tensor<4xf32> {
-  %c = util.unfoldable_constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  %0 = arith.mulf %c, %c : tensor<4xf32>
-  return %0 : tensor<4xf32>
-}
-"""
 MODULE_NAMES = ("model.vmfb", "old.vmfb", "new.vmfb", "mlp.vmfb", "small.vmfb")
 REPORT_NAMES = ("run.json", "old.json", "new.json", "small.json", "mlp.json")
 MYCORP_SINK = '''"""A stand-in for the README's company sink: receives every row."""
@@ -185,7 +160,7 @@ def _python_files(path: Path) -> dict[str, str]:
 def stand_ins(compile_mlir, tmp_path_factory) -> Path:
     """A folder with every stand-in: modules, reports, examples, benchmarks."""
     folder = tmp_path_factory.mktemp("documented")
-    module = compile_mlir(STAND_IN)
+    module = compile_mlir("stand_in")
     for name in MODULE_NAMES:
         shutil.copyfile(module, folder / name)
     shutil.copytree(ROOT / "examples", folder / "examples")

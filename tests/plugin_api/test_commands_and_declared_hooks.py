@@ -21,6 +21,19 @@ def test_a_plugin_subcommand_runs_with_its_own_options(ireebench):
     assert ireebench("hello", "code", "--plugin=hello_command").returncode == 7
 
 
+def test_a_third_party_subcommand_is_built_with_the_commands_kit(ireebench):
+    """``ireebench.commands``: the kit the built-ins build their subcommands with."""
+    result = ireebench("greet", "--times=2", "world", "-p", "greet_kit")
+    assert (result.returncode, result.stdout) == (0, "hello world\nhello world\n"), result.stderr
+    shown = ireebench("greet", "--help", "-p", "greet_kit")
+    assert shown.returncode == 0, shown.stderr
+    assert "--times" in shown.stdout and "greet_kit" in shown.stdout
+    refused = ireebench("greet", "-p", "greet_kit")
+    assert (refused.returncode, one_error_line(refused)) == (1, "ireebench: error: greet: no name")
+    derived = ireebench("greet", "--config", "--benchmark_repetitions=3", "-p", "greet_kit")
+    assert (derived.returncode, derived.stdout) == (0, "repetitions 3\n"), derived.stderr
+
+
 def test_plugin_flags_may_come_before_the_subcommand(ireebench):
     """``ireebench --plugin X SUBCOMMAND``, as docs/plugins.md says (issue 26 item 7)."""
     for flags in (["--plugin=hello_command"], ["--plugin", "hello_command"],

@@ -7,20 +7,6 @@ import json
 import pytest
 from conftest import one_error_line
 
-FAILS_SECOND = """
-func.func @works() -> tensor<4xf32> {
-  %c = arith.constant dense<[1.0, 2.0, 3.0, 4.0]> : tensor<4xf32>
-  return %c : tensor<4xf32>
-}
-func.func @fails() -> i32 {
-  %c = util.unfoldable_constant 0 : i32
-  %z = arith.constant 0 : i32
-  %cond = arith.cmpi ne, %c, %z : i32
-  cf.assert %cond, "boom"
-  return %c : i32
-}
-"""
-
 FAST = ["--device=local-sync", "--benchmark_min_time=2x"]
 
 
@@ -100,7 +86,7 @@ def test_extra_rows_in_builtin_formats(module, ireebench, tmp_path):
 
 def test_failing_run_is_streamed_as_error_row(compile_mlir, ireebench, tmp_path):
     log = tmp_path / "stream.jsonl"
-    result = ireebench(f"--module={compile_mlir(FAILS_SECOND)}", *FAST,
+    result = ireebench(f"--module={compile_mlir('fails_second')}", *FAST,
                        "--plugin", "reporters_extra_rows", f"--stream_log={log}",
                        "--benchmark_format=json")
     assert result.returncode == 1

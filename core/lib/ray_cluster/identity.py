@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import os
 
-from ireebench.cli.argv import prescan_plugins
-from ireebench.cli.command import build_command
-from ireebench.cli.options import GroupedOption
+from ireebench.commands import GroupedOption, build_command, prescan_plugins
 from ireebench.pluginmanager import DISABLE_AUTOLOAD_ENV
 from ireebench.version import version_lines
 

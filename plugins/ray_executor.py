@@ -1,14 +1,14 @@
 """``--executor=ray``: a run's points measured on a Ray cluster, each on a node holding its device.
 
 Every point of the run (a sweep's, a suite's, a shard's, a plain run's one)
-is a Ray task that asks for the resource of its device (:mod:`.resources`:
-``num_gpus`` for CUDA and HIP, ``iree:<device>`` otherwise, or
-``--ray_resource``), so one measurement holds a device at a time. On the
-node the point is measured exactly as a point measured in a process of its
-own here: ``python -m ireebench`` with the run's command line and
-``--point_index`` (:mod:`.node`), the same plugins (a node whose ireebench,
-IREE runtime or plugins differ is refused), its modules and input files
-shipped through the object store and checked by sha256 (:mod:`.shipping`).
+is a Ray task that asks for the resource of its device (``num_gpus`` for CUDA
+and HIP, ``iree:<device>`` otherwise, or ``--ray_resource``), so one
+measurement holds a device at a time. On the node the point is measured
+exactly as a point measured in a process of its own here: ``python -m
+ireebench`` with the run's command line and ``--point_index``, the same
+plugins (a node whose ireebench, IREE runtime or plugins differ is refused),
+its modules and input files shipped through the object store and checked by
+sha256 (the Ray layer is the library :mod:`ireebench.lib.ray_cluster`).
 This driver owns the outputs: rows come back as tasks finish and are
 reported here once, with the host and Ray node they were measured on
 (``host_name``, ``ray_node_id`` on every row); console, files, the store
@@ -19,7 +19,7 @@ what is left. See docs/fleet.md.
 
 Ray is the ``ray`` extra (``pip install "ireebench[ray]"``), imported only
 when a run measures on a cluster: :func:`run_points` is the one lazy
-import of :mod:`.cluster`.
+import of :mod:`ireebench.lib.ray_cluster.cluster`.
 
 Hooks: ``ireebench_addoption`` (``--ray_address``, ``--ray_retries``,
 ``--ray_point_timeout``, ``--ray_resource``, the node's hidden
@@ -37,9 +37,12 @@ from ireebench import StashKey, hookimpl
 from ireebench.backend import EXECUTORS
 from ireebench.errors import UsageError
 from ireebench.executor import Executor, PointJob, select_executor
-
-from .identity import driver_identity, forwarded_environment, plugin_selection
-from .shipping import NodeFiles
+from ireebench.lib.ray_cluster.identity import (
+    driver_identity,
+    forwarded_environment,
+    plugin_selection,
+)
+from ireebench.lib.ray_cluster.shipping import NodeFiles
 
 NAME = "ray"
 GROUP = "Ray cluster (--executor=ray)"
@@ -84,8 +87,8 @@ def ireebench_addoption(parser):
 
 
 def run_points(config, jobs: list[PointJob]):
-    """The ``ray`` executor: the lazy import of :mod:`.cluster` (Ray itself)."""
-    from . import cluster  # the `ray` extra: only when a run measures on a cluster
+    """The ``ray`` executor: the lazy import of the cluster's driver (Ray itself)."""
+    from ireebench.lib.ray_cluster import cluster  # the `ray` extra: only on a cluster
 
     return cluster.run_points(config, jobs, forwarded_environment(config),
                               plugin_selection(config), driver_identity(config))

@@ -1,24 +1,39 @@
-"""The profiling engine: one pass per measured workload, fed to every sink.
+"""A library for profiling passes: the per-run engine that runs one untimed pass per
+measured workload and feeds every sink, and the default pass (the native tool).
 
 One engine per run, kept in ``config.stash`` (:func:`engine`) and closed
 when the run ends (its sinks' ``close``). The ``profiling_pass`` plugin
-asks it to profile each workload from ``ireebench_workload_finish``; passes
-run only when at least one sink is active, and at most once per workload.
-Sinks are the one way to receive a pass's rows.
+asks it to profile each workload from ``ireebench_workload_finish``
+(``device_time`` too, first); passes run only when at least one sink is active,
+and at most once per workload. Sinks are the one way to receive a pass's rows.
+:data:`DEVICE_TIME_ERRORS` is the stash key through which the ``device_time``
+plugin says which benchmarks it could not time (``ireebench rank`` reads it).
 """
 
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 
 from ireebench import native
 from ireebench.devices import device_uris
 from ireebench.errors import PluginError, UsageError
 from ireebench.hookcall import call_hook, guarded
-from ireebench.profiling import ProfilePass, ProfileResult, merge_modes, profiling_mode
+from ireebench.lib.gbench_json import split_benchmark_json
+from ireebench.native import BENCHMARK_TOOL
+from ireebench.profiling import (
+    ProfilePass,
+    ProfileResult,
+    merge_modes,
+    profiling_mode,
+    read_statistics,
+)
 from ireebench.stash import StashKey
 
 ENGINE = StashKey["ProfilingEngine"]()
+# Filled by the device_time plugin when its flag is on: benchmark name -> why its
+# device time was not measured (the pass failed, or its bundle could not be read).
+DEVICE_TIME_ERRORS = StashKey[dict]()
 
 
 class ProfilingEngine:
@@ -131,3 +146,70 @@ def engine(config) -> ProfilingEngine:
         config.add_cleanup(found.close)
     return found
 
+
+def _profiled_iterations(stdout: str) -> tuple[int, str]:
+    """Logical iterations the native JSON report measured, and its first error."""
+    report, _ = split_benchmark_json(stdout)
+    if report is None:
+        return 0, "the native tool printed no JSON report"
+    iterations = 0
+    for entry in report["benchmarks"]:
+        if entry.get("error_occurred"):
+            return 0, str(entry.get("error_message", "benchmark failed"))
+        if entry.get("run_type", "iteration") == "iteration":
+            iterations += int(entry.get("iterations", 0))
+    return iterations, ""
+
+
+def pass_args(config, profile_pass: ProfilePass) -> list[str]:
+    """iree-benchmark-module flags of a profiling pass of one workload.
+
+    The user's own profiling and capture flags belong to their own native
+    run (the device_profiling plugin), not to this pass.
+    """
+    return [
+        *native.session_args(config, user_pass_flags=False),
+        *native.selection_args(config, [profile_pass.workload]),
+        f"--benchmark_min_time={profile_pass.iterations}x",
+        f"--benchmark_repetitions={profile_pass.repetitions}",
+        "--benchmark_format=json",
+        f"--device_profiling_mode={profile_pass.mode}",
+        f"--device_profiling_output={profile_pass.bundle_path}",
+    ]
+
+
+def run_native_pass(config, profile_pass: ProfilePass) -> ProfileResult:
+    """Runs the pass with the native tool and reads its bundle.
+
+    The native tool runs exactly ``iterations`` x ``repetitions`` logical
+    iterations (no calibration, no warm-up), all inside the profiling
+    session, so the bundle's totals divided by the reported iterations are
+    per-iteration figures.
+    """
+    workload = profile_pass.workload
+    result = ProfileResult(workload, profile_pass.bundle_path, profile_pass.mode)
+    try:
+        proc = native.run_tool(BENCHMARK_TOOL, pass_args(config, profile_pass),
+                               env=profile_pass.env, command_prefix=profile_pass.command_prefix)
+    except UsageError as exc:  # the command prefix (a profiler) cannot start
+        result.error = str(exc)
+        return result
+    if proc.returncode != 0:
+        result.error = native.native_error_line(proc.stderr, proc.returncode)
+        return result
+    result.iterations, result.error = _profiled_iterations(proc.stdout)
+    if result.error:
+        return result
+    if not Path(profile_pass.bundle_path).is_file():
+        # The native tool profiles only the devices the program's context
+        # uses; a module without HAL devices writes no bundle.
+        result.error = "no profiling bundle was written (does the module use HAL devices?)"
+        return result
+    try:
+        result.summary, result.rows = read_statistics(profile_pass.bundle_path)
+    except UsageError as exc:
+        result.error = str(exc)
+    return result
+
+
+__all__ = ["DEVICE_TIME_ERRORS", "ProfilingEngine", "engine", "pass_args", "run_native_pass"]

@@ -4,7 +4,8 @@ This plugin declares the two hooks of profiling (``ireebench_addhooks``):
 ``ireebench_profiling_sinks`` (who wants the rows) and
 ``ireebench_profiling_pass`` (how a pass runs; its built-in implementation,
 ``trylast``, is the native iree-benchmark-module with a HAL profiling
-bundle). It asks the run's :class:`~.engine.ProfilingEngine` to profile each
+bundle). It asks the run's profiling engine
+(:class:`ireebench.lib.profiling_pass.ProfilingEngine`) to profile each
 workload right after it is measured (``ireebench_workload_finish``), so
 every sink (``--dispatch_statistics`` is one, third parties add theirs) is
 fed; the engine runs a pass only when a sink is active and the backend can
@@ -19,14 +20,8 @@ bundle is read with ``iree-profile statistics --format=jsonl``.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from ireebench import hookimpl, hookspec, native
-from ireebench.errors import UsageError
-from ireebench.native import BENCHMARK_TOOL
-from ireebench.profiling import ProfilePass, ProfileResult, read_statistics
-
-from .engine import ProfilingEngine, engine
+from ireebench.lib.profiling_pass import engine, run_native_pass
 
 
 class ProfilingHooks:
@@ -98,71 +93,3 @@ def ireebench_workload_finish(config, workload, runs):
 def ireebench_profiling_pass(config, workload, runs, profile_pass):
     """The default pass: the native iree-benchmark-module with a HAL profiling bundle."""
     return run_native_pass(config, profile_pass)
-
-
-def _profiled_iterations(stdout: str) -> tuple[int, str]:
-    """Logical iterations the native JSON report measured, and its first error."""
-    report, _ = native.split_benchmark_json(stdout)
-    if report is None:
-        return 0, "the native tool printed no JSON report"
-    iterations = 0
-    for entry in report["benchmarks"]:
-        if entry.get("error_occurred"):
-            return 0, str(entry.get("error_message", "benchmark failed"))
-        if entry.get("run_type", "iteration") == "iteration":
-            iterations += int(entry.get("iterations", 0))
-    return iterations, ""
-
-
-def pass_args(config, profile_pass: ProfilePass) -> list[str]:
-    """iree-benchmark-module flags of a profiling pass of one workload.
-
-    The user's own profiling and capture flags belong to their own native
-    run (see ireebench.plugins.device_profiling), not to this pass.
-    """
-    return [
-        *native.session_args(config, user_pass_flags=False),
-        *native.selection_args(config, [profile_pass.workload]),
-        f"--benchmark_min_time={profile_pass.iterations}x",
-        f"--benchmark_repetitions={profile_pass.repetitions}",
-        "--benchmark_format=json",
-        f"--device_profiling_mode={profile_pass.mode}",
-        f"--device_profiling_output={profile_pass.bundle_path}",
-    ]
-
-
-def run_native_pass(config, profile_pass: ProfilePass) -> ProfileResult:
-    """Runs the pass with the native tool and reads its bundle.
-
-    The native tool runs exactly ``iterations`` x ``repetitions`` logical
-    iterations (no calibration, no warm-up), all inside the profiling
-    session, so the bundle's totals divided by the reported iterations are
-    per-iteration figures.
-    """
-    workload = profile_pass.workload
-    result = ProfileResult(workload, profile_pass.bundle_path, profile_pass.mode)
-    try:
-        proc = native.run_tool(BENCHMARK_TOOL, pass_args(config, profile_pass),
-                               env=profile_pass.env, command_prefix=profile_pass.command_prefix)
-    except UsageError as exc:  # the command prefix (a profiler) cannot start
-        result.error = str(exc)
-        return result
-    if proc.returncode != 0:
-        result.error = native.native_error_line(proc.stderr, proc.returncode)
-        return result
-    result.iterations, result.error = _profiled_iterations(proc.stdout)
-    if result.error:
-        return result
-    if not Path(profile_pass.bundle_path).is_file():
-        # The native tool profiles only the devices the program's context
-        # uses; a module without HAL devices writes no bundle.
-        result.error = "no profiling bundle was written (does the module use HAL devices?)"
-        return result
-    try:
-        result.summary, result.rows = read_statistics(profile_pass.bundle_path)
-    except UsageError as exc:
-        result.error = str(exc)
-    return result
-
-
-__all__ = ["ProfilingEngine", "engine", "pass_args", "run_native_pass"]

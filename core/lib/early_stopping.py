@@ -1,4 +1,5 @@
-"""MLPerf LoadGen's early-stopping rule: which latency percentiles a run can vouch for.
+"""A library for MLPerf LoadGen's early-stopping rule: which latency percentiles a run
+can vouch for (the ``scenarios`` plugin's reports, the ``llm`` plugin's distributions).
 
 LoadGen (``loadgen/early_stopping.cc``, ``results.cc``) treats every query
 as a Bernoulli trial, "slower than the true p-th percentile" having
@@ -135,3 +136,7 @@ def percentile_name(p: float) -> str:
     """``p99``, ``p99.9``: the percentile as flags and counters spell it."""
     text = f"{p * 100:.6f}".rstrip("0").rstrip(".")
     return f"p{text}"
+
+
+__all__ = ["CONFIDENCE", "PERCENTILES", "estimates", "minimum_queries", "missing_note",
+           "percentile_estimate", "percentile_name", "queries_for_bound", "sample_percentile"]

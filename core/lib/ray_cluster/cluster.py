@@ -52,7 +52,7 @@ import ray
 import ray._private.worker as ray_worker
 from ireebench.errors import UsageError, one_line, printable
 from ireebench.executor import PointOutcome
-from ireebench.native.gbench_json import split_benchmark_json
+from ireebench.lib.gbench_json import split_benchmark_json
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from . import node, resources, shipping

@@ -1,4 +1,6 @@
-"""The compile cache: ``$XDG_CACHE_HOME/ireebench``, used only where nobody else can write.
+"""A library for ireebench's cache directory and its compile cache of ``.mlir`` modules:
+``$XDG_CACHE_HOME/ireebench``, used only where nobody else can write (the
+``mlir_modules`` plugin compiles into it; ``ireebench rank`` keeps its results there).
 
 A cached module is code ireebench runs, so the cache is trusted as OpenSSH
 trusts ``~/.ssh`` (StrictModes) and pip its cache (disabled when another
@@ -17,7 +19,7 @@ user owns it):
   which directory and why, and the caller compiles for this run only.
 * **What it holds**: ``<stem>-<key>-<digest>.vmfb``, written whole and
   renamed into place. ``key`` is the hash of everything the output depends
-  on (see ``plugins/mlir_modules/key.py``), ``digest`` the start of the
+  on (``plugins/mlir_modules/key.py``), ``digest`` the start of the
   file's own sha256. An entry is used only when it is a regular file (never
   a link: opened with ``O_NOFOLLOW``), the user's, writable by nobody else
   and its content matches its digest (:meth:`CompileCache.lookup`); anything
@@ -191,3 +193,6 @@ def _entry_problem(path: Path, digest: str) -> str | None:
     if content.hexdigest()[:DIGEST_CHARS] != digest:
         return "is corrupt (its content does not match its checksum)"
     return None
+
+
+__all__ = ["CompileCache", "Untrusted", "cache_location", "open_cache"]
