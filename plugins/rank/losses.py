@@ -131,8 +131,8 @@ class Losses:
         device.candidates += 1
         result = task.candidate
         ranker.rows.where_of[result.id] = where
-        result.measurement = Measurement(state, message, elapsed=held)
-        ranker.apply(result, result.measurement, device.spec.label, task.timeout)
+        ranker.apply(result, Measurement(state, message, elapsed=held), device.spec.label,
+                     task.timeout)
         ranker.baselines.placed[result.id] = (task.sequence, "")
         ranker.record(result, device)
         if ranker.queue or ranker.baselines.due(device):

@@ -29,7 +29,7 @@ worker (a new actor for the lost device, which Ray places on another node
 with the resource, if one is free), at most ``--ray_retries`` times; then
 it is not measured (an error row saying so; a rerun measures it). A
 device's baselines are its node's: a candidate's ratio interpolates only
-the baselines its node measured (:meth:`.schedule.Ranker._ratio`). A crash
+the baselines its node measured (:meth:`.drift.Baselines.ratio`). A crash
 or a hang on the node is the candidate's, as locally: the actor starts a
 new worker process, and the device stays where it is.
 

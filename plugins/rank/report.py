@@ -171,10 +171,6 @@ def write_ranking(path: str, ranking: Ranking) -> None:
     handle.close()
 
 
-def params(candidate_id: str) -> dict:
-    return {"candidate": candidate_id}
-
-
 class Rows:
     """The rows of one ranking, through the run's report hub (``None``: nowhere)."""
 
@@ -202,7 +198,7 @@ class Rows:
 
     def error_row(self, result) -> Run:
         by_label = {device.spec.label: device for device in self.devices}
-        config, function, named = self.config, self.function, params(result.id)
+        config, function, named = self.config, self.function, {"candidate": result.id}
         return Run(provenance=self.provenance(result.id, by_label.get(result.device),
                                               self.where_of.get(result.id, {})),
                    name=names.family_name(function, named),

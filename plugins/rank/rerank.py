@@ -43,11 +43,9 @@ def timeout(settings: RankSettings, members: list[CandidateResult], first) -> fl
     measurement on its device) as a candidate's, for its share of the rounds."""
     if settings.candidate_timeout is not None:
         return settings.candidate_timeout * (len(members) + 1)
-    total = 0.0
-    for measurement in [*(member.measurement for member in members), first]:
-        if measurement is not None and measurement.samples:
-            total += measurement.elapsed * (1 + settings.rerank_rounds
-                                            / len(measurement.samples))
+    total = sum(each.elapsed * (1 + settings.rerank_rounds / len(each.samples))
+                for each in [*(member.measurement for member in members), first]
+                if each is not None and each.samples)
     return settings.timeout_factor * total + TIMEOUT_SLACK * (len(members) + 1)
 
 

@@ -84,8 +84,8 @@ class Measurement:
 
     def samples_of(self, name: str) -> list[float]:
         """The per-repetition values of the metric ``name``."""
-        return {"real_time": self.samples, "cpu_time": self.cpu_samples}.get(
-            name, self.device_samples)
+        return {"cpu_time": self.cpu_samples, "device_time": self.device_samples}.get(name,
+                                                                                   self.samples)
 
     def precision_of(self, name: str) -> float | None:
         """The precision of the metric ``name`` (the device time's: not known)."""

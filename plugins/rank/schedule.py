@@ -35,7 +35,7 @@ from .devices import DeviceSpec, fingerprint, worker_devices
 from .drift import BASELINE_ID, Baselines
 from .losses import START_SECONDS, Losses
 from .measure import Job, RerankResult
-from .report import Rows, params
+from .report import Rows
 from .results import (
     BaselineMeasurement,
     CandidateResult,
@@ -124,8 +124,7 @@ class Ranker:
         self.rows = Rows(config, self.devices)
         self.rerank: Rerank | None = None
         self.pending_rerank: Task | None = None  # for the first device, once it is free
-        # Where the workers run (LocalWorkers, remote.RayWorkers), and the command
-        # line's plugin flags (a worker on a node loads the same plugins).
+        # Where the workers run (LocalWorkers, remote.RayWorkers); the plugin flags of a node's.
         self.pool = None
         self.selection: list[str] = []
 
@@ -201,7 +200,7 @@ class Ranker:
                 result.state, result.message = candidate.state, candidate.message
             else:
                 self.jobs[candidate.id] = Job(candidate.id, candidate.module, candidate.sha256,
-                                              params(candidate.id))
+                                              {"candidate": candidate.id})
             self.results.append(result)
             self.rows.modules[result.id] = (result.path, result.sha256)
         self.rows.modules[BASELINE_ID] = (settings.baseline, baseline.sha256)
@@ -211,7 +210,7 @@ class Ranker:
                                  "devices": [d.spec.to_dict() for d in self.devices]}
         # Reported before the first rows: a device or input the workers refuse
         # is then one line without a context block before it.
-        self.rows.context = (context, [names.run_name(function, params(result.id))
+        self.rows.context = (context, [names.run_name(function, {"candidate": result.id})
                                        for result in self.results])
         measuring: dict[str, CandidateResult] = {}  # sha256 -> the one measured
         for result in self.results:

@@ -228,8 +228,7 @@ def _metric(config) -> str:
 
 
 def derived(config: Config, **options) -> Config:
-    """A new configuration of the same command line with ``options`` changed, before
-    it is configured (``config`` itself is never edited)."""
+    """The unconfigured ``config`` with ``options`` changed, as a new one (never edited)."""
     new = Config(config.pm, {**config.options, **options}, list(config.runtime_flags),
                  list(config.argv), config.stdout, config.stderr, config.option_specs)
     new.command_line = list(config.command_line)

@@ -207,6 +207,11 @@ class Report:
         return [b for b in self.benchmarks.values() if b.drawable]
 
     @property
+    def findings(self) -> dict:
+        """The JSON's ``"findings"`` (``rank``...: docs/plugins.md, "What a section reads")."""
+        return self.rows.findings if self.rows is not None else {}
+
+    @property
     def written_by_ireebench(self) -> bool:
         return "ireebench_version" in self.context
 

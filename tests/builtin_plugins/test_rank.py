@@ -13,6 +13,7 @@ work differs by 8x, and the states.
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import math
 import os
@@ -433,6 +434,40 @@ def test_benchmark_save_keeps_every_candidates_rows(ireebench, modules, tmp_path
         stem = os.path.basename(path).removesuffix(".vmfb")
         assert f"{os.path.basename(path)} {digest}" in \
             blocks[f"BM_main/candidate:{stem}/process_time/real_time"], history.stdout
+
+
+def test_a_stored_ranking_keeps_each_candidates_ratio_interval_and_state(ireebench, modules,
+                                                                         tmp_path):
+    """Saved to the results store (SQLite), read back by a report section from the
+    documented fields (``latest.findings["rank"]["candidates"]``): every candidate's
+    state, ratio and interval, as --rank_out has them; the re-ranked ones' intervals
+    are their rounds', the others' their repetitions'."""
+    pytest.importorskip("sqlalchemy")
+    pytest.importorskip("matplotlib")
+    candidates = _candidates(modules, tmp_path, "fast", "mid", "slow", "no_main")
+    out, page = tmp_path / "ranking.json", tmp_path / "page.html"
+    storage = f"--benchmark_storage=sqlite:///{tmp_path / 'results.sqlite'}"
+    fast = [flag for flag in FAST if not flag.startswith("--benchmark_repetitions")]
+    result = ireebench("rank", *candidates, f"--baseline={candidates[1]}", *fast,
+                       "--benchmark_repetitions=6", "--rerank_top=2", "--benchmark_save",
+                       storage, f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    drawn = ireebench("report", "stored:latest", storage, "-p", "report_ranking", "-o", page)
+    assert drawn.returncode == 0, drawn.stderr
+    section = page.read_text().split('<section id="report_ranking-Ranking">', 1)[1]
+    rows = [[html.unescape(cell) for cell in re.findall(r"<td[^>]*>(.*?)</td>", row)]
+            for row in re.findall(r"<tr>(.*?)</tr>", section.split("</section>", 1)[0])]
+    stored = {cells[0]: (cells[1], json.loads(cells[2]), json.loads(cells[3]))
+              for cells in rows if cells}
+    ranking = _ranking(out)
+    assert stored == {c["id"]: (c["state"], pytest.approx(c["ratio"]),
+                                pytest.approx(c["interval"]))
+                      for c in ranking["candidates"]}, _why(ranking)
+    assert stored["no_main"] == ("load_failed", None, None)
+    for name in ("fast", "mid", "slow"):
+        state, ratio, (low, high) = stored[name]
+        assert state == "ok" and low <= ratio <= high, stored
+    assert ranking["rerank"]["members"] == ["fast", "mid"], _why(ranking)
 
 
 # --- the Python API --------------------------------------------------------------------
