@@ -86,7 +86,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import faulthandler
-import gc
 import os
 import re
 import select
@@ -479,39 +478,22 @@ class Supervisor:
         data_r, data_w = os.pipe()
         ack_r, ack_w = os.pipe()
         crash_r, crash_w = os.pipe()  # a crashing worker's Python frames (faulthandler)
-        _flush(self.config)  # or the worker would write the buffered text again
         supervisor = os.getpid()
         held = signal.pthread_sigmask(signal.SIG_BLOCK, wire.USER_SIGNALS)
-        # The objects made so far move out of the collector's reach in the
-        # worker: its collections would otherwise write to every page the
-        # two processes share, copying it (a fork's main cost).
-        gc.freeze()
         try:
-            pid = os.fork()
+            pid = wire.fork_worker(
+                lambda: self._worker(supervisor, backend, resume, data_w, ack_w, crash_w, held),
+                (data_w, ack_w, crash_w), (data_r, ack_r, crash_r),
+                (self.config.stdout, self.config.stderr), (self._wake_r, self._wake_w))
         except OSError as exc:
-            gc.unfreeze()
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)
-            for fd in (data_r, data_w, ack_r, ack_w, crash_r, crash_w):
-                os.close(fd)
             if mode == "run":
                 self.config.stderr.write(f"ireebench: warning: --isolation=worker: cannot "
                                          f"fork ({exc.strerror}); measuring in process\n")
                 raise _NoFork() from None
             raise UsageError(f"--isolation=worker: cannot fork a worker: {exc.strerror}") \
                 from None
-        if pid == 0:
-            try:
-                self._worker(supervisor, backend, resume, data_w, ack_w, crash_w,
-                             (data_r, ack_r, crash_r), held)
-            finally:
-                os._exit(EXIT_PLUGIN_ERROR)
-        gc.unfreeze()
-        signal.pthread_sigmask(signal.SIG_SETMASK, held)
-        os.close(data_w)
-        os.close(ack_w)
-        os.close(crash_w)
-        with contextlib.suppress(OSError):
-            os.setpgid(pid, pid)  # also here: no signal may miss the group
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         worker = _Worker(pid)
         try:
             self._watch(worker, data_r, ack_r)
@@ -529,16 +511,12 @@ class Supervisor:
         return worker
 
     def _worker(self, supervisor: int, backend, resume, data_w: int, ack_w: int,
-                crash_w: int, other_fds, held) -> None:
+                crash_w: int, held) -> None:
         """The worker process: the normal run, then ``os._exit`` (never returns)."""
         config = self.config
         status, error, channel = EXIT_PLUGIN_ERROR, None, None
         try:
             signal.set_wakeup_fd(-1)
-            for fd in (*other_fds, self._wake_r, self._wake_w):
-                os.close(fd)
-            with contextlib.suppress(OSError):
-                os.setpgid(0, 0)
             wire.die_with(supervisor)
             channel = wire.Channel(data_w, ack_w)
             for signum, exception in ((signal.SIGINT, KeyboardInterrupt),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import io
 import json
 import os
@@ -18,10 +19,17 @@ import struct
 import sys
 
 from ..codec import decode, encode
-from ..errors import EXIT_FAILED, OutputClosed, PluginError, Terminated, UsageError
+from ..errors import (
+    EXIT_FAILED,
+    EXIT_PLUGIN_ERROR,
+    OutputClosed,
+    PluginError,
+    Terminated,
+    UsageError,
+)
 
 __all__ = ["Channel", "ForwardedStream", "Frames", "decode", "decode_error", "describe_death",
-           "die_with", "encode", "encode_error", "encode_message", "interrupt",
+           "die_with", "encode", "encode_error", "encode_message", "fork_worker", "interrupt",
            "signal_group"]
 
 USER_SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -163,6 +171,58 @@ class Frames:
             messages.append((message[0], [decode(arg) for arg in message[1:]]))
         return messages
 
+    def drain(self, fd: int, ended: bool) -> tuple[list, bool]:
+        """The messages a non-blocking pipe holds now, and whether it is at its end
+        (``ended``: it already was)."""
+        messages = []
+        while not ended:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                break
+            except OSError:
+                chunk = b""
+            ended = not chunk
+            messages.extend(self.feed(chunk))
+        return messages, ended
+
+
+def fork_worker(child, child_ends: tuple, parent_ends: tuple, streams=(),
+                close_in_child: tuple = ()) -> int:
+    """Forks a worker that runs ``child()`` and ends with ``os._exit`` (its status, or
+    exit 3 when it raised), the pid of a process group of its own.
+
+    The streams are flushed first (or the worker would write the buffered text again);
+    the objects made so far move out of the collector's reach meanwhile (its
+    collections would write to every page both processes share, copying it: a fork's
+    main cost). The worker closes ``parent_ends`` and ``close_in_child``; the parent
+    closes ``child_ends`` (both ends when the fork fails, which is raised)."""
+    for stream in (*streams, sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception, OutputClosed):
+            stream.flush()
+    gc.freeze()
+    try:
+        pid = os.fork()
+    except OSError:
+        gc.unfreeze()
+        for fd in (*child_ends, *parent_ends):
+            os.close(fd)
+        raise
+    if pid == 0:
+        status = EXIT_PLUGIN_ERROR
+        try:
+            for fd in (*parent_ends, *close_in_child):
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            status = child()
+        finally:
+            os._exit(status)
+    gc.unfreeze()
+    for fd in child_ends:
+        os.close(fd)
+    with contextlib.suppress(OSError):
+        os.setpgid(pid, pid)  # also here: no signal may miss the group
+    return pid
 
 
 def describe_death(wait_status: int) -> str:
@@ -178,7 +238,6 @@ def describe_death(wait_status: int) -> str:
     return f"exited with status {os.waitstatus_to_exitcode(wait_status)}"
 
 
-
 def signal_group(pid: int, signum: int) -> None:
     """To the worker's process group (its native tools too, as a terminal's
     Ctrl-C would reach them), or the worker alone before it has one."""
@@ -189,9 +248,11 @@ def signal_group(pid: int, signum: int) -> None:
             os.kill(pid, signum)
 
 
-
 def die_with(supervisor: int) -> None:
-    """The worker gets SIGKILL when the supervisor dies (Linux; best effort)."""
+    """The worker, in a process group of its own, gets SIGKILL when the supervisor dies
+    (Linux; best effort)."""
+    with contextlib.suppress(OSError):
+        os.setpgid(0, 0)
     if not sys.platform.startswith("linux"):
         return
     try:

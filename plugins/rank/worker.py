@@ -29,12 +29,10 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
-import gc
 import glob
 import os
 import select
 import signal
-import sys
 import time
 
 import iree.runtime as rt
@@ -47,6 +45,7 @@ from ireebench.lib.channel import (
     die_with,
     encode_error,
     encode_message,
+    fork_worker,
     signal_group,
 )
 from ireebench.streams import CliStream
@@ -81,24 +80,6 @@ def check_forkable(spec: DeviceSpec) -> None:
                          "task system (a device was created here), which a forked worker "
                          "cannot use: rank from a fresh process (the ireebench command) or "
                          "on local-sync")
-
-
-def read_frames(fd: int, frames: Frames, ended: bool) -> tuple[list, bool]:
-    """The messages a worker's non-blocking replies pipe holds now, and whether it is at
-    its end (``ended``: it already was)."""
-    messages = []
-    while not ended:
-        try:
-            chunk = os.read(fd, 1 << 16)
-        except BlockingIOError:
-            break
-        except OSError:
-            chunk = b""
-        if not chunk:
-            ended = True
-            break
-        messages.extend(frames.feed(chunk))
-    return messages, ended
 
 
 def stop_or_kill(worker) -> None:
@@ -142,33 +123,11 @@ class WorkerProcess:
         check_forkable(spec)
         requests_r, requests_w = os.pipe()
         replies_r, replies_w = os.pipe()
-        for stream in (config.stdout, config.stderr, sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
         parent = os.getpid()
-        gc.freeze()  # the parent's objects stay shared with the worker, uncopied
-        try:
-            pid = os.fork()
-        except OSError:
-            gc.unfreeze()
-            for fd in (requests_r, requests_w, replies_r, replies_w):
-                os.close(fd)
-            raise
-        if pid == 0:
-            status = EXIT_PLUGIN_ERROR
-            try:
-                for fd in (requests_w, replies_r, *_HELD):
-                    with contextlib.suppress(OSError):
-                        os.close(fd)
-                status = _serve(config, spec, function, baseline, check_outputs, requests_r,
-                                replies_w, parent)
-            finally:
-                os._exit(status)
-        gc.unfreeze()
-        os.close(requests_r)
-        os.close(replies_w)
-        with contextlib.suppress(OSError):
-            os.setpgid(pid, pid)  # also here, so that no kill misses the group
+        pid = fork_worker(lambda: _serve(config, spec, function, baseline, check_outputs,
+                                         requests_r, replies_w, parent),
+                          (requests_r, replies_w), (requests_w, replies_r),
+                          (config.stdout, config.stderr), tuple(_HELD))
         os.set_blocking(replies_r, False)
         _HELD.update((requests_w, replies_r))
         return cls(spec, pid, requests_w, replies_r)
@@ -185,7 +144,7 @@ class WorkerProcess:
 
     def receive(self) -> list:
         """The messages that have arrived (``(kind, args)``); sets ``ended`` at the end."""
-        messages, self.ended = read_frames(self.replies, self._frames, self.ended)
+        messages, self.ended = self._frames.drain(self.replies, self.ended)
         return messages
 
     def kill(self) -> None:
@@ -244,8 +203,6 @@ def _serve(config, spec: DeviceSpec, function: str, baseline: Job, check_outputs
     ``forward_streams``: what the run writes goes to the ranking as ``write``
     messages (a worker on another machine, :mod:`.serve`), not to this process's
     own stdout and stderr (a forked worker's: the ranking's terminal)."""
-    with contextlib.suppress(OSError):
-        os.setpgid(0, 0)
     die_with(parent)
     # A candidate's crash is its state, reported by the ranking: no traceback
     # of this process on stderr (pytest and -X faulthandler enable one).
