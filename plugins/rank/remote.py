@@ -3,7 +3,7 @@
 The ranking (:class:`~.schedule.Ranker`) stays here, on the driver: it keeps
 every deadline, the baselines, the order, the outputs. What moves is the
 warm worker. Each ``--devices`` device is one long-lived Ray actor
-(:class:`NodeWorker`) that asks for the device's resource as a point's task
+(:class:`ireebench.lib.ray_cluster.node.ProcessActor`) that asks for the device's resource as a point's task
 does (:mod:`ireebench.lib.ray_cluster.resources`: ``num_gpus`` for CUDA
 and HIP, ``iree:<device>`` otherwise, or ``--ray_resource``), so it holds
 that device of its node for the whole ranking and nothing else measures
@@ -40,34 +40,27 @@ This module imports Ray at its top: the schedule imports it only for
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
-import select
-import signal
-import subprocess
-import sys
 import threading
 from collections import deque
 
 import ray
-from ireebench.errors import UsageError
-from ireebench.executor import POINT_PROCESS_ENV
+from ireebench import UsageError
 from ireebench.lib.channel import Frames, describe_death, encode_error, encode_message
-from ireebench.lib.ray_cluster import cluster, node
+from ireebench.lib.ray_cluster import cluster
 from ireebench.lib.ray_cluster.identity import driver_identity, forwarded_environment
-from ireebench.lib.ray_cluster.node import NODE_ENV
+from ireebench.lib.ray_cluster.node import ProcessActor
 from ireebench.lib.ray_cluster.resources import (
     GPU_DRIVERS,
-    PREFIX,
     Request,
+    device_request,
     explicit_request,
 )
-from ireebench.lib.ray_cluster.shipping import NodeFiles, input_files
-from ireebench.scratch import Scratch
+from ireebench.lib.ray_cluster.shipping import input_files
 
 from .devices import CPU_DRIVERS, DeviceSpec, check_devices, driver_of
-from .worker import STOP_SECONDS, read_frames, stop_or_kill
+from .worker import STOP_SECONDS, stop_or_kill
 
 # How long a receive waits on the node for the worker's next bytes (the relay's
 # round trip: a reply reaches the driver as soon as it is written, this is only
@@ -88,11 +81,7 @@ SCRATCH_PREFIX = "ireebench-rank-"  # a node's folder for a ranking's actor (cor
 def request_for(uri: str, explicit: list[str]) -> Request:
     """What one device's actor asks for: ``--ray_resource`` if given, else one GPU for
     a CUDA or HIP device, else one of ``iree:<device>``."""
-    if explicit:
-        return explicit_request(explicit)
-    if driver_of(uri) in GPU_DRIVERS:
-        return Request(1, {})
-    return Request(0, {PREFIX + uri: 1.0})
+    return explicit_request(explicit) if explicit else device_request([uri])
 
 
 def node_uri(uri: str) -> str:
@@ -123,183 +112,6 @@ def ray_devices(uris: list[str], cpu_workers: int, cpu_sets: str, drivers: list[
     return specs
 
 
-# --- on the node --------------------------------------------------------------------
-
-
-class _Served:
-    """One worker process the actor started."""
-
-    def __init__(self, proc: subprocess.Popen, replies: int, log: str):
-        self.proc = proc
-        self.replies = replies
-        self.log = log
-        self.read = 0  # how much of its log was passed on
-
-
-class NodeWorker:
-    """The Ray actor holding one device of its node (see the module docstring)."""
-
-    def __init__(self):
-        self.scratch = Scratch(SCRATCH_PREFIX)
-        self.root = self.scratch.path
-        self.modules: dict[str, str] = {}  # sha256 -> the module's file here
-        self.served: dict[int, _Served] = {}
-        self.generation = 0
-        # Its calls run on threads of their own (a receive waits while a send goes
-        # through), in no set order: what writes under its folder holds this lock, and
-        # nothing writes once it is shut down (a put that came after would make the
-        # folder again, its lock file gone: left for good).
-        self.lock = threading.Lock()
-        self.closed = False
-
-    def _file(self, sha256: str, name: str, blob: bytes) -> str:
-        digest = hashlib.sha256(blob).hexdigest()
-        if digest != sha256:
-            raise UsageError(f"{name}: the bytes that reached node {node.where()['ip']} are "
-                             f"not those sent (sha256 {digest[:12]}, sent {sha256[:12]})")
-        path = os.path.join(self.root, "files", sha256, os.path.basename(name) or "file")
-        if not os.path.exists(path):
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path + ".part", "wb") as handle:
-                handle.write(blob)
-            os.replace(path + ".part", path)
-        return path
-
-    def put(self, sha256: str, name: str, blob: bytes) -> str:
-        """A module on this node: its path here."""
-        with self.lock:
-            self._open()
-            if sha256 not in self.modules:
-                self.modules[sha256] = self._file(sha256, name, blob)
-            return self.modules[sha256]
-
-    def _open(self) -> None:
-        if self.closed:
-            raise RuntimeError("this node's worker of the ranking is shut down")
-
-    def start(self, selection: list[str], command: list[str], environment: dict,
-              identity: list[str], spec: dict, files: list[dict], *blobs: bytes) -> dict:
-        """Starts a worker process for ``spec`` (after checking this node's identity and
-        writing the shipped files): where it runs and its generation, or ``refused``."""
-        mine = node.identity(selection, environment)
-        where = node.where()
-        if mine["error"] or mine["lines"] != identity:
-            return {**where, "refused": True, "identity": mine}
-        with self.lock:
-            self._open()
-            return self._start(selection, command, environment, spec, files, blobs, where)
-
-    def _start(self, selection: list[str], command: list[str], environment: dict, spec: dict,
-               files: list[dict], blobs: tuple, where: dict) -> dict:
-        listing = NodeFiles(root=os.path.join(self.root, "mirror"))
-        for item, blob in zip(files, blobs):
-            listing.files[item["key"]] = self._file(item["sha256"], item["name"], blob)
-        self.generation += 1
-        generation = self.generation
-        listing_path = os.path.join(self.root, f"files-{generation}.json")
-        listing.dump(listing_path)
-        replies_r, replies_w = os.pipe()
-        spec_path = os.path.join(self.root, f"worker-{generation}.json")
-        with open(spec_path, "w") as handle:
-            json.dump({**spec, "files": listing_path, "replies_fd": replies_w,
-                       "parent": os.getpid()}, handle)
-        log = os.path.join(self.root, f"worker-{generation}.log")
-        # The worker dies with this actor's process (PR_SET_PDEATHSIG, which it sets: the
-        # thread that starts it is one of the actor's, which live as long as the actor).
-        with open(log, "wb") as output:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "ireebench", *selection, "rank", *command,
-                 f"--rank_serve={spec_path}"],
-                stdin=subprocess.PIPE, stdout=output, stderr=output, pass_fds=(replies_w,),
-                cwd=self.root, env={**os.environ, **environment, **POINT_PROCESS_ENV,
-                                    NODE_ENV: where["node_id"]},
-                start_new_session=True)
-        os.close(replies_w)
-        self.served[generation] = _Served(proc, replies_r, log)
-        return {**where, "generation": generation}
-
-    def send(self, generation: int, frame: bytes) -> bool:
-        served = self.served.get(generation)
-        if served is None:
-            return False
-        try:
-            served.proc.stdin.write(frame)
-            served.proc.stdin.flush()
-        except (OSError, ValueError):
-            return False
-        return True
-
-    def receive(self, generation: int, timeout: float) -> dict:
-        """The worker's next bytes (waiting up to ``timeout``), what it wrote on its own
-        stdout and stderr, and at its end its wait status."""
-        served = self.served.get(generation)
-        if served is None:
-            return {"data": b"", "text": "", "ended": True, "status": 0}
-        try:
-            ready, _, _ = select.select([served.replies], [], [], timeout)
-            data = os.read(served.replies, 1 << 16) if ready else b""
-        except (OSError, ValueError):  # discarded meanwhile (another of the actor's threads)
-            ready, data = True, b""
-        ended = bool(ready) and not data
-        status = None
-        if ended:
-            try:
-                served.proc.wait(timeout=STOP_SECONDS)
-            except subprocess.TimeoutExpired:
-                self.kill(generation)
-                served.proc.wait()
-            code = served.proc.returncode
-            status = -code if code < 0 else code << 8  # as os.waitpid says it
-        text = self._log(served)
-        if ended:
-            self._forget(generation)
-        return {"data": data, "text": text, "ended": ended, "status": status}
-
-    @staticmethod
-    def _log(served: _Served) -> str:
-        try:
-            with open(served.log, "rb") as handle:
-                handle.seek(served.read)
-                chunk = handle.read(1 << 16)
-        except OSError:
-            return ""
-        served.read += len(chunk)
-        return chunk.decode(errors="replace")
-
-    def kill(self, generation: int) -> None:
-        served = self.served.get(generation)
-        if served is not None:
-            with contextlib.suppress(OSError):
-                os.killpg(served.proc.pid, signal.SIGKILL)
-
-    def discard(self, generation: int) -> None:
-        """A worker the ranking is done with before its end was read: killed, reaped,
-        its pipes closed."""
-        served = self.served.get(generation)
-        if served is None:
-            return
-        self.kill(generation)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            served.proc.wait(timeout=STOP_SECONDS)
-        self._forget(generation)
-
-    def _forget(self, generation: int) -> None:
-        served = self.served.pop(generation, None)
-        if served is not None:
-            for stream in (served.proc.stdin,):
-                with contextlib.suppress(OSError, ValueError):
-                    stream.close()
-            with contextlib.suppress(OSError):
-                os.close(served.replies)
-
-    def shutdown(self) -> None:
-        with self.lock:
-            self.closed = True
-            for generation in list(self.served):
-                self.kill(generation)
-            self.scratch.remove()
-
-
 # --- on the driver ------------------------------------------------------------------
 
 
@@ -309,7 +121,6 @@ class RayWorkers:
 
     def __init__(self, config, selection: list[str], devices: list[DeviceSpec]):
         self.config = config
-        self.selection = selection
         self.devices = devices
         self.address = str(config.getoption("ray_address") or "")
         self.retries = int(config.getoption("ray_retries"))
@@ -321,8 +132,9 @@ class RayWorkers:
         self.modules: dict[tuple, str] = {}  # (actor number, sha256) -> the path there
         self.files: list[dict] = []
         self.file_refs: list = []
-        self.environment = forwarded_environment(config)
-        self.identity = driver_identity(config)
+        # What a node must share with this driver (checked when a worker starts there).
+        self.common = {"selection": selection, "environment": forwarded_environment(config),
+                       "identity": driver_identity(config)}
         # The ranking's command line, for the worker there to configure as here (its
         # candidates too, which --rank_serve never reads; its outputs it leaves alone).
         self.command = list(config.argv)
@@ -339,7 +151,7 @@ class RayWorkers:
             # line now (a node that joins later is checked when a worker starts there).
             cluster.probe(self.config, nodes, {spec.label: request_for(spec.uri, self.explicit)
                                                for spec in self.devices},
-                          self.selection, self.environment, self.identity)
+                          **self.common)
             for item in input_files(self.config):
                 self.files.append({"key": item.key, "name": item.name, "sha256": item.sha256})
                 self.file_refs.append(ray.put(item.data))
@@ -379,10 +191,11 @@ class RayWorkers:
         if actor is None:
             request = request_for(spec.uri, self.explicit)
             self.made += 1
-            actor = ray.remote(NodeWorker).options(
+            actor = ray.remote(ProcessActor).options(
                 num_cpus=0, num_gpus=request.num_gpus, resources=dict(request.resources),
                 max_restarts=0, max_concurrency=ACTOR_THREADS,
-                name=f"ireebench rank {spec.label} ({os.getpid()}.{self.made})").remote()
+                name=f"ireebench rank {spec.label} ({os.getpid()}.{self.made})").remote(
+                SCRATCH_PREFIX)
             self.actors[spec.label] = actor
             self.numbers[spec.label] = self.made
         return actor
@@ -495,17 +308,16 @@ class RayWorker:
                 baseline["path"] = self.pool.module_on(self, baseline["path"],
                                                        baseline["sha256"])
                 started = ray.get(self.actor.start.remote(
-                    self.pool.selection, self.pool.command, self.pool.environment,
-                    self.pool.identity, {**self._served, "baseline": baseline},
-                    self.pool.files, *self.pool.file_refs))
+                    self.pool.common, ["rank", *self.pool.command], "--rank_serve",
+                    {**self._served, "baseline": baseline}, self.pool.files,
+                    *self.pool.file_refs))
             except UsageError as exc:  # a file changed on its way
                 self._frame("failed", encode_error(exc))
                 return
             self.where = {"host_name": started["host"], "ray_node_id": started["node_id"]}
             if started.get("refused"):
-                entry = f"{started['ip']} (host {started['host']}, id {started['node_id'][:8]})"
-                self._frame("failed", encode_error(UsageError(cluster.mismatch(
-                    entry, self.pool.identity, started["identity"]))))
+                self._frame("failed", encode_error(cluster.refusal(started,
+                                                                   self.pool.common["identity"])))
                 return
             self.generation = started["generation"]
             while not self._closed.is_set():
@@ -563,7 +375,7 @@ class RayWorker:
             with contextlib.suppress(Exception):
                 self.pool.config.stderr.write(text)
         self.pool.say()
-        messages, self.ended = read_frames(self.replies, self._frames, self.ended)
+        messages, self.ended = self._frames.drain(self.replies, self.ended)
         return messages
 
     def kill(self) -> None:

@@ -229,6 +229,12 @@ def mismatch(entry: str, mine: list[str], theirs: dict) -> str:
             "install the same ireebench, IREE runtime and plugins on every node")
 
 
+def refusal(result: dict, identity: list[str]) -> UsageError:
+    """A node refused when its task or actor started (:func:`.node.admit`)."""
+    entry = f"{result['ip']} (host {result['host']}, id {result['node_id'][:8]})"
+    return UsageError(mismatch(entry, identity, result["identity"]))
+
+
 def probe(config, nodes: list[dict], requests: dict, selection: list[str],
            environment: dict, identity: list[str]) -> None:
     """Every node that could run a point says who it is; one that differs is refused."""
@@ -372,8 +378,7 @@ def _outcome(job, ref, settings: Settings, identity: list[str]) -> PointOutcome:
         return PointOutcome(job, failure=f"lost on the Ray cluster{spent}: {ray_error(exc)}")
     where = {"host_name": result["host"], "ray_node_id": result["node_id"]}
     if result.get("refused"):  # a node that joined after the others were asked
-        entry = f"{result['ip']} (host {result['host']}, id {result['node_id'][:8]})"
-        raise UsageError(mismatch(entry, identity, result["identity"]))
+        raise refusal(result, identity)
     if result.get("failure"):
         return PointOutcome(job, failure=result["failure"], provenance=where)
     stdout, returncode = result["stdout"], result["returncode"]

@@ -112,8 +112,15 @@ def request_of(config, label: str = "") -> Request:
                 f"--device={uri}{where}: with --executor=ray, Ray chooses the GPU a point "
                 f"runs on (it sets the visible devices): give --device={driver_of(uri)}, or "
                 "name a node's device with --ray_resource")
-    resources = {}
-    for uri in devices:
-        if driver_of(uri) not in GPU_DRIVERS:
+    return device_request(devices)
+
+
+def device_request(uris: list[str]) -> Request:
+    """One GPU per CUDA or HIP device, one of ``iree:<device>`` per other device."""
+    resources, gpus = {}, 0
+    for uri in uris:
+        if driver_of(uri) in GPU_DRIVERS:
+            gpus += 1
+        else:
             resources[PREFIX + uri] = resources.get(PREFIX + uri, 0) + 1.0
-    return Request(len(gpus), resources)
+    return Request(gpus, resources)
