@@ -39,8 +39,8 @@ from pathlib import Path
 import iree.runtime as rt
 import numpy as np
 from iree.runtime.benchmark import BenchmarkResult, BenchmarkTimeoutError, BenchmarkToolError
+from ireebench import UsageError
 from ireebench.commands import build_command_group, load_plugins, parse_args
-from ireebench.errors import UsageError
 from ireebench.lib.channel import decode_error
 from ireebench.lib.gbench_json import run_lines
 from ireebench.modules import file_sha256

@@ -27,8 +27,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ireebench.errors import UsageError, one_line
-from ireebench.hookcall import call_hook
+from ireebench import UsageError, call_hook
+from ireebench.errors import one_line
 from ireebench.modules import file_sha256
 
 from .results import State

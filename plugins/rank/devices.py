@@ -30,7 +30,7 @@ import platform
 import socket
 from dataclasses import dataclass
 
-from ireebench.errors import UsageError
+from ireebench import UsageError
 
 CPU_DRIVERS = ("local-sync", "local-task")
 TOPOLOGY_FLAG = "--task_topology_"

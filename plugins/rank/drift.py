@@ -15,7 +15,7 @@ time). On a cluster a lost node's baselines are its own.
 
 from __future__ import annotations
 
-from ireebench.errors import UsageError
+from ireebench import UsageError
 
 from .candidates import Candidate
 from .measure import Job

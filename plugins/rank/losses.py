@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 
-from ireebench.errors import UsageError
+from ireebench import UsageError
 
 from .drift import BASELINE_ID
 from .results import Measurement, State

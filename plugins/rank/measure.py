@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 
 import iree.runtime as rt
 from ireebench import names
-from ireebench.codec import decode, encode
 from ireebench.discovery import classify, invocation_kinds
 from ireebench.errors import UsageError, one_line
 from ireebench.inputs import Null, Scalar, Tensor
+from ireebench.lib.channel import decode, encode
 from ireebench.lib.outputs import COMPARISON_FLAGS, parse_tolerances
 from ireebench.lib.outputs.compare import compare_lists
 from ireebench.lib.outputs.values import snapshot

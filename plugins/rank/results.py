@@ -19,8 +19,8 @@ import dataclasses
 import enum
 from dataclasses import dataclass, field
 
-from ireebench.codec import decode, encode
-from ireebench.results import Run, RunResult
+from ireebench import Run, RunResult
+from ireebench.lib.channel import decode, encode
 
 
 class State(str, enum.Enum):

@@ -7,7 +7,7 @@ the ranking's command line or measuring modules to get it.
 
 from __future__ import annotations
 
-from ireebench.stash import StashKey
+from ireebench import StashKey
 
 # In a ranking's workers: the time it ranks by (--rank_by), which the
 # stopping rule judges (the rank plugin's ireebench_continue_repetitions).
