@@ -3,84 +3,15 @@
 A backend measures and reports; the core opens and closes the run around
 it (:mod:`ireebench.runner`). Plugins provide backends through
 ``ireebench_backends``; a :class:`Backend` says what it can do in
-:attr:`Backend.capabilities`, and a feature that needs something of the
-backend asks for the capability (:func:`require`), never for a backend's
-name, so a third party's backend gets every feature its capabilities
-allow, and a refusal names what is missing:
-
-    --benchmark_min_rel_accuracy=0.01: needs a backend that decides the
-    repetitions one at a time (capability 'adaptive_repetitions');
-    --backend=ssh does not have it
-
-The capabilities (strings, so a plugin can declare one of its own):
-
-``in_process``
-    the IREE runtime measures in this process: the session, discovery and
-    measurement hooks are called (``ireebench_measure_repetition``
-    brackets, ``--benchmark_cold_start``).
-``repetition_samples``
-    each repetition is a row with its own time, so statistics can be
-    computed from them (``--benchmark_statistics``; :func:`aggregates`).
-``adaptive_repetitions``
-    repetitions are measured one at a time and
-    ``ireebench_continue_repetitions`` decides whether another follows
-    (``--benchmark_min_rel_accuracy``).
-``plugin_kinds``
-    it runs the invocation kinds plugins add; without it, a run that
-    selects a function of such a kind is refused in one line
-    (:func:`check_kinds`), never silently skipped.
-``profiling_passes``
-    its workloads can be rerun untimed by a profiling pass after they are
-    measured (``--dispatch_statistics``, third-party profiling sinks,
-    in-process device profiling).
-``sweeps``
-    it measures many configurations in one run: the points of a sweep or
-    suite (:mod:`ireebench.points`), each point's rows named after its
-    parameters.
-``native_flags``
-    it hands the runtime flags, and the options plugins mark as the native
-    tool's own (``native_flag=True``: ``--print_statistics``, output
-    processing's), to the native tool that measures, which acts on them
-    itself (device profiling, allocator statistics, outputs), and passes on
-    what the tool prints besides its report.
-``native_environment``
-    the native tool runs with this process's environment, so the glibc
-    allocator settings ``--malloc_trim`` makes there (``MALLOC_*``) hold.
-``measured_workloads``
-    it calls ``ireebench_measurements_finish`` with the workloads it
-    measured, so follow-up passes rerun them (``--device_replay_output``).
-``executors``
-    it measures its points where ``--executor`` says (:mod:`ireebench.executor`:
-    on this machine, or each point a task of a cluster: ``--executor=ray``).
-``process_repetitions``
-    it spreads a benchmark's repetitions over several fresh processes and
-    reports them as one benchmark (``--benchmark_processes``,
-    :mod:`ireebench.processes`).
-
-Each option says which capability it needs (``parser.addoption(...,
-requires=CAPABILITY)``); :func:`check_capabilities` refuses an option given
-to a backend without it, in one line, before any plugin configures, and so
-it does the runtime flags (``--task_topology_max_group_count``) for a
-backend that neither measures in process nor hands them on. Every backend
-honours the core's module, function, input and measurement flags (the
-native tool's own: :func:`forwarded_argv` gives them to a tool that
-measures elsewhere), and the report's flags are the core's, in this
-process (:data:`LOCAL_OUTPUT_OPTIONS`).
-
-Helpers for a backend's author, each also used by the built-in backends:
-:func:`machine_context` (the report context of this machine),
-:func:`runs_from_benchmark_json` / :func:`context_from_benchmark_json`
-(a Google Benchmark JSON report turned into rows) and
-:func:`split_benchmark_json` (the report a tool printed, and what followed
-it), :func:`forwarded_argv` (the command line for a tool that measures
-elsewhere: without ireebench's and plugins' own flags, nor the report's),
-:func:`module_files` (the run's modules as files, an ``.mlir`` compiled),
-:func:`tool_path` (a native tool of the installed runtime,
-:data:`BENCHMARK_TOOL`), :func:`native_error_line` (why a native tool
-failed, in one line), :func:`aggregates` (Google Benchmark's aggregates and
-the selected statistics of a benchmark's repetitions). The report hub
-sizes the console's name column itself (``hub.report_context(context,
-run_names)``).
+:attr:`Backend.capabilities` (strings, so a plugin can declare one of its
+own), and a feature that needs something of the backend asks for the
+capability (:func:`require`), never for a backend's name, so a third
+party's backend gets every feature its capabilities allow, and a refusal
+names what is missing. Each option says which capability it needs
+(``requires=CAPABILITY``), refused by :func:`check_capabilities` before any
+plugin configures. The capabilities and what needs each, and the helpers
+for a backend's author (:data:`HELPERS`, imported on first use):
+docs/plugins.md, "Writing a backend".
 """
 
 from __future__ import annotations

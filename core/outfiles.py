@@ -1,43 +1,17 @@
 """Files ireebench writes for the user: checked up front, complete or untouched.
 
-Every output flag (``--benchmark_out``, ``--output``, ``--profile_output``,
-``--device_replay_output``, ``--device_profiling_output``) goes through this
-module:
-
-* :func:`check_output_path` judges the path when the flags are parsed (a
-  run of hours must not fail at its end): a directory, a path ending in
-  ``/``, a missing or non-directory parent are one line naming the flag.
-* :class:`OutputFile` is a text stream for a report. A regular file (or a
-  new path) is written to a temporary file next to the target and renamed
-  into place only when complete, keeping an existing file's mode; a
-  symbolic link is resolved first, so ``latest.json -> runs/real.json``
-  updates ``runs/real.json`` and the link stays. Anything else
-  (``/dev/null``, a FIFO, a terminal) is written through, as the native
-  tool writes it, never replaced; a path naming one of the process's own
-  descriptors (``/dev/stdout``, ``/dev/fd/N``, ``/proc/self/fd/N``, or a
-  link to one) is written through that descriptor, whatever it is open on
-  (``--benchmark_out=/dev/stdout > results.json`` appends to what the
-  shell opened, as the console does, and never truncates it). An I/O error
-  while writing (a full disk) never reaches the reporter writing: the
-  stream remembers it and :meth:`OutputFile.close` reports one line and
-  leaves the old file as it was.
-* :func:`written_by_tool` is the same promise for a file a native tool
-  writes itself (a replay capture, a profiling bundle).
-* :func:`observe_temporaries` names every temporary file created next to a
-  target to a forked worker's supervisor, which removes those a killed or
-  crashed worker left (:mod:`ireebench.worker`);
-* :class:`RunFiles` is the one place that knows every file a run reads and
-  writes, so that no output ever replaces an input, the store or another
-  output: the core registers ``--benchmark_out`` and each point's modules,
-  parameter archives and ``@file`` inputs; each plugin registers the paths
-  it owns (:func:`register_output`, :func:`register_input`: output
-  processing, profiling and capture outputs, ``--benchmark_report``, the
-  results store and its ``-wal``/``-shm`` files); a command that is no run
-  (``ireebench merge``, ``store export``) has a :class:`RunFiles` of its
-  own. Two paths are the same file when they resolve (links followed) to
-  the same device and inode, or, not there yet, to the same path; special
-  files and the process's own descriptors are written through and never
-  collide.
+Every output flag goes through this module: :func:`check_output_path` judges
+the path when the flags are parsed (a run of hours must not fail at its end);
+:class:`OutputFile` writes a regular file to a temporary file next to the
+target and renames it into place when complete (a link resolved first;
+special files and the process's own descriptors written through, never
+replaced; an I/O error one line at :meth:`OutputFile.close`, the old file
+left); :func:`written_by_tool` is the same promise for a native tool's file;
+:func:`observe_temporaries` names each temporary file to a forked worker's
+supervisor (:mod:`ireebench.worker`); :class:`RunFiles` knows every file a
+run reads and writes, so that no output replaces an input, the store or
+another output (same device and inode, or the same path). The promises in
+full: docs/reliability.md.
 """
 
 from __future__ import annotations

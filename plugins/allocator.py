@@ -1,71 +1,17 @@
 """``--malloc_trim``: which heap regime the measuring process runs in.
 
-A workload that allocates large transient buffers every iteration (an
-MLP's activations, weights copied per call) frees them before the next
-iteration. glibc's malloc may then return the freed top of the heap (or an
-``mmap``-ed block) to the kernel, and the next iteration faults every page
-back in: on the 128 KiB MLP of ``benchmarks/mlp_128k.mlir`` that is about
-800 page faults per iteration, half of iree-benchmark-module's reported
-time. Whether it happens depends on what else sits on the heap: in the
-native tool's small process it happens on every iteration; in a Python
-process it happens on some repetitions and not on others, so repetitions
-*flip between two regimes* (a cv of 35 % where the workload has 1 %).
-Setting glibc's parameters before the runtime starts makes every
-repetition measure one regime:
-
-``off`` (the default of in-process backends)
-    freed memory stays in the process: ``mallopt(M_TRIM_THRESHOLD,
-    1000000000)``, ``mallopt(M_TOP_PAD, 16 MiB)``, ``mallopt(M_MMAP_THRESHOLD,
-    32 MiB)`` (glibc's largest; blocks above it are mapped and unmapped
-    per allocation in every glibc process). Iterations reuse resident
-    pages: the steady state of a long-running process, and what
-    iree-benchmark-module measures with ``MALLOC_TRIM_THRESHOLD_=1000000000
-    MALLOC_TOP_PAD_=16777216`` or with ``--device_allocator=caching``.
-``on``
-    freed memory goes back at once: ``mallopt(M_TRIM_THRESHOLD, 0)``,
-    ``mallopt(M_TOP_PAD, 0)``, ``mallopt(M_MMAP_THRESHOLD, 128 KiB)``
-    (glibc's initial value, held fixed). Every iteration faults its
-    transient buffers back in: the regime the native tool measures by
-    default, made deterministic.
-``glibc``
-    nothing is set: glibc's own dynamic thresholds (what ireebench did
-    before this flag; repetitions may flip, and the multimodality check of
-    the ``modality`` plugin says so).
-
-Where ``mallopt`` is applied: in ``ireebench_configure``, before the
-session opens; glibc's parameters are inherited across ``fork``, so a
-worker forked after configure measures with them too. Backends that
-measure in another process (``--backend=native``, ``ireebench replay``)
-keep the native tool's own regime by default (``--backend=native`` still
-gives the native tool's number); an explicit ``--malloc_trim=off`` or
-``on`` is handed to the tool as the equivalent ``MALLOC_*`` environment
-variables.
-
-The user's own variables win: when ``MALLOC_TRIM_THRESHOLD_``,
-``MALLOC_TOP_PAD_``, ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_MMAP_MAX_`` or a
-``glibc.malloc.*`` entry of ``GLIBC_TUNABLES`` is set and the flag is not
-given, nothing is applied and the setting is ``environment``; with the
-flag given too, the flag wins and one note on stderr says which variables
-it overrides. On a C library other than glibc (musl, macOS) there is no
-``mallopt`` to call: nothing is applied, the setting is recorded as
-``unavailable``, and an explicit ``--malloc_trim`` gets one note on stderr.
-
-Recorded in the report context (``ireebench_report_context``):
-``malloc_trim`` (``off``, ``on``, ``glibc``, ``environment`` or
-``unavailable``) and ``malloc_parameters`` (what was set: ``mallopt``
-parameter names in process, environment variables for a native tool, the
-user's variables for ``environment``; ``{}`` when nothing was), so
-dashboards and ``ireebench compare`` can tell two settings apart
-(:func:`ireebench.lib.allocator.setting_of`).
-
+Repetitions of a workload that frees large transient buffers flip between
+two regimes when glibc sometimes returns the freed heap to the kernel (a cv
+of 35 % where the workload has 1 %); setting glibc's parameters
+(``mallopt``) in ``ireebench_configure``, before any runtime session exists
+and inherited by a forked worker, makes every repetition measure one:
+``off`` (in-process default), ``on``, ``glibc``; a native tool gets the
+equivalent ``MALLOC_*`` variables, and the user's own variables win.
+``malloc_trim`` and ``malloc_parameters`` go to the report context
+(:func:`ireebench.lib.allocator.setting_of`). The regimes, what each sets and
+the measurements: docs/performance.md, "Which heap regime is the default".
 In the Python API the setting stays in the calling process after the run
-(glibc cannot read its old values back); a later run asking for another
-one gets it, and one asking for ``glibc`` gets a note that the process was
-already set.
-
-Hooks: ``ireebench_addoption``, ``ireebench_configure`` (``tryfirst``:
-checks the flag, applies the setting or prepares the tool's environment),
-``ireebench_report_context`` (records it).
+(glibc cannot read its old values back).
 """
 
 from __future__ import annotations

@@ -1,64 +1,17 @@
 """The HAL allocators' statistics: ``--print_statistics`` and ``--memory_statistics``.
 
-``--print_statistics``: those of each device, printed at exit.
+``--print_statistics`` mirrors ``BenchmarkSession::Close`` of
+iree-benchmark-module: per device, what ``iree_hal_allocator_statistics_fprint``
+writes, on stderr at ``ireebench_sessionfinish`` (``trylast``: last, as the
+native tool prints them); a backend with ``native_flags`` hands the flag on.
 
-Mirrors ``BenchmarkSession::Close`` of iree-benchmark-module: when the run
-ends, per device, ``Device: <id>``, then what
-``iree_hal_allocator_statistics_fprint`` writes (a header line and one line
-per heap: peak, allocated, freed, live bytes), then an empty line, on
-stderr, after the report and the outputs.
-
-In process (a backend with the ``in_process`` capability) the statistics
-are read from the open session in ``ireebench_sessionfinish`` (``trylast``:
-after every other plugin's end-of-run lines, as the native tool prints them
-last). A backend that hands the native tool's flags on (``native_flags``)
-gets ``--print_statistics`` as it is (the option is marked
-``native_flag``), and the native tool prints them. Other backends refuse
-it in one line.
-
-``--memory_statistics``: the same statistics, taken per benchmark:
-``device.allocator.statistics`` of each device of the session (the
-bindings' ``HalAllocator.statistics``: per heap, device-local and
-host-local, the bytes allocated and freed so far and the peak of the
-bytes held) is read when the benchmark starts (``ireebench_workload_start``,
-before its cold start, warm-up and calibration) and around each of its
-repetitions (a wrapper of ``ireebench_measure_repetition``, outside the
-timed region: the built-in implementation reads the clocks; a read costs
-about a microsecond). Each
-repetition row then carries, as Google Benchmark's ``MemoryManager`` fields
-(:class:`ireebench.results.MemoryResult`; JSON only):
-
-``max_bytes_used``
-    the peak of the bytes held (device heap + host heap, all devices) from
-    the start of the benchmark to the end of the repetition: what the
-    benchmark needs, with what was already held when it started (the
-    module's globals, the inputs);
-``total_allocated_bytes``
-    the bytes allocated during the repetition's iterations;
-``net_heap_growth``
-    the bytes held after the repetition minus those held before it (a leak
-    shows here);
-
-and the counters ``device_bytes_peak`` and ``host_bytes_peak`` (the two
-heaps' peaks, shown in every reporter; aggregated like every counter).
-``allocs_per_iter`` is left out: the statistics count bytes, not
-allocations.
-
-An allocator keeps one peak, from its creation on, which cannot be reset.
-The peak a benchmark reached is therefore known exactly when the peak rose
-during the benchmark (then it is the new peak), or when the benchmark
-allocated nothing (then it is what was held when it started). A benchmark
-that stayed under an earlier benchmark's peak has no ``max_bytes_used`` and
-no peak counter, and one line on stderr says so and how to get it (run it
-alone).
-
-Its hooks: ``ireebench_addoption``, ``ireebench_configure`` (needs the
-``in_process`` capability), ``ireebench_sessionstart`` (a runtime without
-allocator statistics is refused), ``ireebench_workload_start``,
-``ireebench_measure_repetition`` (the wrapper :class:`RepetitionSnapshots`,
-registered by ``ireebench_configure`` only with the flag), ``ireebench_workload_finish``
-(the note for a hidden peak), ``ireebench_sessionfinish`` (the note when no
-allocator recorded anything).
+``--memory_statistics`` reads ``device.allocator.statistics`` when a benchmark
+starts and around each repetition (a wrapper of
+``ireebench_measure_repetition``, :class:`RepetitionSnapshots`, outside the
+timed region): Google Benchmark's memory members and the counters
+``device_bytes_peak``, ``host_bytes_peak``. An allocator keeps one peak that
+cannot be reset, so a benchmark under an earlier one's peak has none (one note
+says so). The members and that rule: docs/usage.md, "Metrics beyond wall time".
 """
 
 

@@ -1,63 +1,17 @@
 """Multimodal repetitions: say when a benchmark's repetitions measured separate regimes.
 
-A benchmark whose repetitions fall into separated groups (8 near 1.52 ms,
-2 near 3.0 ms) did not measure one thing: an allocator that sometimes
-returns memory to the kernel (see the ``allocator`` plugin), a CPU clock
-that changes, another process taking the CPU for part of the run. Its
-mean, stddev and cv then describe the mixture, and its median depends on
-how many repetitions fell on each side.
-
-**The check** runs on every benchmark with at least
-:data:`MIN_REPETITIONS` successful repetitions, on every backend whose rows
-carry each repetition's time (the in-process backend, ``--backend=native``:
-``ireebench_benchmark_result`` sees the rows of both). When the
-repetitions' real times form two or more groups it writes one line on
-stderr::
-
-    ireebench: warning: BM_mlp/process_time/real_time: repetitions form 2 groups: 8 near 1.52 ms, 2 near 3.00 ms (separate regimes: ...)
-
-and records the groups in the report context's ``findings``
-(``multimodal_repetitions``: run name -> the metric, the groups, each its
-repetition count and median in the row's time unit), which the JSON
-reporter writes after the benchmarks (the context block itself is written
-before anything is measured). When the real times do not separate, the
-CPU times are checked the same way (``... 2 groups in CPU time: ...``): a
-regime that costs CPU time (page faults are the kernel's time, counted in
-the process's CPU time) still shows there when other processes take the
-CPU and blur the wall-clock times. ``--multimodal_warnings=false`` turns
-the check off.
-
-**The rule** (:func:`repetition_groups`), on the logarithms of the times
-(times are positive and their noise multiplicative), sorted: the
-repetitions are cut at the ``k`` widest gaps between neighbours, for
-``k = 1, 2, ...`` (at most :data:`MAX_SPLITS`), and a cut is kept when
-
-* every gap cut is at least 10 % (``MIN_STEP``) between neighbours:
-  separations smaller than that are within what noise does on most
-  machines;
-* every group holds at least 2 repetitions and at least 5 % of them (a
-  lone slow repetition is an outlier, which ``outliers`` reports);
-* the narrowest gap cut is at least 6 (``SEPARATION``) times the pooled
-  standard deviation within the groups: gaps much larger than the
-  spread within the groups.
-
-The largest ``k`` kept gives the groups (none kept: one group). Cost:
-O(n) per ``k``, pure Python.
-docs/statistics.md gives its false-positive rate on unimodal noise (under
-6 % of 5-repetition runs at a cv of 20 %, under 1 % of 10-repetition runs
-for normal noise, none from 20 on) and its power.
-
-**The statistic** ``--benchmark_statistics=modes`` (through
-``ireebench_statistics``, the ``statistics`` plugin's hook) adds the row
-``_modes`` (a percentage, like ``_outliers``): the fraction of repetitions
-outside the largest group, 0 when the repetitions form one group; the
-row's ``iterations`` is the number of repetitions, so the count outside is
-``fraction * iterations``. With fewer than 5 repetitions there is no row.
-
-Hooks: ``ireebench_addoption``, ``ireebench_statistics``,
-``ireebench_report_context`` (keeps the context, for the findings),
-``ireebench_benchmark_result`` (collects each benchmark's repetitions and
-checks them when its first aggregate row arrives).
+Repetitions in separated groups (8 near 1.52 ms, 2 near 3.0 ms) did not
+measure one thing (an allocator's regime, a CPU clock, another process), and
+their mean and median describe the mixture. Every benchmark with at least
+:data:`MIN_REPETITIONS` repetitions is checked from the rows of
+``ireebench_benchmark_result`` (real times, then CPU times): one stderr
+warning and ``multimodal_repetitions`` in the context's ``findings``;
+``--multimodal_warnings=false`` turns it off. The rule
+(:func:`repetition_groups`: cuts at the widest gaps of the log times, kept
+while each gap is at least :data:`MIN_STEP` and :data:`SEPARATION` pooled
+standard deviations, each group 2+ repetitions), its false positives and
+power, and the ``modes`` statistic: docs/statistics.md, "Multimodal
+repetitions".
 """
 
 from __future__ import annotations

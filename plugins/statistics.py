@@ -1,71 +1,13 @@
 """More statistics and adaptive stopping: ``--benchmark_statistics``, ``--benchmark_min_rel_accuracy``.
 
 Off by default: without these flags the report is Google Benchmark's, row
-for row.
-
-``--benchmark_statistics=p90,p99,min,max,ci,outliers,precision`` adds, per
-benchmark with two or more repetitions, one aggregate row per statistic
-after ``_mean``/``_median``/``_stddev``/``_cv``, shaped like Google
-Benchmark's custom statistics (``BM_f/process_time/real_time_p90``,
-``run_type`` aggregate, ``aggregate_unit`` time or percentage), computed
-by the core (:mod:`ireebench.stats`) from the repetitions' values and, as
-Google Benchmark does, from each counter's values:
-
-``pNN`` (``p50``, ``p90``, ``p99.9`` ...)
-    the NN-th percentile, linear interpolation between order statistics
-    (Hyndman & Fan type 7, numpy's default): with the values sorted
-    ``x[0] <= ... <= x[n-1]`` and ``h = (n - 1) * NN / 100``,
-    ``x[floor(h)] + (h - floor(h)) * (x[floor(h) + 1] - x[floor(h)])``.
-``min``, ``max``
-    the fastest and the slowest repetition.
-``ci`` (rows ``_ci_lower`` and ``_ci_upper``)
-    the distribution-free confidence interval of the median at
-    ``--confidence`` (default 0.95): the order statistics
-    ``[x(k), x(n+1-k)]`` (1-based) for the largest ``k`` whose coverage
-    ``1 - 2 P(B <= k - 1)``, ``B ~ Binomial(n, 1/2)``, is at least the
-    confidence (scipy's ``quantile_test(...).confidence_interval``). It
-    needs ``n`` with ``1 - 2^(1-n) >= confidence`` (6 repetitions at 0.95):
-    with fewer there are no ``ci`` rows (one note on stderr).
-``outliers`` (percentage)
-    the fraction of repetitions outside ``[Q1 - 1.5 IQR, Q3 + 1.5 IQR]``
-    (quartiles as ``p25``/``p75``); the row's ``iterations`` is the number
-    of repetitions, so the count is ``fraction * iterations``. Outliers are
-    reported, never removed: every other statistic uses every repetition.
-``precision`` (percentage)
-    the half-width of the ``ci`` interval relative to the median,
-    ``(upper - lower) / (2 * median)``: ``0.01`` is "the median within
-    ±1 %".
-
-Plugins add statistics through ``ireebench_statistics`` (a name, a
-function of the values, a unit); ``--benchmark_statistics`` selects theirs
-by name like the built-in ones.
-
-``--benchmark_min_rel_accuracy=0.01`` (adaptive stopping) measures
-repetitions until ``precision`` (of the real time) is at most 0.01, or
-until ``--benchmark_max_time`` (default 10 s per benchmark, from its start:
-warm-up and calibration included) is spent; at least
-``--benchmark_repetitions`` and at least as many as the interval needs.
-The ``_precision`` row is added (the achieved precision) and every row's
-``repetitions`` is the count measured (also the aggregates' ``iterations``).
-A benchmark stopped by the time budget short of its target gets one
-warning line on stderr. Short repetitions (``--benchmark_min_time=0.05s``)
-let it stop sooner: each repetition is one value of the interval.
-
-Hooks: ``ireebench_addhooks`` (declares ``ireebench_statistics``, which
-only this plugin calls), ``ireebench_addoption``, ``ireebench_configure``
-(``trylast``: checks the flags, collects the statistics through
-``ireebench_statistics``, lists the selected ones in
-``config.stash[ireebench.stats.EXTRA_STATISTICS]``),
-``ireebench_statistics`` (the built-in ones), ``ireebench_report_row_names``
-(the new rows' names, for the console's column),
-``ireebench_report_context`` (the confidence and the target in the context),
-``ireebench_workload_start`` (the budget's clock),
-``ireebench_continue_repetitions`` (adaptive stopping),
-``ireebench_workload_finish`` (the note for too few repetitions; a
-statistic's failure, kept while the core computed the benchmark's
-aggregates, ends the run there once the rows are reported),
-``ireebench_sessionfinish`` (the same for backends without
-``workload_finish``).
+for row. ``--benchmark_statistics`` adds one aggregate row per statistic
+(``pNN``, ``min``, ``max``, ``ci``, ``outliers``, ``precision``, and those
+plugins add through ``ireebench_statistics``), computed by the core
+(:mod:`ireebench.stats`); ``--benchmark_min_rel_accuracy`` measures
+repetitions until the median's precision is reached or
+``--benchmark_max_time`` is spent. Each statistic's definition and the
+stopping rule are docs/statistics.md's; the hooks, docs/architecture.md's.
 """
 
 from __future__ import annotations

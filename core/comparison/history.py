@@ -1,60 +1,18 @@
 """A run judged against a history of stored runs: the gate that learns the noise.
 
-IREE's benchmark CI gates on a hand-set golden time per machine times a
-tolerance, which is flaky because two runs of the same code on the same
-machine differ by more than one run's repetitions say. Here the baseline of
-each benchmark is its recent stored runs (their number is the store's
-``--window``), compared on the metric that measured the work
-(``--metric=auto``: the CPU time on ``local-sync``), and a benchmark is
-**slower** (a regression beyond its ``--threshold``) or **faster** when
-
-1. **significant**: the two-sided Mann-Whitney U test of the new
-   repetitions against the stored runs' pooled repetitions rejects at
-   ``alpha`` after the correction over the suite (the new run has
-   :data:`~ireebench.comparison.model.MIN_REPETITIONS` or more
-   repetitions; otherwise the verdict is ``inconclusive``), and
-2. **beyond the runs' own spread**, from :data:`MIN_RUN_LEVEL` stored runs:
-   the new median is an outlier among the stored runs' medians, as
-   conbench's lookback z-score asks, but with the uncertainty of a few
-   runs: on the logarithms, ``t = (log new - mean) / (s * sqrt(1 + 1/N))``
-   over the ``N`` kept runs (``s`` their standard deviation, at least the
-   runs' own noise of their medians), two-sided against Student's t with
-   ``N - 1`` degrees of freedom. Repetitions of one run share its
-   conditions, so the U test alone takes every shift between runs for a
-   change; this test asks whether the shift is larger than the runs have
-   shifted. Both must reject: the verdict's p-value is the larger of the
-   two (and is the one the correction adjusts). With fewer runs (the
-   test of two runs has one degree of freedom: it could see only changes
-   of hundreds of percent) the U test alone decides, and a note says so;
-   or
-3. **beyond every stored run**, whatever their number: the new run's
-   median interval lies entirely above the highest (below the lowest)
-   repetition of every stored run kept (the *envelope*), and the U test
-   rejects. A 4x build is a regression against two stored runs.
-
-Then **the band**: a significant change whose median stays within the band
-of the stored runs' median intervals is ``no significant change`` (the
-runs drifted as much). A new run within the band with no significant
-change **passes**, with a note of the smallest change this history could
-have shown; ``cannot judge`` is left for a new median outside the band
-that no test confirms while the history could not have shown a change of
-``--detectable`` (see :func:`ireebench.comparison.judgement.judge`).
-
-**Disturbed stored runs are weighed, not cut at a load.** A stored run
-whose report says its machine was busy (:mod:`.disturbance`: load above
-the CPUs, other busy processes, repetitions in separate regimes, a CPU
-share below one on ``local-sync``; for the CPU time only the regimes of the
-CPU time count) is left out of the benchmark's baseline only when
-:data:`MIN_QUIET` quiet runs remain and its median lies outside their band
-(it measured otherwise than they did), and is named (``left_out``); one
-that measured like the quiet runs is kept, and with fewer quiet runs every
-run is kept, with a note.
-
-The verdicts of the suite, the detectable change and the new run's
-disturbances are :func:`ireebench.comparison.judgement.judge`'s; the
-change, its interval and the p-value are those of
-:func:`ireebench.comparison.model.compare_benchmark` against the pooled
-repetitions, so the table reads like a comparison of two reports.
+Each benchmark's baseline is its recent stored runs (the store's
+``--window``), on the metric that measured the work, and a benchmark is
+slower or faster when the U test of the new repetitions against the stored
+runs' pooled repetitions rejects after the suite's correction, and the new
+median is beyond the runs' own spread: from :data:`MIN_RUN_LEVEL` stored
+runs a t test of the log medians (:class:`~.judgement.RunLevel`; the
+verdict's p-value is the larger of the two), or beyond every stored run's
+repetitions (the envelope). A significant change within the band of the
+stored runs' median intervals is ``no significant change``. A disturbed
+stored run is left out only when :data:`MIN_QUIET` quiet runs remain and
+its median lies outside their band (``left_out``). The verdicts of the
+suite are :func:`ireebench.comparison.judgement.judge`'s. Why, and what was
+measured: docs/store.md, "The gate", and docs/compare.md.
 """
 
 from __future__ import annotations

@@ -3,57 +3,16 @@
 :func:`~ireebench.comparison.model.compare_benchmark` tests one benchmark
 on its own. A suite is judged together, here, for two reports
 (:func:`compare`) and for a run against its stored history
-(:func:`ireebench.comparison.history.compare_history`), in this order:
-
-1. **The metric of each benchmark** (:func:`choose_metric`): ``--metric``,
-   or with ``--metric=auto`` (the command's default) the metric that measured
-   the work: the CPU time of a benchmark that ran on a synchronous CPU device
-   (``local-sync``) in every run compared, where the calling thread does all
-   the work and real time adds its waits for a CPU on a busy machine (a run
-   whose CPU share is below one measured the load, not the code); the real
-   time everywhere else (``local-task``'s CPU time sums its workers, a GPU's
-   is the host's). With ``--metric=real_time`` a disagreement of the two on
-   ``local-sync`` (a CPU share below
-   :data:`~ireebench.comparison.disturbance.MIN_CPU_SHARE`: preempted) is
-   noted.
-2. **The correction for many benchmarks** (``correction``): the U tests'
-   p-values (against a history, the larger of the U test's and the
-   run-level test's, :class:`RunLevel`) are adjusted together (Benjamini-Hochberg by default, or Holm;
-   :func:`~ireebench.comparison.utest.adjusted_pvalues`) and a verdict is
-   significant when its adjusted p-value is below alpha. On identical
-   builds (no benchmark changed) both keep the chance of any false alarm in
-   the suite at alpha, however many benchmarks it has.
-3. **The band** (against a history only): a significant change whose new
-   median stays within the stored runs' band is ``no significant change``,
-   and a median beyond the band that the test does not confirm is said
-   beside the verdict.
-4. **The detectable change** (``detectable``, a fraction): the smallest
-   worsening this benchmark could have shown, the larger of
-
-   * the test's: half the width, as a factor, of the change's interval at
-     the level a lone change needs after the correction (``alpha / m`` for
-     ``m`` benchmarks tested; ``alpha`` for one):
-     :func:`~ireebench.comparison.utest.detectable_ratio`; a change by less
-     cannot be significant;
-   * the band's (against a history): how far above the baseline median the
-     band reaches (``band_high / baseline - 1``): a new median must clear it;
-   * the run-level test's (against a history of two runs or more): the
-     change of a run's median that the spread of the stored runs' medians
-     lets that test find at the same level.
-
-   A benchmark with no significant change whose detectable change is wider
-   than ``max(detectable, its threshold)`` is ``cannot judge``: the gate
-   could not have seen the change it is asked about.
-5. **Disturbances** (:mod:`.disturbance`): the new run's are named and
-   advise a re-run. On a CPU device, a regression in real time no larger
-   than the drop of the new run's CPU share explains (the change's
-   interval's lower bound at most the baseline's CPU share over the new
-   run's: a thread that got half a CPU takes twice the real time) is
-   ``cannot judge``; like with like (the same share) the verdict stands.
-   CPU time does not count the wait: measured on the shared 2-CPU machine,
-   the CPU times of one module moved within ±7 % between runs whose CPU
-   shares differed tenfold, which the history's run-level test absorbs.
-   Disturbed stored runs are left out of the baseline (:mod:`.history`).
+(:func:`ireebench.comparison.history.compare_history`), in this order: the
+metric of each benchmark (:func:`choose_metric`: with ``--metric=auto`` the
+CPU time on ``local-sync`` in every run compared, the real time elsewhere);
+the correction of the p-values over the suite (Benjamini-Hochberg or Holm);
+against a history, the band; the detectable change (the larger of the
+test's, the band's and the run-level test's: wider than the threshold is
+``cannot judge``); the new run's disturbances (:mod:`.disturbance`: a CPU
+regression its lost CPU share explains is ``cannot judge``). Why each step,
+and what was measured: docs/compare.md, "The metric that measured the work",
+"What the gate can see", "Many benchmarks: the correction", "Disturbed runs".
 
 ``cannot judge`` makes the exit status 4
 (:data:`~ireebench.comparison.model.EXIT_CANNOT_JUDGE`) unless

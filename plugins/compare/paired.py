@@ -1,46 +1,16 @@
 """``ireebench compare A.vmfb B.vmfb [run flags]``: both builds measured here, paired.
 
-When both positional arguments of ``compare`` are IREE modules (``.vmfb``, or
-``.mlir`` that the ``mlir_modules`` plugin compiles), compare measures them
-itself, in one process, and judges the ratios of the rounds
-(:mod:`ireebench.comparison.paired`): the pull request's recipe, base and
-head built and measured in the same job.
-
-The measurement is an ordinary run through :func:`ireebench.commands.execute`
-(what ``ireebench.run`` calls): a sweep over the two modules
-(``--sweep module=A,B``), whose repetitions are interleaved round by round
-in a fresh random order each round (``core/protocol.py``'s
-``_interleave``; ``--benchmark_enable_random_interleaving=true`` says so even
-when an environment variable says otherwise), reported as JSON to a buffer.
-Repetition k of A and repetition k of B were measured in round k: they are
-paired by their ``repetition_index``. Every flag ``compare`` does not know
-is the run's, spelled as for ``ireebench`` and iree-benchmark-module
-(``--device=local-task``, ``--function=main``, ``--input=4xf32=1``,
-``--benchmark_repetitions=N``: the rounds, ``--benchmark_min_time``: each
-repetition's time); the defaults are :data:`DEFAULT_RUN_FLAGS`, where neither
-a flag nor its environment variable (Google Benchmark's ``BENCHMARK_REPETITIONS``,
-``BENCHMARK_MIN_TIME``) sets them, as for any run.
-
-The heap regime is ``--malloc_trim=on`` (:data:`PAIRED_MALLOC_TRIM`) unless the
-flag, the user's ``MALLOC_*`` variables or ``-p no:allocator`` say otherwise.
-With freed memory kept (``off``, a plain run's default) each module's
-transient buffers settle at addresses of their own for the whole process,
-and that placement alone made one module 12 to 26 % slower than an
-equivalent one in some processes, in every round alike, which no pairing of
-rounds can see (``benchmarks/paired_rates.py``: 37 % false alarms on modules
-of the same work; with ``on``, 10 % at a 0 % threshold and none at 5 %,
-changes within ±2 %); likely because with the heap top trimmed after every
-call both modules allocate from the same place. The cost: every call faults
-its buffers back in, as the native tool's default regime does, which dilutes
-the change of a module whose calls are dominated by large transient
-buffers. A note of the comparison says the regime.
-
-The flags that would break the pairing are refused (:data:`REFUSED`), as is the
-sharding of the run by the environment (``--shard_count=1``).
-
-Bad input is one line and exit 2: a module that does not exist, a module
-and a report mixed, a refused flag, a run that measured nothing, a side
-whose rows failed (its error).
+When both positional arguments of ``compare`` are IREE modules, compare
+measures them itself through :func:`ireebench.commands.execute`: a sweep over
+the two modules whose repetitions are interleaved round by round in a fresh
+random order, reported as JSON to a buffer; repetition k of A and of B were
+measured in round k and are paired by ``repetition_index``, judged by
+:mod:`ireebench.comparison.paired`. Every flag ``compare`` does not know is
+the run's; the defaults are :data:`DEFAULT_RUN_FLAGS`, the flags that would
+break the pairing are refused (:data:`REFUSED`), and the heap regime is
+``--malloc_trim=on`` (:data:`PAIRED_MALLOC_TRIM`) unless the user says
+otherwise: why, and the rates measured, are docs/compare.md's ("The heap
+regime of a paired run"). Bad input is one line and exit 2.
 """
 
 from __future__ import annotations

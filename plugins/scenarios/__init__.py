@@ -2,42 +2,10 @@
 
 ``--scenario=single_stream|multi_stream|server|offline`` replaces each
 repetition's closed loop of batches by a LoadGen scenario run of the
-benchmark's function (async, coarse-fences; SingleStream also runs a sync
-function), on ``--batch_concurrency`` lanes (fence timelines, samples round
-robin). See docs/serving.md. The modules of this package:
-
-* :mod:`.settings`: the flags of a point, checked (one line per mistake);
-* :mod:`.arrivals`: how the Server's arrivals are spaced (a rate, gamma
-  burstiness, a replayed trace);
-* :mod:`.measurement`: one scenario run (imported when a run first
-  measures one: the runtime and numpy stay out of ``--help`` and the
-  subcommands), with :mod:`.schedule` (the Server's seeded, precomputed
-  arrivals) and :mod:`.invocations` (the samples' argument lists and
-  fences, prepared before the clock starts);
-* :mod:`.driver`: the four timed loops (open loop for the Server, latency
-  from the scheduled time);
-* :mod:`ireebench.lib.early_stopping`: LoadGen's binomial early-stopping rule;
-* :mod:`.summary`: the verdict (VALID / INVALID) and the row;
-* :mod:`.search`: ``--search``, the highest load meeting the bound,
-  resumable.
-
-Rows: every point gets the parameters of its scenario, so a run's rows are
-named like a sweep's (``BM_f/scenario:server/qps:100/process_time/real_time``,
-``params`` in the JSON), and the store, the gate, sweeps and the report
-read them as any rows. Warm-up and calibration (``--benchmark_min_time``)
-run first as for every benchmark; ``--benchmark_min_time=1x`` makes them
-one batch.
-
-Hooks: ``ireebench_addoption``; ``ireebench_configure`` (the flags checked,
-``in_process`` required, the log and state files registered as the run's
-outputs, a trace as its input: none may replace another; both files
-refused with an executor that measures elsewhere);
-``ireebench_generate_points`` (the scenario's parameters on every point);
-``ireebench_discovery_finish`` (the functions' kind); ``ireebench_report_row_names``
-(the search rows' width); ``ireebench_measure_repetition`` (the scenario
-run instead of Google Benchmark's loop); ``ireebench_report_extra_rows``
-(a search's tried loads); ``ireebench_sessionfinish`` (``--scenario_log``
-written).
+benchmark's function, on ``--batch_concurrency`` lanes; every point is named
+after its scenario (``BM_f/scenario:server/qps:100/...``), so the store, the
+gate, sweeps and the report read its rows as any rows. See docs/serving.md;
+the package's modules and this plugin's hooks: docs/architecture.md.
 """
 
 from __future__ import annotations

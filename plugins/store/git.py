@@ -1,43 +1,18 @@
 """The git commit and branch of the working directory, read from ``.git`` (no git binary).
 
-A saved run records the commit and branch it measured, as asv and conbench
-do, so that ``ireebench history`` shows which commit moved a benchmark and
-``stored:latest?branch=main`` finds a baseline. Read from the repository's
-files, so a machine without git (a container, a CI image) records them too:
-
-* ``.git`` is found from the working directory upwards; a ``.git`` *file*
-  (``gitdir: ...``: a worktree, a submodule) is followed, and a worktree's
-  ``commondir`` names where its refs live;
-* ``HEAD`` names the branch (``ref: refs/heads/NAME``) or, detached, the
-  commit; a branch's commit is its loose ref or its line of ``packed-refs``.
-
-What is read is data someone else may have planted (a ``.git`` in a
-parent folder of a shared machine), and it ends up in reports and in a
-team's store, so the reader does what git does since CVE-2022-24765, and
-a little more:
-
-* **a repository someone else owns is not read**: the ``.git`` directory
-  or file, the working tree holding it, the ``gitdir:`` target and the
-  common directory must belong to the user (``lstat``, as git does; root
-  reads root's, and, under ``sudo``, the ``SUDO_UID`` user's). As in git,
-  ``safe.directory`` in the system or global git configuration
-  (``/etc/gitconfig``, ``$XDG_CONFIG_HOME/git/config``, ``~/.gitconfig``,
-  or ``GIT_CONFIG_SYSTEM``/``GIT_CONFIG_GLOBAL``; ``*``, a path, or
-  ``PATH/*``) trusts a working tree anyway (``include`` directives are not
-  followed);
-* ``HEAD`` (and a symbolic ref) is followed only to a well-formed
-  ``refs/...`` name, to a file inside the git directory or the common
-  directory (no absolute path, no ``..``, no link leading out of it);
-* every file is read bounded (:data:`MAX_FILE_BYTES`; ``packed-refs``
-  line by line up to :data:`MAX_PACKED_REFS_BYTES`), and only if it is a
-  regular file (never a FIFO or a device);
-* a commit is 40 or 64 hexadecimal digits (SHA-1 or SHA-256), nothing else.
-
-Otherwise the run has no commit and :attr:`GitState.note` says why (the
-store prints it as one note line). A detached ``HEAD`` (CI checkouts) takes
-its branch from the CI's variables (:data:`BRANCH_VARIABLES`, the first one
-set). Uncommitted changes are not detected (that would need the index and
-every file's hash).
+A saved run records the commit and branch it measured, read from the
+repository's files so that a machine without git records them too: ``.git``
+found upwards (a ``gitdir:`` file and a worktree's ``commondir`` followed),
+``HEAD``, a loose ref or ``packed-refs``. What is read may have been planted
+by someone else and ends up in a team's store, so the reader does what git
+does since CVE-2022-24765, and a little more: a repository someone else owns
+is not read (``safe.directory`` of the system or global configuration trusts
+one anyway), refs are followed only to well-formed names inside the git
+directory, every file is read bounded (:data:`MAX_FILE_BYTES`,
+:data:`MAX_PACKED_REFS_BYTES`) and only if regular, a commit is 40 or 64
+hexadecimal digits. Otherwise the run has no commit and :attr:`GitState.note`
+says why. A detached ``HEAD`` takes its branch from :data:`BRANCH_VARIABLES`.
+The rules in full: docs/store.md and docs/reliability.md.
 """
 
 from __future__ import annotations

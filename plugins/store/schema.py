@@ -1,43 +1,18 @@
 """The store's tables and their versions (SQLAlchemy Core; one code path for SQLite and PostgreSQL).
 
 Tables (prefixed ``ireebench_`` so a team's existing database can hold them):
+``ireebench_schema`` (the version), ``ireebench_runs`` (a stored run: the
+report's text and sha256, its provenance), ``ireebench_rows`` (a report row:
+its full JSON object, the indexed columns queries use, its samples and,
+since version 2, its own provenance, :func:`ireebench.comparison.machine.row_context`)
+and ``ireebench_tags`` (the ``--benchmark_context`` entries).
 
-``ireebench_schema``
-    one row: the schema version of the database.
-``ireebench_runs``
-    one row per stored run: its id, the report's text as written (what
-    ``ireebench store export`` gives back) and sha256 (an imported file is
-    stored once), its date, status and source, and the provenance the
-    store queries on (host, machine fingerprint, devices, versions, module
-    and its sha256, compile flags, plugins, git commit and branch, tags,
-    the whole context as JSON).
-``ireebench_rows``
-    one row per report row: its full JSON object (so fields other plugins
-    add survive without a schema change), the indexed columns queries use
-    (name, run name, type, aggregate, repetition, error, times), the raw
-    samples of a saved run, and the row's own provenance (since version 2):
-    the machine fingerprint, machine, devices, module and module sha256 of
-    the point that measured it (the context overlaid by the row's keys,
-    :func:`ireebench.comparison.machine.row_context`), which a sweep's or
-    suite's rows differ in.
-``ireebench_tags``
-    the ``--benchmark_context`` entries, one row each, so ``--where KEY=VALUE``
-    is an indexed lookup.
-
-**Migrations** are this module's :data:`MIGRATIONS`, applied in order
-inside one write transaction that holds the database's write lock (SQLite's
-``BEGIN IMMEDIATE``, PostgreSQL's ``pg_advisory_xact_lock``), so processes
-opening a new or old store at once migrate it once, and a migration killed
-halfway leaves the previous version. A database newer than this code is
-refused in one line. A list of steps of our own rather than Alembic: the
-store has a handful of tables and migrates itself when it is opened (no
-``alembic upgrade`` step for users, no migration scripts directory, one
-dependency fewer); when a step changes a table, the tables a previous step
-created are frozen in that step.
-
-Versions: 1 the runs, rows and tags; 2 each row's provenance (its
-fingerprint, machine, devices, module and module sha256), the rows stored
-before filled in from their run (what its context said for every row).
+**Migrations** are this module's :data:`MIGRATIONS`, applied in order inside
+one write transaction that holds the database's write lock, so processes
+opening a store at once migrate it once and a migration killed halfway
+leaves the previous version; when a step changes a table, the tables a
+previous step created are frozen in that step. Why steps of our own rather
+than Alembic, and the versions: docs/store.md, "The database".
 """
 
 from __future__ import annotations
