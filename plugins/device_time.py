@@ -1,37 +1,15 @@
 """``--device_time``: how long the device was busy per iteration, next to real and CPU time.
 
-The device's busy time is the union of the execution intervals of
-everything it ran for the benchmark: each queue operation (alloca, fill,
-copy, execute, dealloca ...) and each dispatch, a nested or overlapping
-interval counted once. It is what the device spent executing, not the
-time the host spent getting work to it: ``real_time - device_time`` is the
-host's overhead (the VM, the bindings, submission, waits). It comes from
-the same untimed profiling pass as ``--dispatch_statistics`` (the native
-iree-benchmark-module with a HAL profiling bundle, rerunning the measured
-iteration count and repetitions; see :mod:`ireebench.plugins.profiling_pass`),
-read with ``iree-profile export`` (:mod:`ireebench.profiling.timeline`)
-by this plugin's profiling sink. On local devices the intervals are the
-``host-execution`` events (when the task system, or the caller's thread
-for local-sync, executed each operation), on GPUs the device-timestamped
-``dispatch-events``.
-
-Each repetition row gets the device time of the pass's repetition of the
-same index (the pass's events fall into one group per repetition; when
-they do not, every row gets the pass's average), the aggregates the same
-statistics of them as of the real time (``ireebench.stats``). Rows:
-``Run.device_accumulated_time``/``device_time``; the console shows a
-``Device`` column after ``CPU``, CSV a ``device_time`` column after
-``cpu_time``, JSON ``"device_time"`` after ``"cpu_time"`` — only when
-measured, so a run without the flag prints Google Benchmark's reports.
-
-Hooks, in the order they run: ``ireebench_addoption``,
-``ireebench_configure`` (needs the ``profiling_passes`` capability and the
-``profiling_pass`` plugin), ``ireebench_profiling_sinks`` (the sink),
-``ireebench_discovery_finish`` (a probe starts the pass's profiling
-session once, so a device that cannot profile fails before anything is
-measured), ``ireebench_workload_finish`` (the pass, then the rows),
-``ireebench_measurements_finish`` (a failed pass fails the run),
-``ireebench_sessionfinish`` (a warning for events without a time).
+The device's busy time is the union of the execution intervals of everything
+it ran for the benchmark (``real_time - device_time`` is the host's
+overhead), from the untimed profiling pass of ``--dispatch_statistics``
+(:mod:`ireebench.plugins.profiling_pass`), read by this plugin's profiling
+sink (:mod:`ireebench.profiling.timeline`). Each repetition row gets its
+pass repetition's device time (or the pass's average), the aggregates the
+same statistics as of the real time; reporters show the column only when
+measured. A probe at ``ireebench_discovery_finish`` fails a device that
+cannot profile before anything is measured. The events and columns:
+docs/profiling.md, "``--device_time``".
 """
 
 from __future__ import annotations

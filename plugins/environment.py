@@ -1,37 +1,12 @@
 """Environment warnings: say when the machine makes the numbers suspect.
 
-Checked once per run, when the report context is built (every backend),
-each finding is one line on stderr (``ireebench: warning: ...``) and an
-entry of ``context.extra["environment_warnings"]`` (check name -> message;
-``{}`` when nothing was found), which the JSON reporter writes after Google
-Benchmark's context fields. Google Benchmark's own context lines (its
-``***WARNING***`` lines for CPU scaling and ASLR) are unchanged, and when the
-display reporter prints them (console, CSV) those two findings get no second
-line of ours.
-
-``cpu_governor``
-    a CPU's frequency governor is not ``performance``
-    (``/sys/devices/system/cpu/cpu*/cpufreq/scaling_governor``): the clock
-    moves under the benchmark.
-``load_average``
-    the 1-minute load average is above the number of online CPUs.
-``busy_processes``
-    other processes used at least half a CPU each between the start of the
-    run (``ireebench_configure``) and the report context (``/proc/<pid>/stat``
-    read twice, at least 50 ms apart; this process and its children
-    excluded).
-``aslr``
-    address-space layout randomization is on for this process (run under
-    ``setarch -R`` to turn it off).
-``debug_runtime``
-    the runtime is not a plain release build: the Tracy-instrumented IREE
-    runtime (``IREE_PY_RUNTIME=tracy``), a debug build of Python, Python's
-    development mode (``-X dev``), or a Python tracer or profiler (coverage,
-    a debugger) active in this process, which slows the timed loop.
-
-``--environment_warnings=false`` (or ``IREEBENCH_ENVIRONMENT_WARNINGS=false``
-in the environment, for a machine known to be noisy, such as the test
-suite's) turns the checks off; so does ``-p no:environment``.
+Checked once per run, when the report context is built (every backend): each
+finding (``cpu_governor``, ``load_average``, ``busy_processes``, ``aslr``,
+``debug_runtime``) is one line on stderr and an entry of
+``context.extra["environment_warnings"]``; Google Benchmark's own warnings
+for CPU scaling and ASLR get no second line of ours where the display prints
+them. ``--environment_warnings=false`` (or ``-p no:environment``) turns the
+checks off. What each check reads: docs/statistics.md, "Environment warnings".
 """
 
 from __future__ import annotations

@@ -1,38 +1,14 @@
 """Adds IREE provenance to the report context, and to each row of a run of several points.
 
-The JSON reporter writes these keys into ``"context"`` after Google
-Benchmark's own fields and the ``--benchmark_context`` entries, so consumers
-that read Google Benchmark's JSON (compare.py, dashboards) ignore them:
-
-``ireebench_version``
-    version of ireebench.
-``iree_runtime_version``
-    version of the installed iree-base-runtime package.
-``iree_devices``
-    the HAL devices, as given with ``--device`` (default ``local-task``);
-    in a run of several points, every point's, in point order, each once.
-``iree_module``
-    the benchmarked module (the last ``--module``): an absolute path, or
-    ``-`` when it was read from standard input; in a run of several points,
-    the first point's (each row names its own).
-``iree_module_sha256``
-    sha256 of the module's bytes (also for a module read from stdin); in a
-    run of several points, the first point's.
-``iree_modules``
-    only in a run of several points: every point's module, in point order,
-    each once, as ``{"path": ..., "sha256": ...}``.
-``ireebench_plugins``
-    names of the loaded plugins, built-in ones included.
-``ireebench_run_id``
-    the run's ``config.run_id``, which every hook of the run can read too
-    (a streaming sink records it with each row to join them with the report).
-
-In a run of several points (a sweep or a suite: :mod:`ireebench.points`)
-the context describes the run as a whole (the points of this process: a
-shard's, or the one point of a ``--point_index`` process), and every row
-carries its own point's ``iree_devices``, ``iree_module`` and
-``iree_module_sha256`` (``ireebench_point_context``), which readers take
-over the context's (:func:`ireebench.comparison.machine.row_context`).
+The JSON reporter writes the keys (``ireebench_version``,
+``iree_runtime_version``, ``iree_devices``, ``iree_module``,
+``iree_module_sha256``, ``iree_modules``, ``ireebench_plugins``,
+``ireebench_run_id``) into ``"context"`` after Google Benchmark's own fields,
+so its readers ignore them. In a run of several points the context describes
+the run as a whole and every row carries its own point's devices and module
+(``ireebench_point_context``), which readers take over the context's
+(:func:`ireebench.comparison.machine.row_context`). Each key: docs/reporters.md,
+"Provenance in the context".
 """
 
 from __future__ import annotations

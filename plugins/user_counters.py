@@ -1,37 +1,13 @@
 """``--counter NAME=EXPR``: a quantity per iteration, reported as a rate (FLOP/s, bytes/s, tokens/s).
 
-``--counter flops=2*24*256*1024`` says each iteration does that many
-floating-point operations; every repetition row gets the counter
-``flops`` = that number x iterations / real seconds, a Google Benchmark
-rate counter (``Counter::kIsIterationInvariantRate``): the console shows
-``flops=12.3G/s``, CSV and JSON the number per second, the aggregates
-(``_mean``, ``_median`` ...) the statistics of the repetitions' rates, as
-Google Benchmark computes them. They are added once the benchmark is
-measured (``ireebench_workload_finish``, first), before anyone else sees
-its rows. ``--counter bytes_per_second=...`` fills
-Google Benchmark's own CSV column of that name.
-
-EXPR is a number, or arithmetic on numbers: ``+ - * /``, parentheses, and
-``{axis}``, the value of a configuration axis of the benchmark
-(``workload.params``: a sweep's point, e.g. ``flops=2*{bs}*512*256``). It
-is parsed by a small grammar of its own, never ``eval``:
-
-    expression := term (("+" | "-") term)*
-    term       := factor (("*" | "/") factor)*
-    factor     := ("+" | "-") factor | NUMBER | "{" AXIS "}" | "(" expression ")"
-
-A mistake is one line naming the flag, at configure (syntax, the name, a
-constant that is not a finite number such as ``1e999``, more than
-:data:`MAX_TOKENS` tokens or :data:`MAX_NESTING` nested parentheses and
-signs) or before anything is measured, for every point of a sweep at once
-(an axis the benchmark does not have, an axis value that is not a number, a
-division by zero).
-
-Hooks: ``ireebench_addoption``, ``ireebench_configure`` (parses; needs the
-``in_process`` capability), ``ireebench_generate_points`` (evaluates for
-every point), ``ireebench_discovery_finish`` (evaluates for every benchmark), ``ireebench_report_context`` (the counters' names in
-``rate_counters``, for ``ireebench compare``), ``ireebench_workload_finish``
-(``tryfirst``: the counters of the repetitions, then of the aggregates).
+Every repetition row gets the counter NAME = EXPR x iterations / real seconds,
+a Google Benchmark rate counter, added at ``ireebench_workload_finish``
+(first), before anyone else sees the rows. EXPR is arithmetic on numbers and
+``{axis}`` values (``workload.params``), parsed by a small grammar of its own,
+never ``eval``, bounded by :data:`MAX_TOKENS` and :data:`MAX_NESTING`; a
+mistake is one line naming the flag, at configure or, for every point at
+once, before anything is measured. The grammar and the rows:
+docs/usage.md, "Metrics beyond wall time".
 """
 
 from __future__ import annotations

@@ -1,33 +1,16 @@
 """``--llm_decode_steps``: an LLM's prefill, then token-by-token decode, as it serves.
 
-For modules exported as sharktank's ``export_paged_llm_v1`` exports LLMs
-(``prefill_bs{N}`` / ``decode_bs{N}`` with tokens, sequence lengths, page
-ids and a paged KV-cache state): with ``--llm_decode_steps=S``, each
-``decode_bs{N}`` that has a ``prefill_bs{N}`` beside it becomes a workload
-of the ``llm`` kind, whose every batch is one generation: a prefill of an
-``--llm_prompt_length`` prompt, then ``S`` decode calls at advancing
-positions (:mod:`.generation`, with the runtime and numpy: imported when a
-run first builds such a workload; the settings in :mod:`.settings`). The benchmark's rows are Google Benchmark's
-(one generation per iteration, its end-to-end time) with the counters
-``ttft_ms``, ``tpot_ms``, ``output_tokens_per_second`` and
-``decode_calls``; under them the rows ``BM_decode_bsN/ttft``, ``/tpot``,
-``/itl`` (distributions with LoadGen's early-stopping percentiles) and
-``/decode_context`` (the step time against the context length: slope, R²),
-:mod:`.metrics`. Every row's label says how the tokens were chosen: greedy
-decoding of the returned logits (``--llm_tokens=greedy``, the default) or
-a fixed token stream (``--llm_tokens=fixed``).
-
-Hooks: ``ireebench_addoption``; ``ireebench_configure`` (the flags
-checked; ``in_process`` and ``plugin_kinds`` required; the wrapper below
-registered); ``ireebench_invocation_kinds`` (the ``llm`` kind, with the
-flag: without it a run has no kind of this plugin, and backends that run
-only the native tool's kinds never look for one); ``ireebench_classify_function``
-(``decode_bs{N}`` claimed with the flag); ``--llm_config`` read in
-:mod:`.service_config`; ``ireebench_report_row_names``
-and ``ireebench_report_extra_rows`` (the four rows). A wrapper of
-``ireebench_measure_repetition`` (:class:`GenerationKeeper`, registered as
-the plugin ``llm.generations`` only for a run with the flag) keeps the
-generations of measured repetitions and adds their counters to the row.
+For modules exported as sharktank's ``export_paged_llm_v1`` exports LLMs, with
+``--llm_decode_steps=S`` each ``decode_bs{N}`` beside a ``prefill_bs{N}`` is
+a workload of the ``llm`` kind whose every batch is one generation: a
+prefill, then ``S`` decode calls (:mod:`.generation`, imported when a run
+first builds one; settings in :mod:`.settings`, ``--llm_config`` in
+:mod:`.service_config`). The kind is offered only with the flag (backends
+that run only the native tool's kinds never look for one). A wrapper of
+``ireebench_measure_repetition`` (:class:`GenerationKeeper`, the plugin
+``llm.generations``, registered only with the flag) keeps the generations of
+measured repetitions for the counters and the rows of :mod:`.metrics`. See
+docs/serving.md, "LLM prefill and decode".
 """
 
 from __future__ import annotations

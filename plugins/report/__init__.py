@@ -1,41 +1,16 @@
 """Reports as pictures: ``ireebench report INPUTS... -o report.html`` and ``--benchmark_report``.
 
-Google Benchmark draws nothing (google/benchmark#190 asks for charts
-"viewed with any browser, without the need of an Internet connection");
-this built-in plugin draws what a report holds, as one self-contained
-HTML page (inline SVG, no script, nothing from the network):
-
-* :mod:`.command`: the ``ireebench report`` subcommand (registered here, imported
-  when it runs);
-  inputs are read only through
-  :func:`ireebench.comparison.inputs.load_reports` (files, and whatever a
-  plugin resolves through ``ireebench_load_reports``: a store's ``stored:...``);
-* ``--benchmark_report=FILE.html`` on a run (options, hooks below): the
-  run's context and rows, as its JSON report holds them, drawn when the
-  run ends;
-* :mod:`.data` reads a report's rows whole, :mod:`.analysis` works out
-  what to draw (distributions, sweeps, comparisons with ``ireebench
-  compare``'s engine, trends and change points, units), :mod:`.model`
-  holds it all (:class:`~.model.ReportData`, reports oldest first),
-  :mod:`.verdict` says what changed, :mod:`.render` checks what comes
-  before drawing and imports it lazily, :mod:`.build` asks for the sections
-  and draws them, :mod:`.builtin_sections` is the report's own sections,
-  :mod:`.charts` draws with matplotlib (the ``report`` extra), :mod:`.page`
-  writes the HTML.
-
-The page is made of sections (:class:`ireebench.reporting.ReportSection`,
-public) that plugins return from ``ireebench_report_sections``, declared here
-(``ireebench_addhooks``, :mod:`.hooks`); the report's own sections come
-through the same hook.
-
-Hooks of a run with ``--benchmark_report``, in the order they run:
-``ireebench_configure`` (the path checked, matplotlib present: a run of
-hours must not fail at its end), ``ireebench_sessionfinish`` (the report
-written from the context and rows the run reported,
-``ireebench.reporting.reported``, also after an error, an interrupt or
-a crash the worker survived, with the rows finished by then, as
-``--benchmark_out`` keeps them; a plugin whose section failed then
-ends the run with its error).
+Google Benchmark draws nothing (google/benchmark#190 asks for charts viewed
+with any browser, offline); this plugin draws what reports hold as one
+self-contained HTML page (inline SVG, no script, nothing from the network),
+for the ``ireebench report`` subcommand (:mod:`.command`, inputs only through
+:func:`ireebench.comparison.inputs.load_reports`) and for a run's
+``--benchmark_report`` (checked at ``ireebench_configure``: a run of hours
+must not fail at its end; written at ``ireebench_sessionfinish`` from what
+the run reported, also after an error, an interrupt or a survived crash).
+The page is made of sections plugins return from
+``ireebench_report_sections`` (declared here, :mod:`.hooks`). The modules of
+the package: docs/architecture.md; the page: docs/report.md.
 """
 
 from __future__ import annotations

@@ -1,34 +1,15 @@
 """The results store: ``--benchmark_save``, ``ireebench history``, ``stored:`` references.
 
-A built-in plugin that owns the store (see docs/store.md):
-
-* ``--benchmark_save`` stores the run in the store ``--benchmark_storage``
-  (``IREEBENCH_STORAGE``; :mod:`.location`) names: the report exactly as
-  ``--benchmark_out`` writes it in JSON (Google Benchmark's JSON reporter,
-  fed the context and every row the run reported, read at its end from the
-  hub, ``ireebench.reporting.reported``, so that a crash the worker
-  survived loses none), its provenance, tags and raw
-  samples (:mod:`.records`), in one transaction when the run ends
-  (:mod:`.database`). The context gains the git commit and branch of the
-  working directory (:mod:`.git`) and the compile flags, so a
-  ``--benchmark_out`` file written beside it says the same. An interrupted
-  run is saved too, with the rows it finished, as ``interrupted``:
-  listed by ``history``, never a baseline unless asked for
-  (``status=interrupted``);
-* ``ireebench_load_reports`` answers ``stored:latest``, ``stored:latest~N``,
-  ``stored:RUN_ID`` and ``stored:history`` (:mod:`.references`) for
-  ``ireebench compare`` and every command that reads reports;
-  ``ireebench_compare_addoption`` gives ``ireebench compare`` the
-  store's options (``--benchmark_storage``, ``--where``, ``--window``,
-  ``--any_machine``), ``ireebench_load_reports_addoption`` the plugins'
-  subcommands that read reports;
-* subcommands (:mod:`.commands`, imported only when one runs: a
-  :class:`~ireebench.commands.DeferredCommand` each): ``ireebench
-  history`` (``--changes``), ``ireebench store import`` and ``ireebench
-  store export``.
-
-The database code (SQLAlchemy, psycopg) is the ``store`` extra, imported
-only when a store is opened (:func:`.location.open_store`).
+``--benchmark_save`` stores the report exactly as ``--benchmark_out`` writes
+it in JSON, from what the hub reported (so a crash the worker survived loses
+none), with its provenance, tags and samples, in one transaction when the
+run ends (an interrupted run too, as ``interrupted``, never a baseline unless
+asked for); the context gains the git commit and branch (:mod:`.git`) and the
+compile flags. ``ireebench_load_reports`` answers ``stored:...``
+(:mod:`.references`), ``ireebench_compare_addoption`` gives ``compare`` the
+store's options, and the subcommands (:mod:`.commands`) are deferred. The
+database code is the ``store`` extra, imported only when a store is opened
+(:func:`.location.open_store`). See docs/store.md.
 """
 
 from __future__ import annotations

@@ -1,34 +1,14 @@
 """Sweeps and suites: one run measures many configurations.
 
-* ``--sweep NAME=V1,V2,...`` (repeatable): the points are the cartesian
-  product of the axes (:mod:`.axes`: values, ranges such as ``1..64:*2``,
-  ``{NAME}`` in any flag value, an axis that names a flag sets it). The
-  command line of each point is made before anything is parsed
-  (``ireebench_expand_command_line``); the core parses each into its
-  configuration and the in-process backend measures them (see
-  :mod:`ireebench.points`): rows named ``BM_f/bs:4/process_time/real_time``
-  with ``"params": {"bs": 4}`` in JSON.
-* ``ireebench run SUITE.toml [flags]`` (:mod:`.suite`): ``[[benchmark]]``
-  entries of flags, each its points, measured as one run.
-* Shards: ``--shard_index=I --shard_count=N`` (or GoogleTest's
-  ``GTEST_SHARD_INDEX``/``GTEST_TOTAL_SHARDS``, Bazel's
-  ``TEST_SHARD_INDEX``/``TEST_TOTAL_SHARDS``; the status file of either is
-  touched) keep points ``i`` with
-  ``i % N == I`` of the points sorted by their names' parameters (numbers
-  by value; ``ireebench_generate_points``,
-  ``trylast``: after every plugin added its points); ``ireebench merge``
-  (:mod:`.merge`) joins the shards' JSON files.
-* Progress on stderr while a run of several points runs (:mod:`.progress`):
-  a line on a terminal, one line per finished benchmark (and interleaved
-  round) otherwise; a plain run prints none, as the native tool.
-
-Hooks: ``ireebench_addoption``, ``ireebench_register_commands`` (``run``,
-``merge``), ``ireebench_expand_command_line``, ``ireebench_configure`` (the
-shard flags), ``ireebench_generate_points`` (the shard),
-``ireebench_report_row_names`` (the progress's total),
-``ireebench_report_context`` (the axes and the shard in the context),
-``ireebench_workload_start``, ``ireebench_continue_repetitions`` (counts, never decides),
-``ireebench_benchmark_result`` and ``ireebench_sessionfinish`` (the progress).
+``--sweep NAME=V1,V2,...`` (the cartesian product of the axes, :mod:`.axes`,
+made into each point's command line at ``ireebench_expand_command_line``),
+``ireebench run SUITE.toml`` (:mod:`.suite`), the shard of a run
+(``--shard_index``/``--shard_count`` or GoogleTest's and Bazel's variables,
+kept at ``ireebench_generate_points``, ``trylast``: after every plugin added
+its points), ``ireebench merge`` (:mod:`.merge`) and the progress of a run
+of several points (:mod:`.progress`; a plain run prints none, as the native
+tool). See docs/usage.md ("Sweeps and suites") and, for the hooks,
+docs/architecture.md.
 """
 
 from __future__ import annotations
