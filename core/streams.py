@@ -1,35 +1,14 @@
 """The process's stdout and stderr as the CLI writes them.
 
-Two things Python's streams do not do as a command-line tool should:
-
-* **Bytes that were not UTF-8 go back out as they came.** A flag value, a
-  path or a function name that is not valid UTF-8 reaches ireebench as a
-  string with surrogate escapes; written back, it is the original bytes
-  again (like the native tool, which never decodes them), and a character
-  the terminal's encoding cannot show is written as a ``\\x..`` escape, never
-  an exception (the ``ireebench.escape`` error handler).
-* **A closed pipe ends the run quietly.** ``ireebench ... | head`` closes
-  stdout early; the next write raises :class:`~ireebench.errors.OutputClosed`
-  (not a plugin's failure), the core closes the reports as on any exit (so
-  ``--benchmark_out`` is complete with what finished) and the CLI exits
-  with status 141 (128 + SIGPIPE) without a word, as Unix tools do.
-
-And two things a benchmark run needs of them:
-
-* **A closed stream is /dev/null** (``ireebench ... >&-``, ``2>&-``): the
-  native tool, whose writes to a closed descriptor just fail, measures and
-  exits 0; so does ireebench. :func:`open_standard_streams` opens
-  ``/dev/null`` on a closed stdin, stdout or stderr before anything else
-  runs, as glibc does for set-user-ID programs, so the descriptor is never
-  taken by the next file opened (a module copy, a report) and a message
-  meant for stderr never reaches another file or stdout.
-* **stdout carries the report alone**: while a command reports to the
-  process's stdout (every display format is read by programs: JSON, CSV,
-  and the console table IREE's Python wrapper parses), ``print()`` and
-  ``sys.stdout`` in plugin code write to the run's stderr
-  (:func:`prints_to_stderr`); ``config.stdout`` is the one way to the
-  report (and ``invocation.stdout`` a subcommand's; a plain click
-  subcommand's ``click.echo`` is its output and still goes there).
+Bytes that were not UTF-8 go back out as they came (surrogate escapes, the
+``ireebench.escape`` error handler for what the terminal cannot show); a
+closed pipe ends the run quietly (:class:`~ireebench.errors.OutputClosed`,
+the reports closed, exit 141); a closed stdin, stdout or stderr is
+``/dev/null`` (:func:`open_standard_streams`, before anything else runs, so
+the descriptor is never taken by the next file opened); and stdout carries
+the report alone: plugin code's ``print()`` goes to stderr
+(:func:`prints_to_stderr`), ``config.stdout`` is the one way to the report.
+Why each: docs/reliability.md.
 """
 
 from __future__ import annotations

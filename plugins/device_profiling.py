@@ -1,32 +1,15 @@
 """The native tool's device profiling flags, honoured through a native pass.
 
-``--device_profiling_mode``, ``--device_profiling_output``,
-``--device_profiling_filter_*``, ``--device_profiling_counter``,
-``--device_profiling_flush_interval_ms`` and ``--print_device_statistics``
-are IREE runtime flags. Handed to ``iree.runtime.flags.parse_flags`` they do
-nothing for the in-process Python runtime (its bindings cannot run a HAL
-profiling session). So, when profiling is requested, this plugin runs the
-native ``iree-benchmark-module`` once more after all measurements, with the
-same modules, devices, function, inputs, batch and Google Benchmark flags and
-these runtime flags unchanged: the native tool writes the bundle
-(``--device_profiling_output``) and prints the statistics
-(``--print_device_statistics``, forwarded to stderr) exactly as it would.
-The bundle therefore covers the native tool's own run of the benchmarks
-(calibration and warm-up included, as natively), not ireebench's measurement.
-
-The flags are checked before anything runs: the combinations the native tool
-rejects are rejected with one line, and a short native probe
-(``--benchmark_list_tests``) starts the profiling session once so that an
-unsupported mode fails before measuring (``ireebench_sessionstart``). The
-pass runs from ``ireebench_measurements_finish``; its bundle is written next
-to ``--device_profiling_output`` and renamed into place when complete.
-
-The pass needs a backend whose workloads can be rerun (the
-``profiling_passes`` capability: the in-process one). A backend that hands
-the runtime flags to the native tool that measures (``native_flags``:
-``--backend=native``, ``ireebench replay``) profiles as the native tool
-always does, and this plugin only checks the flags; any other backend is
-refused them in one line.
+``--device_profiling_*`` and ``--print_device_statistics`` are IREE runtime
+flags that do nothing for the in-process Python runtime (its bindings cannot
+run a HAL profiling session); so, when profiling is asked for, this plugin
+runs the native ``iree-benchmark-module`` once more after all measurements
+(``ireebench_measurements_finish``) with the same modules, devices, function,
+inputs and flags: the bundle covers the native tool's own run, not
+ireebench's measurement. The flags are checked, and a native probe starts a
+profiling session once, before anything runs. It needs ``profiling_passes``;
+with ``native_flags`` the native tool profiles as always and this plugin only
+checks the flags. See docs/profiling.md.
 """
 
 from __future__ import annotations

@@ -1,32 +1,16 @@
 """``--executor=ray``: a run's points measured on a Ray cluster, each on a node holding its device.
 
-Every point of the run (a sweep's, a suite's, a shard's, a plain run's one)
-is a Ray task that asks for the resource of its device (``num_gpus`` for CUDA
-and HIP, ``iree:<device>`` otherwise, or ``--ray_resource``), so one
-measurement holds a device at a time. On the node the point is measured
-exactly as a point measured in a process of its own here: ``python -m
-ireebench`` with the run's command line and ``--point_index``, the same
-plugins (a node whose ireebench, IREE runtime or plugins differ is refused),
-its modules and input files shipped through the object store and checked by
-sha256 (the Ray layer is the library :mod:`ireebench.lib.ray_cluster`).
-This driver owns the outputs: rows come back as tasks finish and are
-reported here once, with the host and Ray node they were measured on
-(``host_name``, ``ray_node_id`` on every row); console, files, the store
-and the report are written here, as for a local run. A node that dies
-mid-point: Ray runs the task again on another node with the device
-(``--ray_retries``); only then is the point an error row. Ctrl-C cancels
-what is left. See docs/fleet.md.
+Every point of the run is a Ray task asking for its device's resource, measured
+on its node exactly as a point in a process of its own here (``python -m
+ireebench`` with ``--point_index``, the same plugins, its files shipped and
+checked by sha256: the library :mod:`ireebench.lib.ray_cluster`). This driver
+owns the outputs: rows come back as tasks finish, with ``host_name`` and
+``ray_node_id``, and are reported here once. See docs/fleet.md.
 
-Ray is the ``ray`` extra (``pip install "ireebench[ray]"``), imported only
-when a run measures on a cluster: :func:`run_points` is the one lazy
-import of :mod:`ireebench.lib.ray_cluster.cluster`.
-
-Hooks: ``ireebench_addoption`` (``--ray_address``, ``--ray_retries``,
-``--ray_point_timeout``, ``--ray_resource``, the node's hidden
-``--ray_node_files``), ``ireebench_executors`` (``ray``),
-``ireebench_configure`` (the extra, the cluster's address, the flags),
-``ireebench_generate_points`` (on a node: the points' files are the
-shipped ones).
+Ray is the ``ray`` extra, imported only when a run measures on a cluster:
+:func:`run_points` is the one lazy import of
+:mod:`ireebench.lib.ray_cluster.cluster`. On a node, ``--ray_node_files``
+points every point's module, input and parameter files at the shipped ones.
 """
 
 from __future__ import annotations

@@ -1,43 +1,20 @@
 """A paired comparison: two builds measured round by round, judged on the ratios of each round.
 
 ``ireebench compare A.vmfb B.vmfb`` measures both modules in one process,
-interleaved: every round measures one repetition of each, in a fresh random
-order (randomized multiple interleaved trials, as Chromium's Pinpoint does
-and Laaber et al. recommend on noisy clouds). Whatever the machine does
-between rounds (load, frequency, another tenant) falls on both sides of a
-round alike, so the round's ratio ``B_k / A_k`` cancels it; the random order
-makes the two sides exchangeable within a round, so on identical builds the
-log ratios are symmetric about 0 and the test below keeps its level.
-
-On the log ratios ``l_k = log(B_k / A_k)`` of the rounds:
-
-* :func:`signed_rank_test`: the two-sided Wilcoxon signed-rank test, as
-  ``scipy.stats.wilcoxon(l)`` computes it (zeros dropped, ``zero_method=
-  "wilcox"``): the exact null distribution up to :data:`EXACT_LIMIT` rounds
-  without ties or zeros, else the normal approximation with the tie
-  correction and no continuity correction;
-* :func:`pseudomedian_interval`: the Hodges-Lehmann estimate (the median of
-  the Walsh averages ``(l_i + l_j) / 2``, ``i <= j``) and Tukey's
-  distribution-free interval (order statistics of the Walsh averages whose
-  ranks come from the same null distribution), so the interval at
-  ``confidence = 1 - alpha`` excludes 0 exactly when the test rejects at
-  ``alpha`` (exact, no ties). The change is ``exp(estimate) - 1``.
-
+every round one repetition of each in a fresh random order: what the machine
+does between rounds falls on both sides of a round alike, and the random
+order makes the sides exchangeable, so on identical builds the log ratios
+``l_k = log(B_k / A_k)`` are symmetric about 0. On them,
+:func:`signed_rank_test` (scipy's ``wilcoxon``: exact up to
+:data:`EXACT_LIMIT` rounds without ties or zeros, else the normal
+approximation) and :func:`pseudomedian_interval` (Hodges-Lehmann and Tukey's
+interval, which excludes 0 exactly when the test rejects).
 :func:`compare_paired` compares one benchmark; :func:`judge_paired` judges
-them together (the correction over the benchmarks, ``cannot judge``, the
-regressions, the geometric mean) into the
-:class:`~ireebench.comparison.model.Comparison` every compare reporter
-prints. The verdict:
-
-* ``faster``/``slower`` when the (adjusted) p-value is below ``alpha``; a
-  regression when slower by more than its threshold (exit 1);
-* ``no significant change`` when not significant and the change's interval
-  lies within ``±max(detectable, threshold)``: a change of that size would
-  have been seen (exit 0);
-* ``cannot judge`` otherwise (exit 4), with the number of rounds that would
-  decide it.
-
-Plain Python: no scipy (a development dependency only), no numpy.
+them together into the :class:`~ireebench.comparison.model.Comparison` every
+compare reporter prints (``faster``/``slower``, ``no significant change``
+within ``±max(detectable, threshold)``, else ``cannot judge`` with the rounds
+that would decide it). The method and its measured rates: docs/compare.md,
+"Paired A/B". Plain Python: no scipy (a development dependency only), no numpy.
 """
 
 from __future__ import annotations
