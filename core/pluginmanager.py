@@ -1,39 +1,15 @@
 """The plugin manager: built-ins, entry points and ``--plugin`` modules, with guard rails.
 
-Plugins are registered in this order, each under a name:
-
-1. the built-in plugins (:data:`BUILTIN_PLUGINS`), through the same path a
-   third-party plugin takes, so ``-p no:NAME`` blocks a built-in exactly
-   like any other plugin, except the essential ones
-   (:data:`ESSENTIAL_PLUGINS`), without which a run makes no sense;
-2. installed plugins: entry points of group ``ireebench``, unless
-   ``IREEBENCH_DISABLE_PLUGIN_AUTOLOAD`` is set;
-3. ``--plugin MODULE|FILE.py`` and ``-p MODULE``, named by the module
-   (a file by its stem);
-4. plugin objects given to the Python API (``ireebench.run(argv,
-   plugins=[...])``).
-
-Guard rails, each a one-line error naming the plugins involved (a warning
-where nothing breaks):
-
-* a hook implementation of an unknown hook (a misspelled
-  ``ireebench_benchmark_results``), marked or merely ``ireebench_``-named,
-  as pytest's ``check_pending`` does, also when marked ``optionalhook``
-  (checked against every declared hook once all plugins are registered;
-  an optional implementation that misspells nothing but whose declarer is
-  not loaded is a warning);
-* a wrapper on a hook that is called one plugin at a time (a spec marked
-  :func:`ireebench.hookspecs.per_plugin`), where it could not wrap anything;
-* ``-p no:`` on an essential plugin; ``-p no:X`` together with
-  ``--plugin X``; a plugin whose name is already taken (a ``--plugin``
-  file called ``console.py``, an entry point named like a built-in);
-* ``-p no:NAME`` that matches no plugin: a warning.
-
-Hooks: the core's (:mod:`ireebench.hookspecs`) are added first; a plugin
-declares its own in ``ireebench_addhooks`` (historic, so it is called as
-each plugin registers), and :attr:`PluginManager.hook_owners` records who
-declared each one, for ``ireebench plugins`` and for the errors above (an
-implementation of a hook that a blocked plugin declares says so).
+Plugins are registered in this order, each under a name: the built-ins
+(:data:`BUILTIN_PLUGINS`, by the path a third party's takes, so ``-p no:NAME``
+blocks one, but :data:`ESSENTIAL_PLUGINS`), entry points of group
+``ireebench`` (unless ``IREEBENCH_DISABLE_PLUGIN_AUTOLOAD``), ``--plugin`` and
+``-p`` modules, and the Python API's objects. The guard rails (an unknown or
+misspelled hook, as pytest's ``check_pending``; a wrapper on a per-plugin
+hook; an essential plugin blocked; a name taken) are one line naming the
+plugins involved, a warning where nothing breaks: docs/plugins.md. The core's
+hooks are added first; a plugin declares its own in ``ireebench_addhooks``
+(historic), and :attr:`PluginManager.hook_owners` records who declared each.
 """
 
 from __future__ import annotations

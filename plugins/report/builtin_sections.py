@@ -1,36 +1,15 @@
 """The report's own sections: built-ins on the hook a plugin's sections use.
 
-This module is the plugin ``report.sections``: :mod:`.build` registers it
-when a report is drawn, and it answers ``ireebench_report_sections`` like
-any plugin, with the sections its data allows, in this order:
-
-1. **Summary** (always): the gate's verdict of the latest report against
-   the reports before it in one line, by name, with its size and confidence
-   (:func:`.verdict.headline`), the benchmarks it does not find unchanged,
-   worst first, each with the p-value its verdict used, and the change
-   points of the history, labelled as such with their own test;
-2. **Comparison** (two or more reports): the change of each benchmark with
-   its interval, colored by ``ireebench compare``'s verdict (the same as the
-   summary's), and the table;
-3. **Trend** (three or more reports): each benchmark over the reports,
-   oldest first, and its change points;
-4. **Sweeps** (points with ``params``): each metric against each axis;
-5. **Benchmarks**: the table, and the repetitions of every benchmark on
-   one shared axis;
-6. **Dispatches** (``--dispatch_statistics``): the table; a chart for each
-   benchmark of two dispatches or more;
-7. **Device time, memory and counters**: the tables; a chart where two or
-   more benchmarks differ;
-8. **Inputs**: what each report was measured on and with (its context).
-
-Past a few dozen benchmarks the charts show a summary view
-(:data:`MAX_CHART_BENCHMARKS` the most changed, else the heaviest; at most
-:data:`MAX_TRENDS` trends, :data:`MAX_SWEEP_CHARTS` sweep charts,
-:data:`MAX_DISPATCH_CHARTS` dispatch charts) and the page says so; every
-table holds every benchmark, the first :data:`MAX_TABLE_ROWS` rows open and
-the rest in a ``<details>`` element. Charts come from the writer's chart
-library (``out.charts``: :mod:`.charts`), the units from ``report.units``
-(one per quantity on the page).
+This module is the plugin ``report.sections``: :mod:`.build` registers it when
+a report is drawn, and it answers ``ireebench_report_sections`` like any
+plugin, with the sections its data allows (Summary, Comparison, Trend,
+Sweeps, Benchmarks, Dispatches, Device time, memory and counters, Inputs:
+docs/report.md, "What is drawn"). Past a few dozen benchmarks the charts
+show a summary view (:data:`MAX_CHART_BENCHMARKS`, :data:`MAX_TRENDS`,
+:data:`MAX_SWEEP_CHARTS`, :data:`MAX_DISPATCH_CHARTS`) and the page says so;
+every table holds every benchmark, the first :data:`MAX_TABLE_ROWS` rows
+open. Charts come from ``out.charts`` (:mod:`.charts`), the units from
+``report.units`` (one per quantity on the page).
 """
 
 from __future__ import annotations
