@@ -47,7 +47,7 @@ from collections import deque
 
 import ray
 from ireebench import UsageError
-from ireebench.lib.channel import Frames, describe_death, encode_error, encode_message
+from ireebench.lib.channel import describe_death, encode_error, encode_message
 from ireebench.lib.ray_cluster import cluster
 from ireebench.lib.ray_cluster.identity import driver_identity, forwarded_environment
 from ireebench.lib.ray_cluster.node import ProcessActor
@@ -60,7 +60,7 @@ from ireebench.lib.ray_cluster.resources import (
 from ireebench.lib.ray_cluster.shipping import input_files
 
 from .devices import CPU_DRIVERS, DeviceSpec, check_devices, driver_of
-from .worker import STOP_SECONDS, stop_or_kill
+from .worker import STOP_SECONDS, WorkerHandle, stop_or_kill
 
 # How long a receive waits on the node for the worker's next bytes (the relay's
 # round trip: a reply reaches the driver as soon as it is written, this is only
@@ -259,34 +259,21 @@ def _loss(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {clause}" if clause else type(exc).__name__
 
 
-class RayWorker:
+class RayWorker(WorkerHandle):
     """A warm worker on the cluster, as the ranking holds a forked one
     (:class:`.worker.WorkerProcess`): requests out, replies on :attr:`replies` (a
     local pipe its relay thread fills from the node)."""
 
     def __init__(self, pool: RayWorkers, spec: DeviceSpec, actor, number: int):
-        self.pool = pool
-        self.spec = spec
-        self.actor = actor
-        self.number = number  # its actor's (RayWorkers.made)
-        self.pid = 0
-        self.generation = 0
         read, self._write = os.pipe()
         os.set_blocking(read, False)
-        self.replies = read
-        self._frames = Frames()
+        super().__init__(spec, 0, read)
+        self.pool = pool
+        self.actor = actor
+        self.number = number  # its actor's (RayWorkers.made)
+        self.generation = 0
         self._text: deque = deque()
-        self.ended = False
-        self.wait_status: int | None = None
-        self.lost = ""  # why it was lost with its node (not its candidate's fault)
         self.failure = ""  # why a request could not reach it (it was killed)
-        self.where: dict = {}  # host_name and ray_node_id, for its rows
-        self.ready = False
-        self.busy = None
-        self.started_at: float | None = None
-        self.deadline: float | None = None
-        self.since_baseline = 0
-        self.sequence = 0
         self._closed = threading.Event()
 
     def begin(self, served: dict, baseline) -> None:
@@ -375,8 +362,7 @@ class RayWorker:
             with contextlib.suppress(Exception):
                 self.pool.config.stderr.write(text)
         self.pool.say()
-        messages, self.ended = self._frames.drain(self.replies, self.ended)
-        return messages
+        return super().receive()
 
     def kill(self) -> None:
         """Kills its process on the node; an actor that does not answer was lost with its

@@ -96,25 +96,38 @@ def stop_or_kill(worker) -> None:
     worker.kill()
 
 
-class WorkerProcess:
-    """The ranking's handle of one warm worker."""
+class WorkerHandle:
+    """What the ranking holds of a warm worker, forked here or on a cluster's node
+    (``remote.RayWorker``): its replies and the ranking's state of it."""
 
-    def __init__(self, spec: DeviceSpec, pid: int, requests: int, replies: int):
+    def __init__(self, spec: DeviceSpec, pid: int, replies: int):
         self.spec = spec
         self.pid = pid
-        self._requests = requests
-        self.replies = replies  # the descriptor to select() on
+        self.replies = replies  # the non-blocking descriptor to select() on
         self._frames = Frames()
         self.ended = False  # its replies pipe is at its end
         self.wait_status: int | None = None
         self.ready = False
-        self.lost = ""  # a worker here is never lost with its machine (see RayWorker)
-        self.where: dict = {}  # what its rows say of where they were measured: here
+        self.lost = ""  # why it was lost with its node (never here)
+        self.where: dict = {}  # what its rows say of where they were measured
         self.busy = None  # what it is measuring (the ranking's task)
         self.started_at: float | None = None  # its "begin", for the deadline
         self.deadline: float | None = None
         self.since_baseline = 0  # candidates since its last baseline
         self.sequence = 0  # measurements it made (its position for drift)
+
+    def receive(self) -> list:
+        """The messages that have arrived (``(kind, args)``); sets ``ended`` at the end."""
+        messages, self.ended = self._frames.drain(self.replies, self.ended)
+        return messages
+
+
+class WorkerProcess(WorkerHandle):
+    """The ranking's handle of one forked warm worker."""
+
+    def __init__(self, spec: DeviceSpec, pid: int, requests: int, replies: int):
+        super().__init__(spec, pid, replies)
+        self._requests = requests
 
     @classmethod
     def start(cls, config, spec: DeviceSpec, function: str, baseline: Job,
@@ -141,11 +154,6 @@ class WorkerProcess:
         except OSError:
             return False
         return True
-
-    def receive(self) -> list:
-        """The messages that have arrived (``(kind, args)``); sets ``ended`` at the end."""
-        messages, self.ended = self._frames.drain(self.replies, self.ended)
-        return messages
 
     def kill(self) -> None:
         signal_group(self.pid, signal.SIGKILL)
