@@ -1,37 +1,15 @@
 """A scenario run's verdict, LoadGen's way, and the Google Benchmark row that carries it.
 
 From a :class:`~.driver.Timeline`: each query's latency (completion minus
-scheduled time; the Server's issue lag apart), the early-stopping estimate
-of every percentile LoadGen reports (or how many queries it needs), the
-throughput, and VALID / INVALID with LoadGen's rules
-(``PerformanceSummary``, ``results.cc``):
-
-* **min duration**: Server, the last query *scheduled* at least
-  ``--min_duration`` after the first; SingleStream and MultiStream, the last
-  one *issued* that late; Offline, the last completion that late.
-* **min queries**: at least ``--min_query_count`` queries (Offline:
-  samples).
-* **latency bound** (``--latency_bound=pNN:T``): the sample percentile
-  within ``T`` (LoadGen's performance constraint), and the early-stopping
-  test (with ``t`` queries over ``T``, at least ``h + t`` queries; see
-  :mod:`ireebench.lib.early_stopping`).
-* without a bound, SingleStream and MultiStream need enough queries for
-  the early-stopping estimate of their target percentile (p90, p99), as
-  LoadGen's "early stopping satisfied".
-
-The row (:func:`scenario_row`): ``iterations`` is the queries (Offline:
-the samples), the real time is their mean latency (Offline: the run's
-duration per sample, the inverse of its throughput), the CPU time this
-process's CPU time per query. Counters, latencies in milliseconds as vLLM
-names them: ``p50_ms`` ... ``p99.9_ms`` (early-stopping estimates; absent
-when there are too few queries, and the label says how many it needs),
-``max_ms``, ``items_per_second`` (samples completed per second), ``valid``
-(1 or 0), and per scenario ``target_qps``, ``qps`` (Server: completed
-queries per second, LoadGen's ``(n - 1) / last completion``),
-``issue_lag_p99_ms`` and ``issue_lag_max_ms`` (Server),
-``samples_per_query`` (MultiStream), ``overlatency`` (with a bound: queries
-over it). The label: ``VALID`` or ``INVALID: reasons``, then what the
-missing percentiles need.
+scheduled time; the Server's issue lag apart), the early-stopping estimate of
+every percentile LoadGen reports (or how many queries it needs,
+:mod:`ireebench.lib.early_stopping`), the throughput, and VALID / INVALID by
+LoadGen's rules (``PerformanceSummary``, ``results.cc``: min duration, min
+queries, the latency bound and its early-stopping test). The row
+(:func:`scenario_row`): the queries as ``iterations``, their mean latency as
+the real time (Offline: the time per sample), counters in milliseconds as
+vLLM names them, the verdict in the label. Rules, rows and counters:
+docs/serving.md.
 """
 
 from __future__ import annotations

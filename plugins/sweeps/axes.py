@@ -1,35 +1,15 @@
 """``--sweep NAME=V1,V2,...``: axes, ranges, and the command line of every point.
 
-The points are the cartesian product of the axes, the last axis varying
-fastest (as asv orders its parameter grid). An axis is a comma-separated
-list of values and ranges:
-
-* ``bs=1,4,16`` — values; ``\\,`` is a comma inside a value;
-* ``bs=1..64:*2`` — 1, 2, 4 ... 64 (a factor); ``seq=128..1024:+128`` —
-  128, 256 ... 1024 (a step); ``n=1..4`` — step 1. Integers; the end is
-  included when the sequence meets it.
-
-A value that is an integer or a float as Python writes it (``4``, ``0.5``)
-is a number in ``params`` (and in the JSON report); anything else is a
-string (``local-sync``, ``007``).
-
-How a point's command line is made (:func:`point_specs`): ``{NAME}`` in
-any flag value is replaced by the point's value (``{{`` and ``}}`` are
-braces); an axis that no value mentions must name a flag, which the point
-then sets (every ``--NAME`` of the command line replaced by the point's
-one): a core flag (``device``, ``batch_size``, ``function``, ``module``
-...), a plugin's (``compile_flag``) or a runtime flag
-(``task_topology_max_group_count``); an option of the whole run
-(``plugin``, ``shard_index``) is not an axis. Options are found in the
-command line as click reads them (:func:`scan_options`: ``--opt=v``,
-``--opt v``, ``-pv``, flag files' lines), so every form behaves alike.
-
-An unknown ``{NAME}``, an axis used nowhere, an empty axis, a repeated
-value, a bad range (a float range, ``1-64``), a value with a control
-character, a value that climbs out of the folder its template names
-(:func:`check_inside_folder`) or more than
-:data:`~ireebench.points.MAX_POINTS` points (counted before any is made)
-is one line naming it.
+The points are the cartesian product of the axes, the last varying fastest
+(as asv orders its grid); an axis is values and ranges (``1,4,16``,
+``1..64:*2``, ``128..1024:+128``), a number in ``params`` when Python would
+write it so. A point's command line (:func:`point_specs`): ``{NAME}`` in any
+flag value replaced by its value, an axis no value mentions setting the flag
+it names; options found as click reads them (:func:`scan_options`). Every
+mistake (an unknown ``{NAME}``, an unused or empty axis, a bad range, a value
+climbing out of its folder, :func:`check_inside_folder`, more than
+:data:`~ireebench.points.MAX_POINTS` points, counted before any is made) is
+one line naming it. The syntax: docs/usage.md, "Sweeps and suites".
 """
 
 from __future__ import annotations

@@ -1,33 +1,13 @@
 """``ireebench run SUITE.toml [flags]``: the benchmarks of a suite file, as one run.
 
-A suite is a TOML file (read with the standard library's ``tomllib``;
-``tomli`` on Python 3.10)::
-
-    [defaults]                      # optional: every entry's flags
-    device = "local-sync"
-    benchmark_repetitions = 5
-
-    [[benchmark]]
-    name = "mlp"                    # optional: prefixes the entry's rows
-    module = "mlp.mlir"             # relative paths: to the suite's folder
-    function = "forward"
-    input = ["{bs}x256xf32=0.5"]    # a repeatable flag takes a list
-    sweep = { bs = [1, 4, 16] }     # the entry's axes (or "1..64:*2")
-
-    [[benchmark]]
-    module = "../matmul.mlir"
-    compile_flag = "--iree-llvmcpu-target-cpu={cpu}"
-    sweep = { cpu = ["host", "generic"] }
-
-Keys are the command line's flags without dashes (runtime flags too); an
-entry's keys replace ``[defaults]``' and the command line's flags replace
-both (``--benchmark_out``, ``--benchmark_repetitions`` apply to every
-entry; a ``--sweep`` on the command line adds its axes to every entry).
-Each entry is one point, or the points of its ``sweep``; all of them are
-measured as one run (see :mod:`ireebench.points`). ``--module``,
-``--parameters`` and ``--input`` file paths are relative to the suite's
-folder. A mistake in the file is one line naming the file, the entry and
-the key ("did you mean" for a misspelled key).
+A suite is a TOML file (``tomllib``; ``tomli`` on Python 3.10) of
+``[defaults]`` and ``[[benchmark]]`` entries whose keys are the command
+line's flags without dashes: an entry's keys replace ``[defaults]``', the
+command line's flags replace both. Each entry is one point, or the points of
+its ``sweep``, all measured as one run; file paths are relative to the
+suite's folder. A mistake is one line naming the file, the entry and the key
+("did you mean" for a misspelled key). The format, with an example:
+docs/usage.md, "Sweeps and suites".
 """
 
 from __future__ import annotations
