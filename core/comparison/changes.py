@@ -1,35 +1,21 @@
 """Change points: where a benchmark's level shifted over its stored runs.
 
 A series of runs (oldest first), each with its repetitions, is cut into
-segments of constant level by **PELT** (Killick, Fearnhead & Eckley 2012:
-the optimal partition under a penalised cost, with pruning) on the
-logarithms of the runs' medians (a change is a ratio), with the L1 cost
-(the absolute deviations from each segment's median, as asv's step
-detection: one outlying run gains nothing from a segment of its own) and
-a penalty of ``3 b ln n`` per change, ``b = sigma sqrt(2/pi)`` the mean
-absolute deviation of the noise: the information criterion's ``ln n``,
-tripled so that pure noise shows a change in about 4 % of series of 6 to
-10 runs and under 1 % from 20 (measured on simulated noise). It is the
-exact optimum, the one ruptures' ``Pelt(model="l1", min_size=2, jump=1)``
-finds (the tests check it against ruptures); a few lines of plain Python,
-so no extra dependency (and ``ireebench history`` does not import numpy).
-
-``sigma``, the noise of a run's median, is learned from the runs: the
-larger of the spread of successive differences (``1.4826 * MAD / sqrt 2``,
-robust to the few differences that are real shifts) and the runs' own
-intervals (the median half-width of their median intervals, as a standard
-error). A level needs :data:`MIN_RUNS` runs, so a single outlying run is
-never a change (judging the newest run is the gate's work,
-:mod:`.history`). Each change is reported with the medians of the two
-levels and the U test between their pooled repetitions.
+segments of constant level by PELT on the logarithms of the runs' medians,
+with the L1 cost and a penalty of ``3 b ln n`` per change, ``b`` learned from
+the runs (the larger of the robust spread of successive differences,
+``1.4826 * MAD / sqrt 2``, and the runs' own intervals); a level needs
+:data:`MIN_RUNS` runs. The exact optimum ruptures' ``Pelt(model="l1",
+min_size=2, jump=1)`` finds, in plain Python (``ireebench history`` does not
+import numpy). Why this cost and penalty, and their measured false-change
+rates: docs/store.md, "``ireebench history``".
 
 What ``ireebench history --changes`` and ``ireebench report`` say of a
 change is one judgement, :func:`judge_change`: ``ireebench compare``'s
-engine between the two levels' pooled repetitions (the Hodges-Lehmann
-change, its interval, the U test), ``faster``/``slower`` when it rejects
-and the change is :data:`MIN_SHIFT` or more, else ``no significant
-change`` (``inconclusive`` with fewer than ``min_repetitions`` a level).
-The commits around it are read by :func:`commit_of`, the user's
+engine between the two levels' pooled repetitions, ``faster``/``slower``
+when it rejects and the change is :data:`MIN_SHIFT` or more, else ``no
+significant change`` (``inconclusive`` with fewer than ``min_repetitions``
+a level). The commits around it are read by :func:`commit_of`, the user's
 ``git_commit`` tag first, for both.
 """
 
