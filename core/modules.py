@@ -1,32 +1,17 @@
 """The ``--module`` files: checked, then held so that nothing can change them during the run.
 
-The runtime reads a module's constants and code from the memory the module
-was loaded from; a mapped file rewritten or truncated during the run kills
-the process with SIGBUS. So each module is taken once, before anything
-loads it, as ``--module_mode`` says (the native tool's flag, and default):
-
-* ``preload`` (the default): read whole into private anonymous memory
-  (page-aligned, what ``iree_io_file_contents_read`` does natively), which
-  the in-process session loads from. The file is not needed again.
-* ``mmap``: the file is mapped. Where it cannot change during the run (on a
-  read-only mount, or immutable or append-only: ``chattr +i``/``+a``), the
-  original is mapped; anything else is copied once into the run's private
-  scratch directory (in ``TMPDIR``) and the copy is mapped.
-
-A ``--module=-`` is read from standard input into memory (the native tool
-preloads stdin in either mode), and a value a plugin resolves
-(``ireebench_resolve_module``: the ``mlir_modules`` plugin compiles
-``x.mlir``) is taken like a file. Every consumer sees the same bytes: the
-in-process session (:func:`module_images`), the native passes (profiling,
-replay capture, ``--backend=native``: :func:`module_files`, a file written
-from the image the first time one asks, or the file already mapped), the
-module's sha256 in the report (computed while reading). The copies are
-removed with the scratch directory when the run ends.
-
-In a sweep or suite every point resolves its own ``--module`` values (an
-``x.mlir`` compiled for its device and compile flags), and each distinct
-module is taken once per run, however many points use it; modules with the
-same bytes (the same sha256) under different paths share one image.
+The runtime reads a module's constants and code from the memory it was loaded
+from, and a mapped file rewritten or truncated during the run kills the
+process with SIGBUS; so each module is taken once, before anything loads it,
+as ``--module_mode`` says: ``preload`` (the default: read whole into private
+memory) or ``mmap`` (the original mapped where it cannot change, on a
+read-only mount or ``chattr +i``/``+a``, else a copy in the run's scratch
+directory). A ``--module=-`` is read from stdin into memory; a value a plugin
+resolves (``ireebench_resolve_module``) is taken like a file. Every consumer
+sees the same bytes: the session (:func:`module_images`), the native passes
+(:func:`module_files`) and the report's sha256. Each distinct module is taken
+once per run, however many points use it, and modules of the same bytes share
+one image. See docs/reliability.md.
 """
 
 from __future__ import annotations

@@ -1,32 +1,17 @@
 """What a report says of its machine while it ran: which runs were disturbed.
 
-A run measured while other work took the CPUs measured that work too. The
-report says so itself, and the gate listens (:mod:`.judgement`,
-:mod:`.history`):
-
-* **the run** (:func:`run_disturbances`), from its context:
-  ``environment_warnings`` (the ``environment`` plugin's checks)
-  ``load_average`` (the 1-minute load above the CPU count) and
-  ``busy_processes`` (other processes that used half a CPU or more); for a
-  report of another tool (no ``ireebench_version``: the native
-  ``iree-benchmark-module``), which runs no such check, Google Benchmark's
-  ``load_avg`` against ``num_cpus``. An ireebench report without
-  ``environment_warnings`` was measured with the checks off
-  (``--environment_warnings=false``): nothing is assumed of it. The
-  machine's constant traits (a CPU governor, ASLR, a debug runtime) are
-  not a disturbance: every run of the machine has them;
-* **a benchmark** (:func:`benchmark_disturbances`): the report's
-  ``findings`` (``multimodal_repetitions``, the ``modality`` plugin's: its
-  repetitions fell into separate regimes), and its **CPU share** on a
-  synchronous CPU device (``local-sync``, which runs the benchmark on the
-  calling thread and needs one whole CPU): the repetitions' total CPU time
-  over their total real time below :data:`MIN_CPU_SHARE` means the
-  thread waited for a CPU for part of the time (preemption), so real time
-  measured the load; CPU time did not (``--metric=auto`` compares it
-  instead, :func:`preempted`).
-
-A benchmark's devices are its rows' ``iree_devices`` (a sweep's points
-record theirs per row), else the context's.
+A run measured while other work took the CPUs measured that work too; the
+report says so itself and the gate listens (:mod:`.judgement`,
+:mod:`.history`). Of the run (:func:`run_disturbances`): its context's
+``environment_warnings`` (load, busy processes), or for another tool's
+report Google Benchmark's ``load_avg`` against ``num_cpus``; an ireebench
+report without ``environment_warnings`` had the checks off and nothing is
+assumed; a machine's constant traits (governor, ASLR) are no disturbance.
+Of a benchmark (:func:`benchmark_disturbances`): the ``findings``'
+``multimodal_repetitions``, and on ``local-sync`` a CPU share below
+:data:`MIN_CPU_SHARE` (:func:`preempted`). A benchmark's devices are its
+rows' ``iree_devices``, else the context's. The table of disturbances:
+docs/compare.md, "Disturbed runs".
 """
 
 from __future__ import annotations
