@@ -1,37 +1,17 @@
 """``ireebench rank --executor=ray``: each device's warm worker on a node of a Ray cluster.
 
-The ranking (:class:`~.schedule.Ranker`) stays here, on the driver: it keeps
-every deadline, the baselines, the order, the outputs. What moves is the
-warm worker. Each ``--devices`` device is one long-lived Ray actor
-(:class:`ireebench.lib.ray_cluster.node.ProcessActor`) that asks for the device's resource as a point's task
-does (:mod:`ireebench.lib.ray_cluster.resources`: ``num_gpus`` for CUDA
-and HIP, ``iree:<device>`` otherwise, or ``--ray_resource``), so it holds
-that device of its node for the whole ranking and nothing else measures
-there meanwhile. In it runs the warm worker, as a process of its own
-(``ireebench rank ... --rank_serve``, :mod:`.serve`: the ranking's own
-command line, configured as here); the actor relays the worker's protocol
-(:mod:`.worker`) between it and the driver, where :class:`RayWorker` is the
-ranking's handle of it, the same as a forked worker's.
-
-What travels: the baseline and each candidate's module, given to a
-device's actor the first time it needs it (Ray puts the bytes into the
-object store for that call only), written on its node and checked by
-sha256; the ``--input`` and ``--parameters`` files, once per ranking.
-They live in the actor's folder of the node's temporary directory, removed
-when the ranking shuts its actors down (an actor killed first leaves it to
-the next on that node: :mod:`ireebench.scratch`).
-The node must run the same ireebench, IREE runtime and plugins as the
-driver (checked when its worker starts; refused in one line naming it).
-
-A worker lost with its node is told apart from a crash: its candidate is
-not ``crashed`` but measured again, first in the queue, by the next free
-worker (a new actor for the lost device, which Ray places on another node
-with the resource, if one is free), at most ``--ray_retries`` times; then
-it is not measured (an error row saying so; a rerun measures it). A
-device's baselines are its node's: a candidate's ratio interpolates only
-the baselines its node measured (:meth:`.drift.Baselines.ratio`). A crash
-or a hang on the node is the candidate's, as locally: the actor starts a
-new worker process, and the device stays where it is.
+The ranking (:class:`~.schedule.Ranker`) stays on the driver; each
+``--devices`` device's warm worker is a long-lived Ray actor
+(:class:`ireebench.lib.ray_cluster.node.ProcessActor`) asking for the
+device's resource as a point's task does (:func:`request_for`) and holding it
+for the whole ranking. In it runs ``ireebench rank ... --rank_serve``
+(:mod:`.serve`) as a process of its own; :class:`RayWorker` is the ranking's
+handle of it, a :class:`~.worker.WorkerHandle` like a forked worker's, whose
+relay thread fills a local pipe from the actor. Modules are shipped to an
+actor the first time it needs them (for that call only, not kept in the
+object store). A worker lost with its node is told apart from a crash: its
+candidate is measured again within ``--ray_retries``
+(:mod:`.losses`). Why, and what travels: docs/fleet.md, "A ranking".
 
 This module imports Ray at its top: the schedule imports it only for
 ``--executor=ray`` (``LAZY_IMPORTS`` in tests/core/test_imports.py).
