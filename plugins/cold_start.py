@@ -1,28 +1,13 @@
 """``--benchmark_cold_start``: the first invocation of each benchmark, reported apart.
 
-The first invocation of a function after the module is loaded pays for
-what later ones find ready (first-touch page faults, lazily created
-resources, cold caches and branch predictors). Steady-state numbers
-should not hold it, and it is worth knowing on its own.
-
-With the flag, each benchmark runs **one extra batch first**, in
-``ireebench_measure_cold_start``, before the warm-up, the calibration and every
-repetition, timed alone like a repetition (only the kind's ``execute``;
-the batch is prepared untimed). It is reported as one more row under the
-benchmark, ``BM_<fn>/cold_start`` (``run_type`` iteration, ``iterations`` =
-the batch size, ``real_time``/``cpu_time`` per logical iteration), next to
-the steady-state rows it is no part of:
-
-- with a time ``--benchmark_min_time`` (the default), this batch is the
-  first calibration run would have been (Google Benchmark counts that run
-  as calibration only; the calibration here then starts warm);
-- with ``--benchmark_min_time=Nx`` there is no calibration, and without the
-  flag the first measured batch of the first repetition is the cold one
-  (so it stays in the numbers, as in the native tool); with the flag it
-  runs before the repetitions, which measure warm batches only.
-
-Without the flag nothing changes. "Cold" is per function: the module, the
-device and the functions benchmarked before it are already warm.
+The first invocation after loading pays for what later ones find ready
+(first-touch page faults, lazy resources, cold caches); steady-state numbers
+should not hold it. With the flag each benchmark runs one extra batch first,
+in ``ireebench_measure_cold_start`` (timed alone, before warm-up, calibration
+and every repetition), reported as the row ``BM_<fn>/cold_start``; with a
+time ``--benchmark_min_time`` it is the batch the first calibration run
+would have been, with ``Nx`` it leaves the repetitions warm batches only.
+Without the flag nothing changes. See docs/statistics.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """Replay capture: ``--device_replay_output=FILE.ireereplay``.
 
 The Python bindings have no HAL replay recorder, so the capture is a native
-pass: after measurement, iree-benchmark-module (shipped in
-iree-base-runtime) runs once more with the same modules, devices, function,
-inputs and batch flags and with ``--device_replay_output``. The native tool
-records ``execute`` scopes around the timed work of every iteration, so
-``iree-benchmark-replay --replay_scope=execute`` (or ``ireebench replay``)
-times the same region later.
-
-How many iterations the capture holds: with an iteration count
-(``--benchmark_min_time=Nx``) the pass gets the run's Google Benchmark
-flags unchanged (repetitions and warm-up included), so the capture is the
-one iree-benchmark-module would write with those flags; with a time (the
-default ``0.5s``) a native run would record an unbounded number of
-iterations, so the pass runs one iteration (``1x``, one repetition, no
-warm-up) instead.
-
-The capture is written to a temporary file next to the target and renamed
-into place when the pass ends, so the target is either complete or untouched
-when ireebench exits, also after a failed benchmark or an interrupt.
-
-The capture runs from ``ireebench_measurements_finish``, through the
-``ireebench_replay_capture`` hook (first result wins); this plugin's own
-implementation runs last, so a plugin can provide another capture back end.
+pass: after measurement (``ireebench_measurements_finish``, through the
+``ireebench_replay_capture`` hook, first result wins, this plugin's own last)
+iree-benchmark-module runs once more with the run's modules, devices,
+function, inputs and batch flags and ``--device_replay_output``; with an
+iteration count the run's Google Benchmark flags unchanged, with a time one
+iteration (a native run would record an unbounded number). The capture is
+written next to the target and renamed into place when complete. See
+docs/replay.md.
 """
 
 from __future__ import annotations
