@@ -1,28 +1,12 @@
 """What the measured generations show: TTFT, TPOT, ITL, tokens/s, step time against context.
 
-The definitions are vLLM ``bench serve``'s (``calculate_metrics``), for a
-request of ``S`` decode steps (``S + 1`` output tokens, the first from the
-prefill):
-
-* **TTFT** (time to first token): from the request's start to its first
-  token chosen (the prefill, and for greedy decoding the logits read back);
-* **TPOT** (time per output token, excluding the first): ``(E2E - TTFT) /
-  S``, one value per request;
-* **ITL** (inter-token latency): every decode step's own time, pooled over
-  the requests: ``S`` values per request, exactly the decode calls made;
-* **output tokens/s**: ``N * (S + 1)`` tokens of a batch of ``N`` requests
-  over its end-to-end time.
-
-Only generations of measured repetitions count (not warm-up, calibration or
-a repetition measured again). The distributions are reported with
-LoadGen's early-stopping estimates (:mod:`ireebench.lib.early_stopping`):
-a percentile the samples cannot vouch for at 99 % confidence is not
-printed; the row's label says how many samples it needs.
-
-The step time against the context length: the median time of each decode
-step (position) over the generations, fitted with a least-squares line of
-the context length (``seq_len``): the slope (microseconds per token of
-context), the intercept and the fit's R².
+The definitions are vLLM ``bench serve``'s (``calculate_metrics``): TTFT,
+TPOT ``(E2E - TTFT) / S``, ITL (every decode step's own time, pooled), output
+tokens/s; only generations of measured repetitions count. The distributions
+are reported with LoadGen's early-stopping estimates
+(:mod:`ireebench.lib.early_stopping`), and the step time against the context
+length is a least-squares line of each step's median time (slope, intercept,
+R²). The rows: docs/serving.md, "LLM prefill and decode".
 """
 
 from __future__ import annotations

@@ -1,30 +1,15 @@
 """``--search``: the highest load that meets ``--latency_bound``, each tried load a row.
 
-LoadGen's peak-performance mode (``FindPeakPerformanceMode``:
-``FindBoundaries`` doubles the load until a run fails, then
-``FindPeakPerformanceBinarySearch`` bisects between the last passing and
-the first failing load) and vLLM's ``bench sweep serve_sla`` (the same
-search, a result file per tried value, ``--resume``). The load is the
-Server's ``--target_qps`` or MultiStream's ``--samples_per_query``; a load
-passes when its run is VALID (:mod:`.summary`: the bound at its percentile
-with early stopping, and the duration rules).
-
-1. Start at ``--target_qps`` / ``--samples_per_query``. Without a
-   ``--target_qps``, a probe of :data:`PROBE_QUERIES` closed-loop queries
-   measures the service time and the search starts at half the rate the
-   lanes sustain.
-2. While the load passes, double it; while it fails, halve it, at most
-   :data:`MAX_HALVINGS` times (LoadGen refuses a failing start; this looks
-   for a passing one below it, as far as runs of a bearable length go).
-3. Bisect until the failing load is within ``--search_tolerance`` of the
-   passing one (MultiStream: the next integer). Rates are rounded to four
-   significant digits, so the rows' names are the rates tried.
-
-Resumable: with ``--search_state=FILE`` every tried load is written there
-(atomically) as soon as it is measured, with the settings it was measured
-with; a later run with the same file and settings takes those loads from
-the file instead of measuring them again (their rows say ``resumed``), so
-an interrupted search continues where it stopped.
+LoadGen's peak-performance mode and vLLM's ``bench sweep serve_sla``: the load
+(the Server's ``--target_qps``, MultiStream's ``--samples_per_query``) is
+doubled while its run is VALID (:mod:`.summary`), halved while it is not (at
+most :data:`MAX_HALVINGS` times; without a ``--target_qps`` a probe of
+:data:`PROBE_QUERIES` queries picks the start), then bisected to
+``--search_tolerance``, rates rounded to four significant digits so the rows'
+names are the rates tried. With ``--search_state=FILE`` every tried load is
+written there (atomically) as soon as it is measured, and a later run with
+the same settings takes it from the file (its row says ``resumed``). See
+docs/serving.md.
 """
 
 from __future__ import annotations
