@@ -90,7 +90,6 @@ import os
 import re
 import select
 import signal
-import sys
 import threading
 import time
 import traceback
@@ -102,7 +101,6 @@ from .errors import (
     EXIT_FAILED,
     EXIT_OK,
     EXIT_PLUGIN_ERROR,
-    OutputClosed,
     PluginError,
     Terminated,
     UsageError,
@@ -250,12 +248,6 @@ class _Worker:
 def _lost(row: Run, message: str) -> tuple[list[Run], list[Run]]:
     row = dataclasses.replace(row, error_occurred=True, error_message=message)
     return [row], []
-
-
-def _flush(config) -> None:
-    for stream in (config.stdout, config.stderr, sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception, OutputClosed):
-            stream.flush()
 
 
 def _plugin_code(where: str | None) -> bool:
@@ -557,7 +549,7 @@ class Supervisor:
             if channel is not None:
                 channel.send("done", status, wire.encode_error(error))
         finally:
-            _flush(config)
+            wire.flush(config.stdout, config.stderr)
             os._exit(status)
 
     def _watch(self, worker: _Worker, data_r: int, ack_r: int) -> None:

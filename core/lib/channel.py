@@ -29,8 +29,8 @@ from ..errors import (
 )
 
 __all__ = ["Channel", "ForwardedStream", "Frames", "decode", "decode_error", "describe_death",
-           "die_with", "encode", "encode_error", "encode_message", "fork_worker", "interrupt",
-           "signal_group"]
+           "die_with", "encode", "encode_error", "encode_message", "flush", "fork_worker",
+           "interrupt", "signal_group"]
 
 USER_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 # Signals that end a process because its code went wrong (a "crash").
@@ -187,6 +187,13 @@ class Frames:
         return messages, ended
 
 
+def flush(*streams) -> None:
+    """``streams`` and this process's stdout and stderr flushed, whatever they are."""
+    for stream in (*streams, sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception, OutputClosed):
+            stream.flush()
+
+
 def fork_worker(child, child_ends: tuple, parent_ends: tuple, streams=(),
                 close_in_child: tuple = ()) -> int:
     """Forks a worker that runs ``child()`` and ends with ``os._exit`` (its status, or
@@ -197,9 +204,7 @@ def fork_worker(child, child_ends: tuple, parent_ends: tuple, streams=(),
     collections would write to every page both processes share, copying it: a fork's
     main cost). The worker closes ``parent_ends`` and ``close_in_child``; the parent
     closes ``child_ends`` (both ends when the fork fails, which is raised)."""
-    for stream in (*streams, sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception, OutputClosed):
-            stream.flush()
+    flush(*streams)
     gc.freeze()
     try:
         pid = os.fork()

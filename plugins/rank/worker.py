@@ -45,6 +45,7 @@ from ireebench.lib.channel import (
     die_with,
     encode_error,
     encode_message,
+    flush,
     fork_worker,
     signal_group,
 )
@@ -257,6 +258,4 @@ def _serve(config, spec: DeviceSpec, function: str, baseline: Job, check_outputs
         channel.send("error", encode_error(exc))
         return EXIT_PLUGIN_ERROR
     finally:
-        for stream in (config.stdout, config.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
+        flush(config.stdout, config.stderr)
