@@ -1,29 +1,16 @@
 """Repetitions in several processes: ``--benchmark_processes=N``.
 
-pyperf's lesson: part of a benchmark's variance lives between processes
-(heap layout, address space randomization, page placement, the core it
-runs on), so the repetitions of one process understate it, and two runs
-of the same code disagree beyond each run's own interval. With
-``--benchmark_processes=N`` (N > 1) the run measures nothing itself: it
-runs its own command line N times, one process after the other, through
-the run's executor (``local``: :mod:`ireebench.plugins.local_executor`),
-each with ``--process_index=I`` and its JSON report on stdout
-(:func:`process_command`, the machinery of a point's own process,
-:mod:`ireebench.executor`). Process ``I`` measures its share of every
-benchmark's ``--benchmark_repetitions`` R (:func:`repetition_share`: R
-split as evenly as possible, the first ``R mod N`` processes one more), so
-the run measures R repetitions in all; each process warms up and
-calibrates on its own. The run then reports each benchmark once
-(:func:`merge_repetitions`): every process's repetition rows, renumbered,
-each with the ``process_index`` that measured it, and the aggregates
-(mean, median, stddev, cv, the selected statistics) computed over all of
-them. A process that failed is one error row per benchmark; the others
-still count.
-
-A child (``--process_index`` given) runs the options of a point's own
-process (:func:`ireebench.points.point_process_options`: the run's outputs
-at their defaults) with its share as ``--benchmark_repetitions``
-(:func:`process_options`).
+Part of a benchmark's variance lives between processes (pyperf's lesson), so
+with ``--benchmark_processes=N`` the run measures nothing itself: it runs its
+own command line N times through the run's executor, each with
+``--process_index=I`` and its JSON report on stdout (:func:`process_command`),
+process ``I`` measuring its share of the R repetitions
+(:func:`repetition_share`). The run then reports each benchmark once
+(:func:`merge_repetitions`: the rows renumbered with their
+``process_index``, the aggregates over all of them; a failed process one
+error row per benchmark). A child runs the options of a point's own process
+with its share as ``--benchmark_repetitions`` (:func:`process_options`).
+Why, and what it costs: docs/statistics.md.
 """
 
 from __future__ import annotations

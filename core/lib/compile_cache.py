@@ -1,31 +1,15 @@
 """A library for ireebench's cache directory and its compile cache of ``.mlir`` modules:
-``$XDG_CACHE_HOME/ireebench``, used only where nobody else can write (the
-``mlir_modules`` plugin compiles into it; ``ireebench rank`` keeps its results there).
 
 A cached module is code ireebench runs, so the cache is trusted as OpenSSH
-trusts ``~/.ssh`` (StrictModes) and pip its cache (disabled when another
-user owns it):
-
-* **Where**: ``$XDG_CACHE_HOME/ireebench``, or ``~/.cache/ireebench``; a
-  relative ``XDG_CACHE_HOME`` is ignored, as the XDG Base Directory
-  specification says. Directories ireebench creates are mode 0700 (the
-  specification's mode).
-* **Who may write it** (:func:`open_cache`): links in the path are resolved
-  once and the directories they lead to are checked, every one up to
-  ``/``: the cache directory must be the user's own and writable by nobody
-  else; each directory above it the user's or root's, and not writable by
-  its group or others unless it is sticky (``/tmp``: nobody can then
-  replace an entry someone else owns). Otherwise :class:`Untrusted` says
-  which directory and why, and the caller compiles for this run only.
-* **What it holds**: ``<stem>-<key>-<digest>.vmfb``, written whole and
-  renamed into place. ``key`` is the hash of everything the output depends
-  on (``plugins/mlir_modules/key.py``), ``digest`` the start of the
-  file's own sha256. An entry is used only when it is a regular file (never
-  a link: opened with ``O_NOFOLLOW``), the user's, writable by nobody else
-  and its content matches its digest (:meth:`CompileCache.lookup`); anything
-  else is removed and named, and the module is compiled again.
-* **Names fit**: the stem is shortened so that an entry's name, and the
-  temporary name it is written under, stay within NAME_MAX (255 bytes).
+trusts ``~/.ssh`` and pip its cache: :func:`open_cache` checks that the cache
+directory (``$XDG_CACHE_HOME/ireebench`` or ``~/.cache/ireebench``, made mode
+0700) is the user's and writable by nobody else, and every directory above it
+the user's or root's and not writable by others unless sticky, else
+:class:`Untrusted` says why and the caller compiles for this run only. An
+entry ``<stem>-<key>-<digest>.vmfb`` is written whole and renamed into place,
+and used only when it is a regular file (``O_NOFOLLOW``), the user's and
+matching its digest (:meth:`CompileCache.lookup`); its name fits NAME_MAX.
+The rules: docs/reliability.md.
 """
 
 from __future__ import annotations

@@ -1,28 +1,14 @@
 """The results store: one SQLAlchemy Core code path for SQLite and PostgreSQL.
 
-Imported only when a store is used (:func:`.location.open_store`): it is
-the ``store`` extra (SQLAlchemy 2, psycopg 3).
-
-* **A save is one transaction**: the run, its rows and its tags are
-  committed together or not at all, so a process killed mid-save (SIGKILL
-  included) leaves no partial run: SQLite's journal and PostgreSQL's
-  transaction roll it back.
-* **Concurrent saves all land**: SQLite runs in WAL mode (readers never
-  wait for the writer) with a busy timeout of :data:`BUSY_TIMEOUT_S`, and
-  every write transaction starts with ``BEGIN IMMEDIATE`` (the write lock
-  first: a transaction that read and then wants to write could otherwise
-  fail at once instead of waiting); PostgreSQL serializes what needs it
-  (the schema) with an advisory lock.
-* Errors of the database (unreachable, a permission, a lock held past the
-  timeout) are one ``ireebench: error:`` line naming the store.
-
-Queries select runs by the filters of :mod:`.references`; ``latest`` and
-``history`` use complete runs only (unless a ``status`` filter says
-otherwise) and, given the run they will be compared with (``like``), only
-runs that measured one of its benchmarks on the same machine: a stored row
-of the same name and the same row fingerprint (each row's own, so a sweep's
-local-task rows are compared with stored local-task rows, never with
-local-sync ones; any machine with ``any_machine``), never that run itself.
+Imported only when a store is used (:func:`.location.open_store`: the
+``store`` extra). A save is one transaction (a process killed mid-save leaves
+no partial run); concurrent saves all land (SQLite in WAL mode with a busy
+timeout of :data:`BUSY_TIMEOUT_S` and ``BEGIN IMMEDIATE``, PostgreSQL's
+advisory lock for the schema); a database's error is one line naming the
+store. Queries select runs by the filters of :mod:`.references`; ``latest``
+and ``history`` use complete runs that measured one of the compared run's
+benchmarks with the same row fingerprint (any machine with ``any_machine``),
+never that run itself. See docs/store.md, "The database".
 """
 
 from __future__ import annotations
