@@ -1,27 +1,11 @@
 """Built-in invocation kinds: sync, async (coarse fences) and dispatch, and the
-discovery rules of iree-benchmark-module.
 
-They mirror the ``Batch`` of iree-benchmark-module:
-
-* sync: one VM invocation per batch; any repetition is compiled in.
-* async: a batch is ``batch_size`` invocations spread over
-  ``batch_concurrency`` fence timelines (invocation i waits on the previous
-  signal of its timeline), then one wait on all timelines. The batch is
-  rounded up to a multiple of the concurrency. Each batch is prepared
-  (semaphores, fences, argument lists) untimed.
-* dispatch: a generated dispatch benchmark (``iree.benchmark = "dispatch"``)
-  invoked once per batch with the batch size as its i32 repeat count;
-  reported in microseconds.
-
-Discovery (both rules ``trylast``, so a plugin's rule comes first):
-
-* ``iree.benchmark = "dispatch"`` -> kind ``dispatch``; ``iree.abi.model =
-  "coarse-fences"`` -> kind ``async``; anything else -> ``sync``.
-* Without ``--function``: dispatch wrappers and ``iree.benchmark = "entry"``
-  wrappers always run (the native tool does not filter them); other
-  functions run when they need no argument (async: only their wait and
-  signal fences) and their name neither starts with ``__`` nor contains
-  ``$``.
+They mirror the ``Batch`` of iree-benchmark-module (sync: one invocation;
+async: ``batch_size`` invocations over ``batch_concurrency`` fence timelines,
+then one wait, prepared untimed; dispatch: one invocation taking the batch
+size as its repeat count), with its discovery rules (both ``trylast``, so a
+plugin's rule comes first): docs/usage.md, "What gets benchmarked" and
+"Invocation kinds and batches".
 
 The kinds themselves (their names, batching and discovery rules) are here,
 where ``ireebench plugins`` and ``--help`` find them; what they do with the

@@ -1,29 +1,16 @@
 """Google Benchmark JSON reports read for drawing: every field a row carries.
 
-The comparison engine (:mod:`ireebench.comparison.inputs`) reads times
-only; a report draws whatever else is there, so this reads each row
-whole, from ireebench's JSON or the native tool's (or any Google
-Benchmark's):
-
-* a benchmark is a ``run_name``: its repetition rows (``run_type``
-  iteration) and its aggregates (``_mean``, ``_median``, ``_p90``...);
-* rows a plugin appends under a benchmark (``BM_<fn>/<row>``: dispatch
-  statistics, ``cold_start``) follow the benchmark's rows and extend its
-  family name; they belong to that benchmark (:data:`ireebench.names`);
-* a sweep point's axes are its ``params`` object (issue "Sweeps": numbers
-  as numbers), or else the ``name:value`` parts of Google Benchmark's
-  ArgNames (``BM_forward/bs:4/process_time/real_time``);
-* every other number in a row is a metric: ``device_time`` (per iteration,
-  in the row's ``time_unit``), Google Benchmark's memory fields
-  (``max_bytes_used``, ``total_allocated_bytes``, ``net_heap_growth``,
-  ``allocs_per_iter``) and
-  counters (``items_per_second``, ``device_bytes_peak``, a ``--counter``).
-
-Times are kept in seconds per iteration. Any problem with a report is one
-:class:`~ireebench.UsageError` line naming it. The rows are also read once
-by ``ireebench compare``'s reader (:attr:`Report.rows`), so that the
-comparisons are that engine's: in the same walk, each row read once
-(:func:`~ireebench.comparison.inputs.add_entry`), and the parsed JSON is not kept.
+The comparison engine (:mod:`ireebench.comparison.inputs`) reads times only;
+a report draws whatever else is there, so this reads each row whole, from
+ireebench's JSON or any Google Benchmark's: a benchmark is a ``run_name``
+with its repetitions and aggregates, rows a plugin appends under it
+(``BM_<fn>/<row>``) belong to it (:data:`ireebench.names`), a point's axes
+are its ``params`` (or Google Benchmark's ArgNames), and every other number
+is a metric. Times are kept in seconds per iteration; a problem with a
+report is one :class:`~ireebench.UsageError` line. The rows are read once by
+``ireebench compare``'s reader in the same walk (:attr:`Report.rows`,
+:func:`~ireebench.comparison.inputs.add_entry`), so the comparisons are that
+engine's, and the parsed JSON is not kept.
 """
 
 from __future__ import annotations
