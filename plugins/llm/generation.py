@@ -1,34 +1,15 @@
 """Prefill, then token-by-token decode, on a module exported as sharktank exports LLMs.
 
-The interface is ``export_paged_llm_v1``'s (nod-ai/shark-ai,
-``sharktank/examples/export_paged_llm_v1.py``; run as its ``LlmRunner``
-runs it):
-
-* ``prefill_bs{N}(tokens[N, L], seq_lens[N], seq_block_ids[N, B], cache)``
-  -> logits ``[N, L, V]`` (or ``[N, 1, V]``, the final position's);
-* ``decode_bs{N}(tokens[N, 1], seq_lens[N], start_positions[N],
-  seq_block_ids[N, B], cache)`` -> logits ``[N, 1, V]``;
-
-``L`` a multiple of the block stride (the prompt padded), ``B`` the pages
-each sequence holds so far, the cache a paged KV-cache tensor ``[pages,
-page size]`` the functions update in place. Page 0 is
-left unused, as sharktank's page allocator does; request ``b`` of a batch
-owns its own pages.
-
-One generation (one :meth:`GenerationBatch.execute`): prefill of an
-``--llm_prompt_length`` prompt, then ``--llm_decode_steps`` decode calls,
-each at the next position (``start_positions = L + k``, ``seq_lens = L + k
-+ 1``, one more page every block stride), so the context grows and the
-cache fills as in serving, never the same inputs replayed. The token fed to
-each step is the argmax of the logits just returned (greedy decoding: the
-logits read back and the token uploaded, inside the step's time, as a
-server does), or with ``--llm_tokens=fixed`` the next token of a fixed
-stream (uploaded before the clock starts; nothing read back). Every
-position's inputs but that token are uploaded when the batch is prepared.
-
-The batch stamps ``time.perf_counter()`` at the start, when the first token
-is chosen (time to first token) and after each decode step; those stamps
-are the only work it adds to the timed region.
+The interface is ``export_paged_llm_v1``'s (nod-ai/shark-ai, run as its
+``LlmRunner`` runs it): ``prefill_bs{N}`` and ``decode_bs{N}`` on a paged
+KV-cache tensor the functions update in place, page 0 unused, each request
+owning its pages. One generation (:meth:`GenerationBatch.execute`): the
+prefill, then ``--llm_decode_steps`` decode calls at advancing positions, fed
+the argmax of the logits just returned (greedy, inside the step's time) or a
+fixed stream; every other input is uploaded when the batch is prepared. The
+``time.perf_counter()`` stamps at the start, at the first token and after
+each step are the only work it adds to the timed region. The steps:
+docs/serving.md, "LLM prefill and decode".
 
 This module (the runtime, numpy) is imported when a run first builds an
 ``llm`` workload (:func:`ireebench.plugins.llm.runtime_part`), not when the
