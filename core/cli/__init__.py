@@ -20,6 +20,7 @@ import os
 import sys
 
 from ..errors import (
+    DEBUG_ENV,
     EXIT_INTERRUPTED,
     EXIT_OUTPUT_CLOSED,
     EXIT_PLUGIN_ERROR,
@@ -37,8 +38,6 @@ from .argv import first_word
 from .command import load_plugins, parse_args
 from .commands import build_command_group, builtin_usage_exit_code, run_benchmark, run_subcommand
 
-# Set to see the traceback of an internal error instead of its one line.
-DEBUG_ENV = "IREEBENCH_DEBUG"
 # The IREE runtime's native extension (nanobind), loaded by a run.
 RUNTIME_EXTENSION = "iree._runtime_libs._runtime"
 

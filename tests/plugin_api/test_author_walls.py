@@ -1,6 +1,9 @@
 """Walls third-party plugin authors hit (issue 38, item 5), through the real CLI."""
 
+import json
+
 from ireebench import hookimpl
+from ireebench.testing import TINY
 
 
 class _Uploader:
@@ -37,3 +40,67 @@ def test_getoption_with_an_explicit_default_returns_it_for_an_unknown_name(ireeb
     result = ireebench_tester.run(plugins=[plugin], autoload=False)
     assert result.exit_code == 0, result.stderr
     assert plugin.seen == ["fallback"]
+
+
+# An SLO check (issue 38, item 5): fails the run once it is measured, with its own code.
+SLO_PLUGIN = '''
+from ireebench import hookimpl
+
+means = []
+
+@hookimpl
+def ireebench_addoption(parser):
+    parser.addoption("--slo_mean_ms", type=float, default=1e9, help="the mean's bound")
+
+@hookimpl
+def ireebench_benchmark_result(config, run):
+    if run.aggregate_name == "mean":
+        means.append(run.real_accumulated_time / run.iterations * 1e3)
+
+@hookimpl
+def ireebench_measurements_finish(config, workloads):
+    bound = config.getoption("slo_mean_ms")
+    if means and means[0] > bound:
+        config.fail_run(f"mean {means[0]:.6f} ms is above {bound} ms", exit_code=5)
+'''
+
+
+def _slo_run(ireebench_tester, *args):
+    plugin = ireebench_tester.tmp_path / "slo.py"
+    plugin.write_text(SLO_PLUGIN)
+    out = ireebench_tester.tmp_path / "out.json"
+    result = ireebench_tester.run("--benchmark_repetitions=2", f"--benchmark_out={out}", *args,
+                                  plugins=[plugin], worker=True)
+    return result, out
+
+
+def test_a_plugin_fails_the_run_with_its_exit_code_after_the_reports(ireebench_tester):
+    result, out = _slo_run(ireebench_tester, "--slo_mean_ms=0")
+    assert result.exit_code == 5, result.stderr
+    assert "Traceback" not in result.stderr
+    assert [line for line in result.error_lines if "run failed" in line] == [
+        next(line for line in result.error_lines if line.startswith(
+            "ireebench: run failed: plugin 'slo': mean "))], result.stderr
+    # The run went on: every row reported, the file complete.
+    names = [row["name"] for row in json.loads(out.read_text())["benchmarks"]]
+    assert names.count(TINY) == 2 and f"{TINY}_mean" in names
+
+
+def test_a_passing_check_leaves_the_run_successful(ireebench_tester):
+    result, out = _slo_run(ireebench_tester, "--slo_mean_ms=1e9")
+    assert result.exit_code == 0, result.stderr
+    assert "run failed" not in result.stderr
+    assert json.loads(out.read_text())["benchmarks"]
+
+
+class _BadCode:
+    @hookimpl
+    def ireebench_measurements_finish(self, config, workloads):
+        config.fail_run("nope", exit_code=3)
+
+
+def test_an_exit_code_with_a_meaning_of_its_own_is_the_plugins_error(ireebench_tester):
+    result = ireebench_tester.run(plugins=[_BadCode()])
+    assert result.exit_code == 3
+    line = next(line for line in result.error_lines if "plugin error" in line)
+    assert "fail_run: exit code 3 is not 1 or 4 to 125" in line, result.stderr
