@@ -571,9 +571,8 @@ class Supervisor:
             status = self.run(config, backend).exit_code
         except BaseException as exc:  # noqa: BLE001 - told to the supervisor
             status, error = exit_status(exc), exc
-            if os.environ.get(DEBUG_ENV) and status == EXIT_PLUGIN_ERROR \
-                    and not isinstance(exc, PluginError):
-                traceback.print_exception(exc)
+            if os.environ.get(DEBUG_ENV) and status == EXIT_PLUGIN_ERROR:
+                traceback.print_exception(exc)  # the supervisor gets only its line
         try:
             if channel is not None:
                 channel.send("done", status, wire.encode_error(error))

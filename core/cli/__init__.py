@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import traceback
 
 from ..errors import (
     DEBUG_ENV,
@@ -109,8 +110,11 @@ def run_cli(argv: list[str]) -> int:
             raise  # sys.exit() in a plugin: its status, as Python gives it
         except BaseException as exc:  # one line, never a traceback
             outcome = error_outcome(exc)
+            debug = os.environ.get(DEBUG_ENV)
+            if debug and isinstance(exc, PluginError) and exc.original is not None:
+                traceback.print_exception(exc.original)  # the plugin's, where it raised
             if outcome is None:
-                if os.environ.get(DEBUG_ENV):
+                if debug:
                     raise
                 outcome = ((f"ireebench: internal error: {type(exc).__name__}: "
                            f"{one_line(exc)} (set {DEBUG_ENV}=1 for the traceback)"),

@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from ireebench import hookimpl
 from ireebench.testing import TINY
 
@@ -104,3 +105,82 @@ def test_an_exit_code_with_a_meaning_of_its_own_is_the_plugins_error(ireebench_t
     assert result.exit_code == 3
     line = next(line for line in result.error_lines if "plugin error" in line)
     assert "fail_run: exit code 3 is not 1 or 4 to 125" in line, result.stderr
+
+
+# A third party's kind that fails (issue 38, item 5): its error row names it.
+BOOM_KIND = '''
+from ireebench import InvocationKind, hookimpl, prepare_inputs
+
+
+class BoomKind(InvocationKind):
+    name = "boom"
+
+    def build_inputs(self, workload, session, specs):
+        return prepare_inputs([], session, workload.function.argument_types)
+
+    def prepare(self, workload, session):
+        raise ValueError("no batch today")
+
+
+@hookimpl
+def ireebench_invocation_kinds(config):
+    return [BoomKind()]
+
+
+@hookimpl(tryfirst=True)
+def ireebench_classify_function(function):
+    return "boom" if function.name == "boom" else None
+'''
+TWO_FUNCTIONS = """
+func.func @boom() -> tensor<4xf32> {
+  %c = util.unfoldable_constant dense<1.0> : tensor<4xf32>
+  return %c : tensor<4xf32>
+}
+func.func @fine() -> tensor<4xf32> {
+  %c = util.unfoldable_constant dense<2.0> : tensor<4xf32>
+  %0 = arith.mulf %c, %c : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+
+
+def _boom_run(ireebench_tester):
+    plugin = ireebench_tester.tmp_path / "boomkind.py"
+    plugin.write_text(BOOM_KIND)
+    return ireebench_tester.run(f"--module={ireebench_tester.compile_module(TWO_FUNCTIONS)}",
+                                plugins=[plugin], worker=True)
+
+
+def test_a_kinds_exception_is_an_error_row_naming_its_plugin(ireebench_tester):
+    result = _boom_run(ireebench_tester)
+    assert result.exit_code == 1, result.stderr  # a failed benchmark's
+    boom = result.row("BM_boom/process_time/real_time")
+    assert boom.error_occurred
+    assert boom.error_message == ("plugin 'boomkind' (kind 'boom') raised ValueError: "
+                                  "no batch today")
+    fine = result.row("BM_fine/process_time/real_time")
+    assert not fine.error_occurred and fine.iterations > 0
+    assert "Traceback" not in result.stderr
+
+
+def test_with_ireebench_debug_the_kinds_traceback_is_on_stderr(ireebench_tester, monkeypatch):
+    monkeypatch.setenv("IREEBENCH_DEBUG", "1")
+    result = _boom_run(ireebench_tester)
+    assert result.exit_code == 1, result.stderr
+    assert "Traceback" in result.stderr and 'boomkind.py", line' in result.stderr
+    assert "ValueError: no batch today" in result.stderr
+
+
+@pytest.mark.parametrize("isolation", ["worker", "none"])
+def test_with_ireebench_debug_a_hooks_traceback_is_on_stderr(ireebench, ireebench_module,
+                                                             tmp_path, isolation):
+    plugin = tmp_path / "badhook.py"
+    plugin.write_text("def ireebench_benchmark_result(config, run):\n"
+                      "    raise KeyError('no row today')\n")
+    result = ireebench(f"--module={ireebench_module}", "--device=local-sync",
+                       "--benchmark_min_time=2x", f"--plugin={plugin}",
+                       f"--isolation={isolation}", env={"IREEBENCH_DEBUG": "1"})
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.count('badhook.py", line 2') == 1, result.stderr
+    assert ("ireebench: plugin error: plugin 'badhook' failed in ireebench_benchmark_result: "
+            "KeyError") in result.stderr
