@@ -184,3 +184,43 @@ def test_with_ireebench_debug_a_hooks_traceback_is_on_stderr(ireebench, ireebenc
     assert result.stderr.count('badhook.py", line 2') == 1, result.stderr
     assert ("ireebench: plugin error: plugin 'badhook' failed in ireebench_benchmark_result: "
             "KeyError") in result.stderr
+
+
+# ireebench.testing (issue 38, item 5): the installed plugins stay out unless asked.
+PLANTED = '''
+import os
+from pathlib import Path
+
+
+def ireebench_configure(config):
+    Path(os.environ["PLANTED_MARKER"]).write_text("loaded")
+'''
+
+
+def test_the_tester_loads_installed_plugins_only_when_asked(ireebench_tester, monkeypatch):
+    site = ireebench_tester.tmp_path / "site"
+    dist_info = site / "planted_plugin-1.0.dist-info"
+    dist_info.mkdir(parents=True)
+    (dist_info / "METADATA").write_text("Metadata-Version: 2.1\nName: planted-plugin\n"
+                                        "Version: 1.0\n")
+    (dist_info / "entry_points.txt").write_text("[ireebench]\nplanted = planted_plugin\n")
+    (site / "planted_plugin.py").write_text(PLANTED)
+    marker = ireebench_tester.tmp_path / "marker"
+    monkeypatch.setenv("PLANTED_MARKER", str(marker))
+    monkeypatch.syspath_prepend(str(site))
+    assert ireebench_tester.run("--benchmark_list_tests").exit_code == 0
+    assert not marker.exists()
+    result = ireebench_tester.run("--benchmark_list_tests", autoload=True)
+    assert result.exit_code == 0, result.stderr
+    assert marker.read_text() == "loaded"
+
+
+def test_compile_module_passes_its_flags_to_the_compiler(ireebench_tester):
+    plain = ireebench_tester.compile_module(TWO_FUNCTIONS)
+    stripped = ireebench_tester.compile_module(
+        TWO_FUNCTIONS, flags=["--iree-vm-bytecode-module-strip-source-map"])
+    assert stripped != plain and stripped.read_bytes() != plain.read_bytes()
+    result = ireebench_tester.run(f"--module={stripped}", "--benchmark_filter=fine")
+    assert result.exit_code == 0, result.stderr
+    with pytest.raises(RuntimeError, match="--no-such-iree-flag"):
+        ireebench_tester.compile_module(TWO_FUNCTIONS, flags=["--no-such-iree-flag"])
