@@ -126,6 +126,10 @@ class CliResult:
     stdout: str
     stderr: str
 
+    @property
+    def exit_code(self) -> int:  # as ireebench.testing's RunOutcome: the helpers take both
+        return self.returncode
+
     def json(self):
         return json.loads(self.stdout)
 
@@ -224,7 +228,7 @@ func.func @{name}() -> i32 {{
 
 def one_error_line(result: CliResult) -> str:
     """Asserts the CLI failed with exactly one error line and no traceback."""
-    assert result.returncode != 0, result.stdout
+    assert result.exit_code != 0, result.stdout
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
@@ -240,7 +244,7 @@ def ireebench_lines(result: CliResult) -> list[str]:
 
 def plugin_error_line(result: CliResult) -> str:
     """Asserts the CLI stopped with one plugin-error line (exit 3) and no traceback."""
-    assert result.returncode == 3, (result.returncode, result.stderr)
+    assert result.exit_code == 3, (result.exit_code, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
