@@ -66,22 +66,23 @@ def ireebench_measurements_finish(config, workloads):
 '''
 
 
-def _slo_run(ireebench_tester, *args):
+def _slo_run(ireebench_tester, *args, worker=True):
     plugin = ireebench_tester.tmp_path / "slo.py"
     plugin.write_text(SLO_PLUGIN)
     out = ireebench_tester.tmp_path / "out.json"
     result = ireebench_tester.run("--benchmark_repetitions=2", f"--benchmark_out={out}", *args,
-                                  plugins=[plugin], worker=True)
+                                  plugins=[plugin], worker=worker)
     return result, out
 
 
-def test_a_plugin_fails_the_run_with_its_exit_code_after_the_reports(ireebench_tester):
-    result, out = _slo_run(ireebench_tester, "--slo_mean_ms=0")
+@pytest.mark.parametrize("worker", [True, False])
+def test_a_plugin_fails_the_run_with_its_exit_code_after_the_reports(ireebench_tester, worker):
+    result, out = _slo_run(ireebench_tester, "--slo_mean_ms=0", worker=worker)
     assert result.exit_code == 5, result.stderr
     assert "Traceback" not in result.stderr
-    assert [line for line in result.error_lines if "run failed" in line] == [
-        next(line for line in result.error_lines if line.startswith(
-            "ireebench: run failed: plugin 'slo': mean "))], result.stderr
+    failed = [line for line in result.error_lines if "run failed" in line]
+    assert len(failed) == 1, result.stderr
+    assert failed[0].startswith("ireebench: run failed: plugin 'slo': mean "), failed
     # The run went on: every row reported, the file complete.
     names = [row["name"] for row in json.loads(out.read_text())["benchmarks"]]
     assert names.count(TINY) == 2 and f"{TINY}_mean" in names
