@@ -240,7 +240,8 @@ class Config:
         and output file is completed, then ``ireebench: run failed: plugin 'NAME':
         MESSAGE`` is printed and the run exits ``exit_code`` (the highest one given,
         unless a usage or plugin error, or a signal, ended the run). Callable from
-        any hook; ``exit_code`` is 1 (a failed run's) or 4 to 125."""
+        any hook of a benchmark run (a subcommand has its own exit code);
+        ``exit_code`` is 1 (a failed run's) or 4 to 125."""
         if type(exit_code) is not int or exit_code not in RUN_FAILURE_CODES:
             raise ValueError(f"fail_run: exit code {exit_code!r} is not 1 or 4 to 125 (0 is "
                              "success; 2, 3 and 126 and up mean something else)")
