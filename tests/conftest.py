@@ -31,6 +31,11 @@ TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parent  # the repository
 MLIR_DIR = TESTS_DIR / "fixtures" / "mlir"
 FIXTURE_PLUGINS = TESTS_DIR / "fixtures" / "plugins"  # test plugins, importable by name
+
+
+def fixture_plugin(name: str) -> Path:
+    """A test plugin's file, for ``ireebench_tester.run(plugins=[...])``."""
+    return FIXTURE_PLUGINS / f"{name}.py"
 CPU_FLAGS = [
     "--iree-hal-target-device=local",
     "--iree-hal-local-target-device-backends=llvm-cpu",

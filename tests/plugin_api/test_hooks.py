@@ -14,7 +14,7 @@ import ast
 import json
 
 import pytest
-from conftest import FIXTURE_PLUGINS, ROOT, one_error_line, plugin_error_line
+from conftest import FIXTURE_PLUGINS, ROOT, fixture_plugin, one_error_line, plugin_error_line
 
 LOCAL = "--device=local-sync"
 
@@ -28,17 +28,12 @@ def _measured(report: dict) -> list[dict]:
     return [b for b in report["benchmarks"] if b["run_type"] == "iteration"]
 
 
-def _fixture(name: str):
-    """A test plugin of tests/fixtures/plugins, for ``ireebench_tester.run(plugins=...)``."""
-    return FIXTURE_PLUGINS / f"{name}.py"
-
-
 def test_wrapper_brackets_exactly_each_repetition(ireebench_tester, compile_mlir):
     """Time-based runs: calibration and warm-up happen, but outside every bracket."""
     result = ireebench_tester.run(f"--module={compile_mlir('two_dispatches')}",
                                   "--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05",
                                   "--benchmark_repetitions=3", "--benchmark_format=json",
-                                  plugins=[_fixture("repetition_bracket")], worker=True)
+                                  plugins=[fixture_plugin("repetition_bracket")], worker=True)
     assert result.exit_code == 0, result.stderr
     # Once per repetition; a first repetition that fell short of the minimum
     # time is measured again (retry 1, 2 ...): its last bracket is the one reported.
@@ -62,7 +57,7 @@ def test_a_bracket_holds_exactly_the_measured_calls(ireebench_tester, compile_ml
     result = ireebench_tester.run(f"--module={compile_mlir('stateful')}",
                                   "--benchmark_min_time=0.02s", "--benchmark_min_warmup_time=0.02",
                                   "--benchmark_repetitions=3", "--benchmark_format=json",
-                                  plugins=[_fixture("call_counter")], worker=True)
+                                  plugins=[fixture_plugin("call_counter")], worker=True)
     assert result.exit_code == 0, result.stderr
     counted = [json.loads(line.split(" ", 1)[1]) for line in result.stderr.splitlines()
                if line.startswith("CALLS ")]
@@ -77,7 +72,8 @@ def test_measurement_is_the_same_with_and_without_a_wrapper(ireebench_tester, co
     args = [f"--module={compile_mlir('two_functions')}", "--benchmark_min_time=25x",
             "--benchmark_repetitions=3", "--benchmark_format=json"]
     plain = ireebench_tester.run(*args, worker=True)
-    wrapped = ireebench_tester.run(*args, plugins=[_fixture("repetition_bracket")], worker=True)
+    wrapped = ireebench_tester.run(*args, plugins=[fixture_plugin("repetition_bracket")],
+                                   worker=True)
     assert plain.exit_code == wrapped.exit_code == 0, wrapped.stderr
 
     def shape(report):
@@ -160,7 +156,8 @@ def test_third_party_backend_is_closed_by_the_core(ireebench_tester, tmp_path, o
                                                     status):
     out = tmp_path / "out.json"
     result = ireebench_tester.run("--backend=fake", f"--fake_outcome={outcome}",
-                                  f"--benchmark_out={out}", plugins=[_fixture("fake_backend")])
+                                  f"--benchmark_out={out}",
+                                  plugins=[fixture_plugin("fake_backend")])
     assert result.exit_code == status, result.stderr
     assert f"FINISH session=False status={status}" in result.stderr
     assert "FAKE cleanup" in result.stderr
@@ -178,7 +175,7 @@ def test_third_party_backend_is_closed_by_the_core(ireebench_tester, tmp_path, o
 
 def test_third_party_backend_lists_through_the_run_stdout(ireebench_tester):
     result = ireebench_tester.run("--backend=fake", "--benchmark_list_tests",
-                                  plugins=[_fixture("fake_backend")])
+                                  plugins=[fixture_plugin("fake_backend")])
     assert result.exit_code == 0, result.stderr
     assert result.stdout == "BM_fake/process_time/real_time\n"
     assert "FINISH session=False status=0" in result.stderr
