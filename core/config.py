@@ -28,8 +28,8 @@ from pathlib import Path
 from types import MappingProxyType
 
 from .backend import select_backend
-from .errors import UsageError
-from .hookcall import guarded
+from .errors import EXIT_FAILED, RUN_FAILURE_CODES, UsageError, one_line
+from .hookcall import guarded, plugin_of_files
 from .scratch import Scratch
 from .stash import Stash
 
@@ -162,6 +162,8 @@ class Config:
         self.run_id = uuid.uuid4().hex
         self._cleanups: list = []
         self._scratch: Scratch | None = None
+        # (line, exit code) for each fail_run, in call order.
+        self.failures: list[tuple[str, int]] = []
         self.min_time = parse_min_time(options.get("benchmark_min_time") or "0.5s")
         self.min_warmup_time = _warmup_seconds(options.get("benchmark_min_warmup_time") or "0")
         self.benchmark_context = parse_benchmark_context(options.get("benchmark_context"))
@@ -232,6 +234,24 @@ class Config:
         if self.filter is None:
             return True
         return bool(self.filter.search(benchmark_name)) != self.negative_filter
+
+    def fail_run(self, message: str, exit_code: int = EXIT_FAILED) -> None:
+        """Fails the run (pytest's ``session.shouldfail``): it goes on, every report
+        and output file is completed, then ``ireebench: run failed: plugin 'NAME':
+        MESSAGE`` is printed and the run exits ``exit_code`` (the highest one given,
+        unless a usage or plugin error, or a signal, ended the run). Callable from
+        any hook of a benchmark run (a subcommand has its own exit code);
+        ``exit_code`` is 1 (a failed run's) or 4 to 125."""
+        if type(exit_code) is not int or exit_code not in RUN_FAILURE_CODES:
+            raise ValueError(f"fail_run: exit code {exit_code!r} is not 1 or 4 to 125 (0 is "
+                             "success; 2, 3 and 126 and up mean something else)")
+        frames, frame = [], sys._getframe(1)
+        while frame is not None:  # the caller's plugin: its innermost frame
+            frames.append(frame.f_code.co_filename)
+            frame = frame.f_back
+        plugin = plugin_of_files(self.pm, reversed(frames))
+        self.run.failures.append(((f"plugin {plugin!r}: " if plugin else "") + one_line(message),
+                                  exit_code))
 
     # --- the run's resources, released by the core when the run ends -------
 

@@ -34,6 +34,11 @@ EXIT_PLUGIN_ERROR = 3  # a plugin raised (pytest's INTERNAL_ERROR)
 EXIT_INTERRUPTED = 130  # SIGINT
 EXIT_OUTPUT_CLOSED = 141  # stdout closed early (128 + SIGPIPE), as Unix tools end
 EXIT_TERMINATED = 143  # SIGTERM
+# What a plugin may end a run with (Config.fail_run): a failed run's 1, or a code
+# of its own that means nothing above (126 and up are the shell's and signals').
+RUN_FAILURE_CODES = (EXIT_FAILED, *range(4, 126))
+# Set: the tracebacks of internal errors and of plugin code that failed a benchmark.
+DEBUG_ENV = "IREEBENCH_DEBUG"
 
 
 # iree_status_code_string's names (runtime/src/iree/base/status.c), in code order.

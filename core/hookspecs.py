@@ -599,7 +599,8 @@ def ireebench_measurements_finish(config, workloads):
 
     :param config: the run's :class:`Config`.
     :param workloads: the benchmarked :class:`Workload` list.
-    :return: an exit code (the run exits with the highest one), or ``None``.
+    :return: an exit code (the run exits with the highest one), or ``None``;
+        a check that fails the run with a message calls ``config.fail_run``.
     """
 
 # -------------------------------------------------------------------------

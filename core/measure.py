@@ -40,11 +40,14 @@ anew are timed batch by batch anyway; their per-batch times are kept
 
 from __future__ import annotations
 
+import os
 import time
+import traceback
 from dataclasses import dataclass, field
 
-from .errors import PluginError, one_line
-from .hookcall import call_hook
+from .errors import DEBUG_ENV, PluginError, one_line
+from .hookcall import call_hook, plugin_of_exception, plugin_of_files
+from .pluginmanager import plugin_file
 from .results import Counter, Run
 from .stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates
 
@@ -100,6 +103,29 @@ def failure_message(exc: BaseException) -> str:
     return text.removeprefix("Error invoking function: ")
 
 
+def kind_failure(session, workload, exc: BaseException) -> str:
+    """The error row of an exception in a kind's ``prepare``/``execute``: the runtime's
+    text; a third party's kind's also names its plugin (the innermost plugin frame,
+    else the kind's class) and the exception's type. ``IREEBENCH_DEBUG=1``: its
+    traceback on stderr too."""
+    message, config = failure_message(exc), getattr(session, "config", None)
+    if config is None:
+        return message
+    if os.environ.get(DEBUG_ENV):
+        config.stderr.write("".join(traceback.format_exception(exc)))
+    builtin = [name for name, info in config.pm.infos.items() if info.builtin]
+    plugin = plugin_of_exception(config.pm, exc)
+    if plugin is None or plugin in builtin:
+        path = plugin_file(workload.kind)
+        plugin = plugin_of_files(config.pm, [path]) if path else None
+    if plugin is None or plugin in builtin:
+        return message  # the runtime's failure, as the native tool reports it
+    info = config.pm.infos.get(plugin)
+    where = f" of {info.distribution}" if info is not None and info.distribution else ""
+    return (f"plugin {plugin!r}{where} (kind {workload.kind.name!r}) raised "
+            f"{type(exc).__name__}: {message}")
+
+
 def run_iterations(workload, session, iterations: int, batch=None) -> Sample:
     """Runs at least ``iterations`` logical iterations in whole batches.
 
@@ -136,7 +162,7 @@ def run_iterations(workload, session, iterations: int, batch=None) -> Sample:
     except BenchmarkFailure:
         raise
     except Exception as exc:
-        raise BenchmarkFailure(failure_message(exc)) from exc
+        raise BenchmarkFailure(kind_failure(session, workload, exc)) from exc
     return Sample(batches * workload.batch_size, real, cpu, batch, batch_seconds)
 
 
@@ -338,7 +364,8 @@ def _repetition(config, session, workload, index: int, repetitions: int, iterati
         try:
             repetition.batch = workload.kind.prepare(workload, session)
         except Exception as exc:  # noqa: BLE001 - the runtime's failure is the row
-            return error_run(workload, repetitions, index, failure_message(exc)), repetition
+            return error_run(workload, repetitions, index,
+                             kind_failure(session, workload, exc)), repetition
     run = call_hook(config.pm, "ireebench_measure_repetition", config=config,
                     workload=workload, repetition=repetition)
     if run is None:

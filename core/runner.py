@@ -12,7 +12,9 @@ signal), in this order:
    benchmark interrupted by SIGINT/SIGTERM while running is an error row);
 2. calls ``ireebench_sessionfinish`` with the real exit status and the
    in-process session, if one was opened;
-3. releases the run (``config.add_cleanup`` callbacks, last first: the
+3. prints the lines of the plugins that failed the run (``Config.fail_run``),
+   whose highest exit code the run ends with unless an exception ended it;
+4. releases the run (``config.add_cleanup`` callbacks, last first: the
    runtime session, profiling engines; then the scratch directory).
 
 With ``--isolation=worker`` (the command line's default for a backend with
@@ -30,7 +32,7 @@ import traceback
 
 from . import worker
 from .discovery import check_kinds
-from .errors import EXIT_OK, Terminated, exit_status
+from .errors import EXIT_OK, Terminated, exit_status, printable
 from .hookcall import call_hook, guarded
 from .reporting.hub import build_hub
 from .results import RunResult
@@ -81,13 +83,16 @@ def run_here(config, backend, failure: BaseException | None = None) -> RunResult
             hub.close(failed=error is not None)
         except BaseException as exc:  # noqa: BLE001
             error = error or exc
-    status = exit_status(error) if error is not None else exit_code
+    status = exit_status(error) if error is not None else _outcome(config, exit_code)
     worker.reports_closed(config, status, error)
     try:
         call_hook(config.pm, "ireebench_sessionfinish", config=config,
                   session=config.stash.get(SESSION, None), exitstatus=status)
     except BaseException as exc:  # noqa: BLE001
         error = error or exc
+    exit_code = _outcome(config, exit_code)  # ireebench_sessionfinish may fail it too
+    for line, _ in config.failures:
+        config.stderr.write(f"ireebench: run failed: {printable(line)}\n")
     if error is not None:
         release_frames(error)
     try:
@@ -97,6 +102,11 @@ def run_here(config, backend, failure: BaseException | None = None) -> RunResult
     if error is not None:
         raise error
     return RunResult(exit_code, hub.runs if hub else [], hub.context if hub else None)
+
+
+def _outcome(config, exit_code: int) -> int:
+    """The run's exit code once the plugins that failed it (``Config.fail_run``) say theirs."""
+    return max([exit_code, *(code for _, code in config.failures)])
 
 
 def release_frames(error: BaseException) -> None:

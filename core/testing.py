@@ -47,6 +47,7 @@ import pytest
 from . import run as run_ireebench
 from .cli import error_outcome
 from .context import Context
+from .pluginmanager import DISABLE_AUTOLOAD_ENV
 from .results import Run, RunResult
 
 # The module the tester measures: one function that runs without inputs
@@ -131,14 +132,15 @@ class IreebenchTester:
             pytest.skip(NO_COMPILER)
         return self._module
 
-    def compile_module(self, mlir: str) -> Path:
+    def compile_module(self, mlir: str, flags=()) -> Path:
         """Another module for a test (a kind's functions, a shape): ``mlir`` compiled
-        like the test module, once per session for the same text."""
+        like the test module, with the iree-compile ``flags`` added, once per session
+        for the same text and flags."""
         if not _compiler_available():
             pytest.skip(NO_COMPILER)
-        return compile_test_module(self._cache, mlir)
+        return compile_test_module(self._cache, mlir, flags)
 
-    def run(self, *args, plugins=(), worker: bool = False, autoload: bool = True) -> RunOutcome:
+    def run(self, *args, plugins=(), worker: bool = False, autoload: bool = False) -> RunOutcome:
         """A benchmark run: ``ireebench [--module=TEST MODULE] [--device=local-sync]
         [--benchmark_min_time=2x] ARGS...`` (each default only when ``args``
         do not give the flag).
@@ -148,8 +150,11 @@ class IreebenchTester:
         :param worker: measure in a worker process, as the command line does
             (``--isolation=worker``): the plugins' hooks run there, the rows
             and the context come back.
-        :param autoload: ``False``: no installed plugin is loaded
-            (``IREEBENCH_DISABLE_PLUGIN_AUTOLOAD``), only ``plugins``.
+        :param autoload: ``True``: the installed plugins (entry points) are loaded
+            too, as a user's run loads them; by default (``False``; ``True`` in
+            0.1.0) only the built-ins and ``plugins``
+            (``IREEBENCH_DISABLE_PLUGIN_AUTOLOAD``), so that the plugins
+            installed next to the one under test do not change its results.
         """
         argv = [str(arg) for arg in args]
         given = {arg.split("=", 1)[0] for arg in argv}
@@ -159,7 +164,7 @@ class IreebenchTester:
             defaults.append("--isolation=worker")
         return self._execute([*defaults, *argv], plugins, autoload)
 
-    def subcommand(self, name: str, *args, plugins=(), autoload: bool = True) -> RunOutcome:
+    def subcommand(self, name: str, *args, plugins=(), autoload: bool = False) -> RunOutcome:
         """``ireebench NAME ARGS...`` (``history``, ``compare``, a plugin's); the
         test's store is the one a subcommand reads."""
         return self._execute([name, *map(str, args)], plugins, autoload)
@@ -172,8 +177,10 @@ class IreebenchTester:
             patch.setenv(STORAGE_ENV, str(self.storage))
             for name, value in QUIET_ENV.items():
                 patch.setenv(name, value)
-            if not autoload:
-                patch.setenv("IREEBENCH_DISABLE_PLUGIN_AUTOLOAD", "1")
+            if autoload:  # whatever the test's environment says
+                patch.delenv(DISABLE_AUTOLOAD_ENV, raising=False)
+            else:
+                patch.setenv(DISABLE_AUTOLOAD_ENV, "1")
             try:
                 result = run_ireebench([*named, *argv], stdout=stdout, stderr=stderr,
                                        plugins=objects)
@@ -196,15 +203,17 @@ def _compiler_available() -> bool:
     return importlib.util.find_spec("iree.compiler") is not None
 
 
-def compile_test_module(directory: Path, mlir: str = TEST_MODULE_MLIR) -> Path:
-    """``mlir`` (the test module) compiled into ``directory``, reused when already there."""
-    key = hashlib.sha256("\0".join([mlir, *COMPILE_FLAGS]).encode()).hexdigest()
+def compile_test_module(directory: Path, mlir: str = TEST_MODULE_MLIR, flags=()) -> Path:
+    """``mlir`` (the test module) compiled into ``directory`` with :data:`COMPILE_FLAGS`
+    and ``flags``, reused when already there (the same text and flags)."""
+    flags = [*COMPILE_FLAGS, *map(str, flags)]
+    key = hashlib.sha256("\0".join([mlir, *flags]).encode()).hexdigest()
     path = directory / f"ireebench-test-{key[:16]}.vmfb"
     if not path.exists():
         source = directory / f"ireebench-test-{key[:16]}.{os.getpid()}.mlir"
         source.write_text(mlir)
         partial = path.with_suffix(f".{os.getpid()}.partial")
-        proc = subprocess.run([sys.executable, "-m", COMPILER, *COMPILE_FLAGS, str(source),
+        proc = subprocess.run([sys.executable, "-m", COMPILER, *flags, str(source),
                                "-o", str(partial)], capture_output=True, text=True,
                               check=False, timeout=600)
         if proc.returncode != 0:

@@ -98,6 +98,7 @@ from dataclasses import dataclass, field
 from .backend import IN_PROCESS, Backend
 from .context import Context
 from .errors import (
+    DEBUG_ENV,
     EXIT_FAILED,
     EXIT_OK,
     EXIT_PLUGIN_ERROR,
@@ -135,8 +136,6 @@ _FRAME = re.compile(r'^\s*File "(.*)", line \d+ in (\S+)', re.MULTILINE)
 REPORT_CHANNEL = StashKey["wire.Channel"]()
 RESUME = StashKey["Resume"]()
 
-# Set to see the traceback of an internal error (ireebench.cli.DEBUG_ENV).
-_DEBUG_ENV = "IREEBENCH_DEBUG"
 
 
 def wanted(config, backend) -> bool:
@@ -542,9 +541,8 @@ class Supervisor:
             status = self.run(config, backend).exit_code
         except BaseException as exc:  # noqa: BLE001 - told to the supervisor
             status, error = exit_status(exc), exc
-            if os.environ.get(_DEBUG_ENV) and status == EXIT_PLUGIN_ERROR \
-                    and not isinstance(exc, PluginError):
-                traceback.print_exception(exc)
+            if os.environ.get(DEBUG_ENV) and status == EXIT_PLUGIN_ERROR:
+                traceback.print_exception(exc)  # the supervisor gets only its line
         try:
             if channel is not None:
                 channel.send("done", status, wire.encode_error(error))

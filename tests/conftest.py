@@ -31,6 +31,11 @@ TESTS_DIR = Path(__file__).resolve().parent
 ROOT = TESTS_DIR.parent  # the repository
 MLIR_DIR = TESTS_DIR / "fixtures" / "mlir"
 FIXTURE_PLUGINS = TESTS_DIR / "fixtures" / "plugins"  # test plugins, importable by name
+
+
+def fixture_plugin(name: str) -> Path:
+    """A test plugin's file, for ``ireebench_tester.run(plugins=[...])``."""
+    return FIXTURE_PLUGINS / f"{name}.py"
 CPU_FLAGS = [
     "--iree-hal-target-device=local",
     "--iree-hal-local-target-device-backends=llvm-cpu",
@@ -125,6 +130,10 @@ class CliResult:
     returncode: int
     stdout: str
     stderr: str
+
+    @property
+    def exit_code(self) -> int:  # as ireebench.testing's RunOutcome: the helpers take both
+        return self.returncode
 
     def json(self):
         return json.loads(self.stdout)
@@ -224,7 +233,7 @@ func.func @{name}() -> i32 {{
 
 def one_error_line(result: CliResult) -> str:
     """Asserts the CLI failed with exactly one error line and no traceback."""
-    assert result.returncode != 0, result.stdout
+    assert result.exit_code != 0, result.stdout
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
@@ -240,7 +249,7 @@ def ireebench_lines(result: CliResult) -> list[str]:
 
 def plugin_error_line(result: CliResult) -> str:
     """Asserts the CLI stopped with one plugin-error line (exit 3) and no traceback."""
-    assert result.returncode == 3, (result.returncode, result.stderr)
+    assert result.exit_code == 3, (result.exit_code, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr

@@ -18,8 +18,10 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import traceback
 
 from ..errors import (
+    DEBUG_ENV,
     EXIT_INTERRUPTED,
     EXIT_OUTPUT_CLOSED,
     EXIT_PLUGIN_ERROR,
@@ -37,8 +39,6 @@ from .argv import first_word
 from .command import load_plugins, parse_args
 from .commands import build_command_group, builtin_usage_exit_code, run_benchmark, run_subcommand
 
-# Set to see the traceback of an internal error instead of its one line.
-DEBUG_ENV = "IREEBENCH_DEBUG"
 # The IREE runtime's native extension (nanobind), loaded by a run.
 RUNTIME_EXTENSION = "iree._runtime_libs._runtime"
 
@@ -110,8 +110,11 @@ def run_cli(argv: list[str]) -> int:
             raise  # sys.exit() in a plugin: its status, as Python gives it
         except BaseException as exc:  # one line, never a traceback
             outcome = error_outcome(exc)
+            debug = os.environ.get(DEBUG_ENV)
+            if debug and isinstance(exc, PluginError) and exc.original is not None:
+                traceback.print_exception(exc.original)  # the plugin's, where it raised
             if outcome is None:
-                if os.environ.get(DEBUG_ENV):
+                if debug:
                     raise
                 outcome = ((f"ireebench: internal error: {type(exc).__name__}: "
                            f"{one_line(exc)} (set {DEBUG_ENV}=1 for the traceback)"),

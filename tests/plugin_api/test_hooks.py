@@ -1,4 +1,5 @@
-"""The hook phases, as a plugin sees them through the real CLI and plugin manager.
+"""The hook phases, as a plugin sees them through the real CLI and plugin manager
+(the public ``ireebench_tester``, or a subprocess where the process's own streams matter).
 
 * ``ireebench_measure_repetition`` wrappers bracket exactly the measured
   iterations of each repetition (calibration and warm-up outside);
@@ -13,7 +14,7 @@ import ast
 import json
 
 import pytest
-from conftest import FIXTURE_PLUGINS, ROOT, one_error_line, plugin_error_line
+from conftest import FIXTURE_PLUGINS, ROOT, fixture_plugin, one_error_line, plugin_error_line
 
 LOCAL = "--device=local-sync"
 
@@ -27,13 +28,13 @@ def _measured(report: dict) -> list[dict]:
     return [b for b in report["benchmarks"] if b["run_type"] == "iteration"]
 
 
-def test_wrapper_brackets_exactly_each_repetition(ireebench, compile_mlir):
+def test_wrapper_brackets_exactly_each_repetition(ireebench_tester, compile_mlir):
     """Time-based runs: calibration and warm-up happen, but outside every bracket."""
-    result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL,
-                       "--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05",
-                       "--benchmark_repetitions=3", "--benchmark_format=json",
-                       "--plugin=repetition_bracket")
-    assert result.returncode == 0, result.stderr
+    result = ireebench_tester.run(f"--module={compile_mlir('two_dispatches')}",
+                                  "--benchmark_min_time=0.05s", "--benchmark_min_warmup_time=0.05",
+                                  "--benchmark_repetitions=3", "--benchmark_format=json",
+                                  plugins=[fixture_plugin("repetition_bracket")], worker=True)
+    assert result.exit_code == 0, result.stderr
     # Once per repetition; a first repetition that fell short of the minimum
     # time is measured again (retry 1, 2 ...): its last bracket is the one reported.
     brackets = list({b["index"]: b for b in _brackets(result.stderr)}.values())
@@ -48,16 +49,16 @@ def test_wrapper_brackets_exactly_each_repetition(ireebench, compile_mlir):
     assert all(b["measured_seconds"] > 0 for b in brackets), brackets
 
 
-def test_a_bracket_holds_exactly_the_measured_calls(ireebench, compile_mlir):
+def test_a_bracket_holds_exactly_the_measured_calls(ireebench_tester, compile_mlir):
     """Calibration, warm-up and the first repetition's short runs happen, but
     none of their calls is inside a bracket: the module counts its calls
     (``call_counter`` reads the count right before and right after the
     built-in measurement), so this holds whatever the machine's load."""
-    result = ireebench(f"--module={compile_mlir('stateful')}", LOCAL,
-                       "--benchmark_min_time=0.02s", "--benchmark_min_warmup_time=0.02",
-                       "--benchmark_repetitions=3", "--benchmark_format=json",
-                       "--plugin=call_counter")
-    assert result.returncode == 0, result.stderr
+    result = ireebench_tester.run(f"--module={compile_mlir('stateful')}",
+                                  "--benchmark_min_time=0.02s", "--benchmark_min_warmup_time=0.02",
+                                  "--benchmark_repetitions=3", "--benchmark_format=json",
+                                  plugins=[fixture_plugin("call_counter")], worker=True)
+    assert result.exit_code == 0, result.stderr
     counted = [json.loads(line.split(" ", 1)[1]) for line in result.stderr.splitlines()
                if line.startswith("CALLS ")]
     assert len(counted) >= 3
@@ -67,12 +68,13 @@ def test_a_bracket_holds_exactly_the_measured_calls(ireebench, compile_mlir):
         row["iterations"] for row in _measured(result.json())]
 
 
-def test_measurement_is_the_same_with_and_without_a_wrapper(ireebench, compile_mlir):
-    args = [f"--module={compile_mlir('two_functions')}", LOCAL, "--benchmark_min_time=25x",
+def test_measurement_is_the_same_with_and_without_a_wrapper(ireebench_tester, compile_mlir):
+    args = [f"--module={compile_mlir('two_functions')}", "--benchmark_min_time=25x",
             "--benchmark_repetitions=3", "--benchmark_format=json"]
-    plain = ireebench(*args)
-    wrapped = ireebench(*args, "--plugin=repetition_bracket")
-    assert plain.returncode == wrapped.returncode == 0, wrapped.stderr
+    plain = ireebench_tester.run(*args, worker=True)
+    wrapped = ireebench_tester.run(*args, plugins=[fixture_plugin("repetition_bracket")],
+                                   worker=True)
+    assert plain.exit_code == wrapped.exit_code == 0, wrapped.stderr
 
     def shape(report):
         return [(b["name"], b["run_type"], b["iterations"], b["repetitions"],
@@ -150,11 +152,13 @@ def test_hooks_are_called_in_the_documented_order(ireebench, compile_mlir, tmp_p
 
 @pytest.mark.parametrize("outcome, status", [("ok", 0), ("failed", 1), ("usage", 1),
                                              ("crash", 3)])
-def test_third_party_backend_is_closed_by_the_core(ireebench, tmp_path, outcome, status):
+def test_third_party_backend_is_closed_by_the_core(ireebench_tester, tmp_path, outcome,
+                                                    status):
     out = tmp_path / "out.json"
-    result = ireebench("--plugin=fake_backend", "--backend=fake", f"--fake_outcome={outcome}",
-                       f"--benchmark_out={out}")
-    assert result.returncode == status, result.stderr
+    result = ireebench_tester.run("--backend=fake", f"--fake_outcome={outcome}",
+                                  f"--benchmark_out={out}",
+                                  plugins=[fixture_plugin("fake_backend")])
+    assert result.exit_code == status, result.stderr
     assert f"FINISH session=False status={status}" in result.stderr
     assert "FAKE cleanup" in result.stderr
     report = json.loads(out.read_text())  # closed: valid JSON with the one row
@@ -169,9 +173,10 @@ def test_third_party_backend_is_closed_by_the_core(ireebench, tmp_path, outcome,
         assert lines == []
 
 
-def test_third_party_backend_lists_through_the_run_stdout(ireebench):
-    result = ireebench("--plugin=fake_backend", "--backend=fake", "--benchmark_list_tests")
-    assert result.returncode == 0, result.stderr
+def test_third_party_backend_lists_through_the_run_stdout(ireebench_tester):
+    result = ireebench_tester.run("--backend=fake", "--benchmark_list_tests",
+                                  plugins=[fixture_plugin("fake_backend")])
+    assert result.exit_code == 0, result.stderr
     assert result.stdout == "BM_fake/process_time/real_time\n"
     assert "FINISH session=False status=0" in result.stderr
 
@@ -181,7 +186,7 @@ def test_fixture_plugins_are_where_the_docs_say():
         assert (FIXTURE_PLUGINS / f"{name}.py").is_file()
 
 
-def test_plugin_error_and_usage_error_are_told_apart(ireebench, tmp_path):
+def test_plugin_error_and_usage_error_are_told_apart(ireebench_tester, tmp_path):
     plugin = tmp_path / "strict.py"
     plugin.write_text("from ireebench import UsageError, hookimpl\n\n"
                       "@hookimpl\n"
@@ -190,9 +195,9 @@ def test_plugin_error_and_usage_error_are_told_apart(ireebench, tmp_path):
                       "        raise UsageError('--batch_size=2: not with strict')\n"
                       "    if config.getoption('batch_size') == 3:\n"
                       "        raise KeyError('bug')\n")
-    usage = ireebench(f"--plugin={plugin}", "--batch_size=2", "--module=x.vmfb")
+    usage = ireebench_tester.run("--batch_size=2", "--module=x.vmfb", plugins=[plugin])
     assert one_error_line(usage) == "ireebench: error: --batch_size=2: not with strict"
-    assert usage.returncode == 1
-    bug = ireebench(f"--plugin={plugin}", "--batch_size=3", "--module=x.vmfb")
+    assert usage.exit_code == 1
+    bug = ireebench_tester.run("--batch_size=3", "--module=x.vmfb", plugins=[plugin])
     assert plugin_error_line(bug) == ("ireebench: plugin error: plugin 'strict' failed in "
                                       "ireebench_configure: KeyError: 'bug'")

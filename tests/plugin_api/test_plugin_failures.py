@@ -14,7 +14,7 @@ def _plugin(tmp_path, name, body):
     return path
 
 
-def test_raising_reporter_is_named(compile_mlir, ireebench, tmp_path):
+def test_raising_reporter_is_named(compile_mlir, ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "badrep", """
         from ireebench import hookimpl
         from ireebench.reporting import Reporter
@@ -28,9 +28,9 @@ def test_raising_reporter_is_named(compile_mlir, ireebench, tmp_path):
             return {"bad": Bad}
     """)
     out = tmp_path / "out.json"
-    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                       "--benchmark_min_time=1x", f"--plugin={plugin}", "--reporter=bad",
-                       f"--benchmark_out={out}")
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}", "--benchmark_min_time=1x",
+                                  f"--plugin={plugin}", "--reporter=bad",
+                                  f"--benchmark_out={out}", worker=True)
     line = plugin_error_line(result)
     assert "plugin 'badrep' failed in reporter Bad.report_runs" in line
     assert "cannot render" in line
@@ -40,7 +40,7 @@ def test_raising_reporter_is_named(compile_mlir, ireebench, tmp_path):
     assert json.loads(out.read_text())["benchmarks"]
 
 
-def test_raising_file_reporter_factory_leaves_no_file(compile_mlir, ireebench, tmp_path):
+def test_raising_file_reporter_factory_leaves_no_file(compile_mlir, ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "badfactory", """
         from ireebench import hookimpl
 
@@ -51,15 +51,15 @@ def test_raising_file_reporter_factory_leaves_no_file(compile_mlir, ireebench, t
         def ireebench_reporters():
             return {"nope": factory}
     """)
-    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                       f"--plugin={plugin}", f"--benchmark_out={tmp_path / 'out.txt'}",
-                       "--benchmark_out_format=nope")
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                  f"--plugin={plugin}", f"--benchmark_out={tmp_path / 'out.txt'}",
+                                  "--benchmark_out_format=nope", worker=True)
     line = plugin_error_line(result)
     assert "plugin 'badfactory'" in line and "no factory today" in line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["badfactory.py"]
 
 
-def test_wrapper_on_a_named_hook_is_refused(compile_mlir, ireebench, tmp_path):
+def test_wrapper_on_a_named_hook_is_refused(compile_mlir, ireebench_tester, tmp_path):
     """ireebench_reporters is called one plugin at a time: a wrapper could not wrap it."""
     plugin = _plugin(tmp_path, "watcher", """
         import sys
@@ -71,8 +71,8 @@ def test_wrapper_on_a_named_hook_is_refused(compile_mlir, ireebench, tmp_path):
             print("REPORTER HOOK SEEN", file=sys.stderr)
             return result
     """)
-    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                       "--benchmark_min_time=1x", f"--plugin={plugin}")
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                  "--benchmark_min_time=1x", f"--plugin={plugin}")
     line = one_error_line(result)
     assert "plugin 'watcher': ireebench_reporters cannot be a wrapper" in line
 
@@ -96,17 +96,18 @@ def test_sessionfinish_hears_the_exit_status(compile_mlir, ireebench, tmp_path):
     assert "FINISH session=False status=1" in unopened.stderr
 
 
-def test_dry_run_skips_warmup(compile_mlir, ireebench):
+def test_dry_run_skips_warmup(compile_mlir, ireebench_tester):
     """The stateful module counts its calls: the one output shows the one call
     of the dry run (a warm-up of 30 s would have called it many times)."""
-    result = ireebench(f"--module={compile_mlir('stateful')}", "--device=local-sync",
-                       "--benchmark_dry_run", "--benchmark_min_warmup_time=30",
-                       "--enable_output_processing")
-    assert result.returncode == 0, result.stderr
+    result = ireebench_tester.run(f"--module={compile_mlir('stateful')}",
+                                  "--benchmark_dry_run", "--benchmark_min_warmup_time=30",
+                                  "--enable_output_processing", worker=True)
+    assert result.exit_code == 0, result.stderr
     assert "result[0]: i32=1" in result.stdout
 
 
-def test_a_measurement_plugin_ignoring_the_count_cannot_loop(compile_mlir, ireebench, tmp_path):
+def test_a_measurement_plugin_ignoring_the_count_cannot_loop(compile_mlir, ireebench_tester,
+                                                             tmp_path):
     """A first repetition short of the minimum time is retried, but not forever."""
     plugin = _plugin(tmp_path, "fixed", """
         from ireebench import Run, hookimpl
@@ -116,10 +117,10 @@ def test_a_measurement_plugin_ignoring_the_count_cannot_loop(compile_mlir, ireeb
             return Run(name=workload.name, run_name=workload.run_name, iterations=10,
                        real_accumulated_time=0.001, cpu_accumulated_time=0.001)
     """)
-    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                       "--benchmark_min_time=0.5s", "--benchmark_filter=noargs",
-                       f"--plugin={plugin}", "--benchmark_format=json", timeout=120)
-    assert result.returncode == 0, result.stderr
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                  "--benchmark_min_time=0.5s", "--benchmark_filter=noargs",
+                                  f"--plugin={plugin}", "--benchmark_format=json", worker=True)
+    assert result.exit_code == 0, result.stderr
     assert [row["iterations"] for row in result.json()["benchmarks"]] == [10]
 
 
@@ -141,7 +142,7 @@ def test_a_failed_configure_still_releases_the_run(compile_mlir, ireebench, tmp_
     assert scratch and not os.path.exists(scratch)
 
 
-def test_a_cleanup_that_raises_names_its_plugin(compile_mlir, ireebench, tmp_path):
+def test_a_cleanup_that_raises_names_its_plugin(compile_mlir, ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "closer", """
         from ireebench import hookimpl
 
@@ -152,9 +153,9 @@ def test_a_cleanup_that_raises_names_its_plugin(compile_mlir, ireebench, tmp_pat
         def ireebench_configure(config):
             config.add_cleanup(close_database)
     """)
-    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                       "--benchmark_min_time=1x", f"--plugin={plugin}")
-    assert result.returncode == 3, result.stderr
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                  "--benchmark_min_time=1x", f"--plugin={plugin}", worker=True)
+    assert result.exit_code == 3, result.stderr
     errors = [line for line in result.stderr.splitlines() if line.startswith("ireebench:")]
     assert errors == [("ireebench: plugin error: plugin 'closer' failed in cleanup "
                        "close_database: RuntimeError: db close failed")]
@@ -225,7 +226,8 @@ def test_a_broken_installed_plugin_names_its_distribution_and_the_way_out(
         assert ireebench(*command).returncode == 0
 
 
-def test_generator_exit_raised_in_a_hook_is_a_plugin_error(compile_mlir, ireebench, tmp_path):
+def test_generator_exit_raised_in_a_hook_is_a_plugin_error(compile_mlir, ireebench_tester,
+                                                           tmp_path):
     plugin = _plugin(tmp_path, "closer", """
         from ireebench import hookimpl
 
@@ -234,11 +236,13 @@ def test_generator_exit_raised_in_a_hook_is_a_plugin_error(compile_mlir, ireeben
             raise GeneratorExit("closed early")
     """)
     out = tmp_path / "out.json"
-    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                       "--benchmark_min_time=1x", f"--plugin={plugin}", f"--benchmark_out={out}")
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                  "--benchmark_min_time=1x", f"--plugin={plugin}",
+                                  f"--benchmark_out={out}", worker=True)
     [line] = ireebench_lines(result)
-    assert result.returncode == 3 and line == ("ireebench: plugin error: plugin 'closer' failed in "
-                    "ireebench_benchmark_result: GeneratorExit: closed early")
+    assert result.exit_code == 3 and line == (
+        "ireebench: plugin error: plugin 'closer' failed in "
+        "ireebench_benchmark_result: GeneratorExit: closed early")
     import json
 
     # Valid, closed by the core; the row the hook failed on was measured: it is kept.
@@ -263,16 +267,17 @@ def ireebench_statistics(config):
     ("word", "TypeError: returned str 'abc', not a number or None"),
     ("boom", "ZeroDivisionError: division by zero"),
 ])
-def test_a_failing_statistic_is_its_plugins_and_keeps_the_rows(compile_mlir, ireebench,
+def test_a_failing_statistic_is_its_plugins_and_keeps_the_rows(compile_mlir, ireebench_tester,
                                                                 tmp_path, backend, statistic,
                                                                 error):
     plugin = _plugin(tmp_path, "wordy", STRING_STATISTIC)
     out = tmp_path / "out.json"
-    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                       "--benchmark_min_time=2x", "--benchmark_repetitions=2",
-                       f"--backend={backend}", f"--plugin={plugin}",
-                       f"--benchmark_statistics=min,{statistic}", f"--benchmark_out={out}")
-    assert result.returncode == 3, result.stderr
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                  "--benchmark_min_time=2x", "--benchmark_repetitions=2",
+                                  f"--backend={backend}", f"--plugin={plugin}",
+                                  f"--benchmark_statistics=min,{statistic}",
+                                  f"--benchmark_out={out}", worker=True)
+    assert result.exit_code == 3, result.stderr
     assert ireebench_lines(result) == [
         f"ireebench: plugin error: plugin 'wordy' failed in statistic '{statistic}': {error}"]
     names = [row["name"] for row in json.loads(out.read_text())["benchmarks"]]
@@ -288,7 +293,7 @@ def test_a_failing_statistic_is_its_plugins_and_keeps_the_rows(compile_mlir, ire
     ("ireebench_invocation_kinds", "5", "int 5"),
     ("ireebench_backends", "[object()]", "a list holding object <object object at"),
 ])
-def test_a_named_object_hook_returning_garbage_is_its_plugins(compile_mlir, ireebench,
+def test_a_named_object_hook_returning_garbage_is_its_plugins(compile_mlir, ireebench_tester,
                                                               tmp_path, hook, returned, shown):
     plugin = _plugin(tmp_path, "garbage", f"""
         from ireebench import hookimpl
@@ -297,19 +302,20 @@ def test_a_named_object_hook_returning_garbage_is_its_plugins(compile_mlir, iree
         def {hook}():
             return {returned}
     """)
-    line = plugin_error_line(ireebench(f"--module={compile_mlir('simple')}",
-                                       "--device=local-sync", "--benchmark_min_time=1x",
-                                       f"--plugin={plugin}"))
+    line = plugin_error_line(ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                                  "--benchmark_min_time=1x",
+                                                  f"--plugin={plugin}", worker=True))
     assert line.startswith(f"ireebench: plugin error: plugin 'garbage' failed in {hook}: "
                            f"TypeError: returned {shown}"), line
     assert "runtime_backend" not in line and "internal error" not in line
-    listing = ireebench("plugins", f"--plugin={plugin}")  # still lists, and says why
-    assert listing.returncode == 0, listing.stderr
+    # still lists, and says why
+    listing = ireebench_tester.subcommand("plugins", f"--plugin={plugin}")
+    assert listing.exit_code == 0, listing.stderr
     assert "(unavailable outside a run: plugin 'garbage' failed in" in listing.stdout
 
 
 @pytest.mark.parametrize("flag", ["--reporter=half", "--benchmark_out_format=half"])
-def test_an_incomplete_reporter_is_its_plugins(compile_mlir, ireebench, tmp_path, flag):
+def test_an_incomplete_reporter_is_its_plugins(compile_mlir, ireebench_tester, tmp_path, flag):
     plugin = _plugin(tmp_path, "halfdone", """
         from ireebench import hookimpl
 
@@ -325,9 +331,10 @@ def test_an_incomplete_reporter_is_its_plugins(compile_mlir, ireebench, tmp_path
             return {"half": Half}
     """)
     out = tmp_path / "out.json"
-    line = plugin_error_line(ireebench(f"--module={compile_mlir('simple')}",
-                                       "--device=local-sync", "--benchmark_min_time=1x",
-                                       f"--plugin={plugin}", flag, f"--benchmark_out={out}"))
+    line = plugin_error_line(ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                                  "--benchmark_min_time=1x",
+                                                  f"--plugin={plugin}", flag,
+                                                  f"--benchmark_out={out}", worker=True))
     assert line == ("ireebench: plugin error: plugin 'halfdone' failed in reporter factory "
                     "'half': TypeError: made a Half without report_runs, finalize; subclass "
                     "ireebench.Reporter")

@@ -5,7 +5,7 @@ import io
 import json
 
 import pytest
-from conftest import one_error_line
+from conftest import fixture_plugin, one_error_line
 
 FAST = ["--device=local-sync", "--benchmark_min_time=2x"]
 
@@ -36,13 +36,15 @@ def test_benchmark_out_in_missing_directory_is_one_error(module, ireebench, tmp_
     assert f"--benchmark_out={tmp_path / 'no' / 'out.json'}" in line
 
 
-def test_third_party_reporter_gets_context_runs_and_extra_rows(module, ireebench, tmp_path):
+def test_third_party_reporter_gets_context_runs_and_extra_rows(module, ireebench_tester,
+                                                               tmp_path):
     log = tmp_path / "stream.jsonl"
-    result = ireebench(f"--module={module}", *FAST, "--benchmark_repetitions=2",
-                       "--plugin", "reporters_recording", "--plugin", "reporters_extra_rows",
-                       "--reporter", "recording", f"--stream_log={log}",
-                       f"--benchmark_out={tmp_path / 'out.json'}")
-    assert result.returncode == 0, result.stderr
+    result = ireebench_tester.run(f"--module={module}", "--benchmark_repetitions=2",
+                                  "--reporter", "recording", f"--stream_log={log}",
+                                  f"--benchmark_out={tmp_path / 'out.json'}", worker=True,
+                                  plugins=[fixture_plugin("reporters_recording"),
+                                           fixture_plugin("reporters_extra_rows")])
+    assert result.exit_code == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     assert [e["event"] for e in events] == ["context", "runs", "runs", "finalize"]
     assert events[0]["extra"]["iree_devices"] == ["local-sync"]
@@ -67,10 +69,11 @@ def test_third_party_reporter_gets_context_runs_and_extra_rows(module, ireebench
     assert result.stderr == ""  # only console/CSV print the context on stderr
 
 
-def test_extra_rows_in_builtin_formats(module, ireebench, tmp_path):
-    result = ireebench(f"--module={module}", *FAST, "--plugin", "reporters_extra_rows",
-                       f"--benchmark_out={tmp_path / 'out.csv'}", "--benchmark_out_format=csv")
-    assert result.returncode == 0, result.stderr
+def test_extra_rows_in_builtin_formats(module, ireebench_tester, tmp_path):
+    result = ireebench_tester.run(f"--module={module}", f"--benchmark_out={tmp_path / 'out.csv'}",
+                                  "--benchmark_out_format=csv", worker=True,
+                                  plugins=[fixture_plugin("reporters_extra_rows")])
+    assert result.exit_code == 0, result.stderr
     # Console: the extra row under its benchmark, with its counter.
     rows = [line for line in result.stdout.splitlines() if line.startswith("BM_")]
     assert [r.split()[0] for r in rows] == ["BM_first/process_time/real_time", "BM_first/extra",
@@ -84,12 +87,12 @@ def test_extra_rows_in_builtin_formats(module, ireebench, tmp_path):
     assert [row[-1] for row in table[1:]] == ["", "1", "", "1"]
 
 
-def test_failing_run_is_streamed_as_error_row(compile_mlir, ireebench, tmp_path):
+def test_failing_run_is_streamed_as_error_row(compile_mlir, ireebench_tester, tmp_path):
     log = tmp_path / "stream.jsonl"
-    result = ireebench(f"--module={compile_mlir('fails_second')}", *FAST,
-                       "--plugin", "reporters_extra_rows", f"--stream_log={log}",
-                       "--benchmark_format=json")
-    assert result.returncode == 1
+    result = ireebench_tester.run(f"--module={compile_mlir('fails_second')}",
+                                  f"--stream_log={log}", "--benchmark_format=json", worker=True,
+                                  plugins=[fixture_plugin("reporters_extra_rows")])
+    assert result.exit_code == 1
     streamed = [json.loads(line) for line in log.read_text().splitlines()]
     assert [(s["name"], s["error"]) for s in streamed] == [
         ("BM_works/process_time/real_time", False), ("BM_works/extra", False),
