@@ -99,6 +99,8 @@ LAZY_IMPORTS = {
     # measures a scenario or builds an LLM workload.
     "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
     "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME},
+    # statistics (~3 ms of every start) only when a run computes the LLM rows.
+    "ireebench.plugins.llm.metrics": {"statistics": ("statistics",)},
 }
 # The packages kept out of startup: never reached from it but through LAZY_IMPORTS.
 KEPT_OUT = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
