@@ -25,8 +25,8 @@ working and warns with :class:`IreebenchDeprecationWarning`
 ``PytestDeprecationWarning``.
 
 A public module may also give some of its names on first use only
-(:func:`lazy_names`, PEP 562): ``ireebench``'s input helpers, whose module
-imports the IREE runtime and numpy, and the comparison engine behind
+(:func:`lazy_names`, PEP 562): ``ireebench``'s input helpers (their modules
+import the IREE runtime and numpy only when they make values), and the comparison engine behind
 ``ireebench.comparison``, so that ``import ireebench`` and commands that
 compare nothing load neither. Such a name is public like any other.
 """

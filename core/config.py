@@ -179,6 +179,14 @@ class Config:
         self.name_prefix = ""
         self.point_label = ""
         self.run = self
+        self.inifile = None  # the configuration file (ireebench.inifile), set by the CLI
+
+    def getini(self, name: str):
+        """The setting ``name`` of the configuration file, declared with
+        ``parser.addini`` (its default when the file does not set it)."""
+        if self.run.inifile is None:
+            raise ValueError(f"no configuration setting named {name!r} (parser.addini)")
+        return self.run.inifile.get(name)
 
     def for_point(self, options: dict, runtime_flags: list[str], params: dict,
                   name_prefix: str = "", label: str = "") -> Config:

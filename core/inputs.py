@@ -31,9 +31,6 @@ import os
 import re
 from dataclasses import dataclass, field
 
-import iree.runtime as rt
-import numpy as np
-
 from . import dtypes
 from .errors import INVALID_ARGUMENT, RESOURCE_EXHAUSTED, UNKNOWN, UsageError, flag_error, one_line
 
@@ -46,7 +43,7 @@ class Scalar:
 
 @dataclass
 class Tensor:
-    array: np.ndarray  # host storage (bf16 as uint16 bits)
+    array: object  # a numpy.ndarray: host storage (bf16 as uint16 bits)
     element_type: dtypes.ElementType
     storage_only: bool = False  # `&`: pass the buffer, not a buffer view
     spec: str = ""  # the --input it came from, for error messages
@@ -186,6 +183,8 @@ def _parse_primitive(spec: _Spec, cconv: str) -> Scalar:
 def _parse_shape_and_type(metadata: str, spec: _Spec) -> tuple[list[int], dtypes.ElementType]:
     # As iree_hal_parse_shape_and_element_type: the type follows the last `x`;
     # an empty shape before it (`xf32`) is rank 0, like no `x` at all (`f32`).
+    import numpy as np
+
     shape_text, _, type_name = metadata.strip().rpartition("x")
     type_name = type_name.strip()
     element_type = dtypes.by_name(type_name)
@@ -220,7 +219,9 @@ def _check_brackets(text: str, spec: _Spec) -> None:
 
 
 def _convert_values(tokens: list[str], element_type: dtypes.ElementType,
-                    spec: _Spec) -> np.ndarray:
+                    spec: _Spec):  # a numpy.ndarray
+    import numpy as np
+
     try:
         if element_type.is_float:
             floats = np.array([float(t) for t in tokens], dtype=np.float64)
@@ -264,6 +265,8 @@ def parse_tensor(text: str, spec: _Spec, streams: _Streams | None = None,
 
 
 def _parse_tensor(text: str, spec: _Spec, streams: _Streams | None, check=None) -> Tensor:
+    import numpy as np
+
     metadata, has_values, contents = text.partition("=")
     shape, element_type = _parse_shape_and_type(metadata, spec)
     if check is not None:  # before a single element is built
@@ -299,6 +302,8 @@ def _parse_tensor(text: str, spec: _Spec, streams: _Streams | None, check=None) 
 
 
 def _load_npy(handle, path: str, spec: _Spec) -> Tensor:
+    import numpy as np
+
     try:
         array = np.load(handle, allow_pickle=False)
     except Exception as exc:  # noqa: BLE001 - a corrupt header raises anything
@@ -350,6 +355,8 @@ class PreparedInputs:
 
     def clone(self, extra_capacity: int = 0):
         """A new VmVariantList with the same values (for async invocations)."""
+        import iree.runtime as rt
+
         clone = rt.VmVariantList(len(self.items) + extra_capacity)
         for method, value in self.items:
             getattr(clone, method)(value)
@@ -358,6 +365,9 @@ class PreparedInputs:
 
 def to_vm_list(values: list[InputValue], device) -> PreparedInputs:
     """Uploads host values into device buffers and a VM argument list."""
+    import iree.runtime as rt
+    import numpy as np
+
     items = []
     null = None  # the null reference, made once for every `(null)` argument
     for value in values:
@@ -404,6 +414,8 @@ def prepare_inputs(values, session, argument_types: list[str] | None = None) -> 
     i64, f32 or f64; without it ints are i32 and floats f32), or a value
     :func:`parse_inputs` returned.
     """
+    import numpy as np
+
     prepared: list[InputValue] = []
     for index, value in enumerate(values):
         cconv = argument_types[index] if argument_types and index < len(argument_types) else ""
@@ -427,7 +439,7 @@ def prepare_inputs(values, session, argument_types: list[str] | None = None) -> 
 _NO_DEVICE = 2**31 - 1
 
 
-def null_reference(device) -> rt.VmRef:
+def null_reference(device):
     """A reference to nothing, to pass a ``(null)`` reference argument.
 
     The native tool pushes ``iree_vm_ref_null()`` into the argument list
@@ -449,6 +461,8 @@ def null_reference(device) -> rt.VmRef:
     The modules live in a private VM instance and context released on return;
     the null reference owns nothing.
     """
+    import iree.runtime as rt
+
     captured: list = []
     instance = rt.VmInstance()
     hal_module = rt.create_hal_module(instance, device)

@@ -133,10 +133,16 @@ class PluginManager(pluggy.PluginManager):
         # names are its imports and constants: those are passed over here, where
         # pluggy would look each up with inspect.getattr_static (with 31 built-in
         # modules, a sizeable part of every command's start).
-        if isinstance(plugin, types.ModuleType) and not inspect.isroutine(
-                vars(plugin).get(name)):
-            return None
-        opts = super().parse_hookimpl_opts(plugin, name)
+        if isinstance(plugin, types.ModuleType):
+            method = vars(plugin).get(name)
+            if not inspect.isroutine(method):
+                return None
+            # pluggy's own reading (the marker's dict), without its getattr_static:
+            # a module's attribute is its __dict__'s.
+            opts = getattr(getattr(method, "__func__", method), "ireebench_impl", None)
+            opts = opts if isinstance(opts, dict) else None
+        else:
+            opts = super().parse_hookimpl_opts(plugin, name)
         if opts is None and name.startswith(HOOK_PREFIX):
             method = getattr(plugin, name, None)
             if inspect.isroutine(method):

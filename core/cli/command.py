@@ -28,6 +28,7 @@ from ..config import Config, OptionSpec
 from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
 from ..executor import select_executor
 from ..hookcall import call_hook, collect_named, implementations
+from ..inifile import IniFile
 from ..installed import entry_points
 from ..native import BENCHMARK_TOOL
 from ..outfiles import run_files
@@ -154,6 +155,13 @@ def add_plugin_options(pm, parser: OptionParser, hook_name: str = "ireebench_add
             parser.plugin = CORE
 
 
+def plugin_inifile(pm) -> IniFile:
+    """The configuration file, with the settings the plugins declare (``parser.addini``)."""
+    parser = OptionParser()
+    add_plugin_options(pm, parser)
+    return IniFile(parser.inis)
+
+
 def known_names(pm, hook_name: str, what: str) -> str:
     """The sorted names a named-object hook provides, comma separated (for --help)."""
     try:
@@ -170,16 +178,22 @@ def build_command(pm, name: str = "ireebench", help: str = HELP,
     parser = OptionParser()
     add_core_options(parser)
     add_plugin_options(pm, parser)
-    return GroupedCommand(
+    inifile = IniFile(parser.inis)
+    specs = {option.name: option.spec() for option in parser.options}
+    command = GroupedCommand(
         name,
         params=parser.options,
         help=help,
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True,
-                          "help_option_names": ["--help", "-h"]},
+                          "help_option_names": ["--help", "-h"],
+                          # the file's flag defaults: the command line wins (click's rule)
+                          "default_map": inifile.flag_defaults(specs)},
         add_help_option=True,
         pm=pm,
         commands=commands,
     )
+    command.inifile = inifile
+    return command
 
 
 def make_context(command: click.Command, prog: str, argv: list[str], invocation: Invocation):
@@ -193,6 +207,9 @@ def make_context(command: click.Command, prog: str, argv: list[str], invocation:
         # A value the native tool's own flag parser would refuse too carries its status.
         param = getattr(exc, "param", None)
         native = isinstance(param, GroupedOption) and param.spec().native
+        if (param is not None and param.name in command.context_settings.get("default_map", {})
+                and not any(arg.split("=")[0] in param.opts for arg in argv)):
+            exc.message += f" (its default is set in {command.inifile.path})"
         raise UsageError(one_line(exc.format_message()),
                          status=INVALID_ARGUMENT if native else None) from None
 
@@ -403,10 +420,13 @@ def parse_args(argv: list[str], invocation: Invocation) -> Config | None:
     if print_native_information(runtime_flags, invocation.stdout):
         return None
     specs = option_specs(command)
+    for warning in command.inifile.warnings(specs):
+        invocation.stderr.write(f"ireebench: warning: {warning}\n")
     # A plain run's own process (--point_index=0, on an executor's node) measures
     # here and writes no run output, as a sweep's point process does.
     config = Config(pm, point_process_options(dict(ctx.params), specs), runtime_flags,
                     list(argv), invocation.stdout, invocation.stderr, specs)
+    config.inifile = command.inifile
     return configure(config, invocation.selection)
 
 
@@ -446,6 +466,7 @@ def parse_points(points: list[PointSpec], invocation: Invocation, command_line: 
     config = Config(pm, options, runtime_flags, list(points[0].argv), invocation.stdout,
                     invocation.stderr, specs)
     config.command_line = list(command_line)
+    config.inifile = getattr(command, "inifile", None)
     point_list = [Point(config.for_point(options, runtime_flags, spec.params, spec.name_prefix,
                                          spec.label))
                   for spec, options, runtime_flags in parsed]

@@ -42,7 +42,7 @@ from ..hookcall import guarded, guarded_for, implementations
 from ..pluginmanager import PluginSelection, build_plugin_manager
 from ..results import RunResult
 from .argv import without_plugin_flags
-from .command import make_context
+from .command import make_context, plugin_inifile
 from .invocation import Invocation
 from .options import CORE, OptionParser
 
@@ -182,6 +182,12 @@ class CommandConfig(Config):
         self.plugins = invocation.plugins
         self.selection = invocation.selection
         self.commands = invocation.commands
+
+    def getini(self, name: str):
+        """A setting of the configuration file, as a run's (read when first asked)."""
+        if self.inifile is None:
+            self.inifile = plugin_inifile(self.pm)
+        return super().getini(name)
 
     def getoption(self, name: str, default=None):
         """The parsed value of the subcommand's option ``name`` (a nested command's

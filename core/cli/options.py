@@ -18,6 +18,8 @@ import click
 from ..backend import EXECUTORS, PROCESS_REPETITIONS
 from ..config import OptionSpec
 from ..errors import INVALID_ARGUMENT, UsageError
+from ..inifile import TYPES as INI_TYPES
+from ..inifile import IniSpec
 from ..outfiles import register_input, register_output, value_file
 from ..processes import check_processes
 from ..version import version_lines
@@ -42,7 +44,11 @@ def _print_version(ctx, param, value):
     if not value or ctx.resilient_parsing:
         return value
     invocation = ctx.find_object(Invocation)
-    command_stdout(ctx).write("\n".join(version_lines(getattr(invocation, "pm", None))) + "\n")
+    lines = version_lines(getattr(invocation, "pm", None))
+    inifile = getattr(ctx.command, "inifile", None)
+    if inifile is not None and inifile.path is not None:
+        lines.append(f"configuration file: {inifile.path}")
+    command_stdout(ctx).write("\n".join(lines) + "\n")
     ctx.exit(0)
 
 
@@ -134,6 +140,21 @@ class OptionParser:
         self.options: list[GroupedOption] = []
         self.plugin = CORE
         self._owners: dict[str, str] = {}  # option name and each flag -> owner
+        self.inis: dict[str, IniSpec] = {}
+
+    def addini(self, name: str, help: str, type: str = "string", default=None) -> None:
+        """Declares the setting ``name`` of the configuration file (``[tool.ireebench]``
+        of pyproject.toml, or ireebench.toml: :mod:`ireebench.inifile`), read with
+        ``config.getini(name)``; ``type`` is one of string, bool, int, float, list
+        (of strings) or paths (relative to the file); ``default`` when it is not set."""
+        if type not in INI_TYPES:
+            raise UsageError(f"addini({name!r}) of {_describe(self.plugin)}: type {type!r} "
+                             f"is not one of {', '.join(INI_TYPES)}")
+        owner = self.inis[name].owner if name in self.inis else self._owners.get(name)
+        if owner is not None:
+            raise UsageError(f"setting {name} of {_describe(self.plugin)} is already "
+                             f"defined by {_describe(owner)}")
+        self.inis[name] = IniSpec(name, help, type, default, self.plugin)
 
     def addoption(self, *decls, group: str = IREEBENCH_GROUP, **attrs) -> None:
         """Adds ``--name``; keyword arguments are those of click.Option.

@@ -49,6 +49,7 @@ from .utest import (
     shift_interval,
 )
 from .verdicts import (
+    AUTO_METRIC,
     CANNOT_JUDGE,
     EXIT_CANNOT_JUDGE,
     EXIT_NO_REGRESSION,
@@ -66,9 +67,6 @@ from .verdicts import (
 MIN_REPETITIONS = 9
 DEFAULT_ALPHA = 0.05
 
-# --metric=auto (the default): CPU time on a synchronous CPU device, real time
-# elsewhere (comparison.judgement.choose_metric).
-AUTO_METRIC = "auto"
 DEFAULT_DETECTABLE = 0.10
 DEFAULT_CORRECTION = "bh"
 

@@ -7,6 +7,11 @@ without importing the engine.
 
 from __future__ import annotations
 
+# --metric=auto (the default): CPU time on a synchronous CPU device, real time
+# elsewhere (comparison.judgement.choose_metric). Here, not in the model, so that
+# the reporters' plugin (loaded by every command) does not import the engine.
+AUTO_METRIC = "auto"
+
 FASTER = "faster"
 SLOWER = "slower"
 NO_CHANGE = "no significant change"

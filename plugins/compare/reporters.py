@@ -21,9 +21,8 @@ from __future__ import annotations
 import json
 import re
 
-from ireebench.comparison.model import AUTO_METRIC
 from ireebench.comparison.reporter import CompareReporter
-from ireebench.comparison.verdicts import INCONCLUSIVE
+from ireebench.comparison.verdicts import AUTO_METRIC, INCONCLUSIVE
 from ireebench.errors import printable
 from ireebench.lib.comparison_format import (
     CORRECTION_NAMES,

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import statistics
 
 from ireebench.lib import early_stopping
 from ireebench.names import row_name
@@ -44,6 +43,8 @@ def step_times(generation) -> list[float]:
 
 def repetition_counters(generations, batch: int) -> dict[str, Counter]:
     """The counters of a repetition's row: mean TTFT and TPOT, output tokens/s, decode calls."""
+    import statistics  # here: every command loads this plugin
+
     if not generations:
         return {}
     total = math.fsum(generation.steps[-1] - generation.start if generation.steps
@@ -80,6 +81,8 @@ def _distribution_row(workload, row: str, values: list[float], what: str, label:
 
 def fit(contexts: list[int], times: list[float]) -> tuple[float, float, float]:
     """Least squares ``time = intercept + slope * context``: (slope, intercept, R²)."""
+    import statistics  # here: every command loads this plugin
+
     count = len(contexts)
     mean_x = statistics.fmean(contexts)
     mean_y = statistics.fmean(times)
@@ -95,6 +98,8 @@ def fit(contexts: list[int], times: list[float]) -> tuple[float, float, float]:
 
 def context_row(workload, generations, contexts: list[int], label: str) -> Run:
     """The median step time of each position, fitted against its context length."""
+    import statistics  # here: every command loads this plugin
+
     per_step = list(zip(*[step_times(generation) for generation in generations]))
     medians = [statistics.median(times) for times in per_step]
     used = contexts[:len(medians)]

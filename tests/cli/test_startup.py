@@ -31,9 +31,12 @@ import pytest
 from conftest import _env
 from ireebench.pluginmanager import BUILTIN_PLUGINS
 
-HEAVY = ("iree.runtime", "numpy", "sqlalchemy", "matplotlib", "ray")
+# The comparison engine (statistics, the U test) is for the commands that compare.
+ENGINE = "ireebench.comparison.model"
+HEAVY = ("iree.runtime", "numpy", "sqlalchemy", "matplotlib", "ray", ENGINE)
 # What each command needs of HEAVY (the module docstring says why).
-NEEDS = {"history": {"sqlalchemy"}, "report": {"matplotlib", "numpy"}}
+NEEDS = {"history": {"sqlalchemy", ENGINE}, "report": {"matplotlib", "numpy", ENGINE},
+         "compare": {ENGINE}, "merge": {ENGINE}}
 # Each command's exit status: compare finds b.json's regressions (1).
 EXIT_CODES = {"compare": 1}
 

@@ -48,13 +48,18 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 # module -> {module it imports inside a function: the packages that keeps out of
-# startup}. The documented way to add a lazy import: add it here.
+# startup} (an ireebench module, or a third-party one imported where it is used).
+# The documented way to add a lazy import: add it here.
 RUNTIME = ("iree", "numpy")  # iree.runtime imports numpy
 LAZY_IMPORTS = {
     # The IREE runtime: a run imports it when it first reads a module's functions
     # (its discovery) or hands the runtime a flag ireebench does not own.
     "ireebench.discovery": {"ireebench.session": RUNTIME},
     "ireebench.cli.command": {"ireebench.session": RUNTIME},
+    # Parsing --input and element types needs neither (a kind's plugin imports them
+    # at startup: ireebench.parse_inputs); making values and device buffers does.
+    "ireebench.inputs": {"numpy": RUNTIME, "iree.runtime": RUNTIME},
+    "ireebench.dtypes": {"numpy": RUNTIME, "iree.runtime": RUNTIME},
     # The built-in plugins' work with the runtime, imported when a run first needs it:
     # the in-process backend's run, the kinds' inputs and batches, output processing.
     "ireebench.plugins.runtime_backend": {"ireebench.protocol": RUNTIME},
@@ -94,6 +99,8 @@ LAZY_IMPORTS = {
     # measures a scenario or builds an LLM workload.
     "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
     "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME},
+    # statistics (~3 ms of every start) only when a run computes the LLM rows.
+    "ireebench.plugins.llm.metrics": {"statistics": ("statistics",)},
 }
 # The packages kept out of startup: never reached from it but through LAZY_IMPORTS.
 KEPT_OUT = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
@@ -186,7 +193,8 @@ def test_no_import_cycle():
 
 def _lazily_allowed(module: str, node: ast.AST) -> bool:
     allowed = LAZY_IMPORTS.get(module, {})
-    targets = [name for name, found in _imports(module) if found.lineno == node.lineno]
+    targets = [name for name, found in _imports(module, everything=True)
+               if found.lineno == node.lineno]
     return bool(targets) and all(target in allowed for target in targets)
 
 
@@ -232,6 +240,18 @@ def test_lazy_names_are_imported_on_first_use(package):
     assert lines == ["[]", "[]", "[]"]
 
 
+def test_the_input_helpers_import_neither_numpy_nor_the_runtime():
+    """What a kind imports for its inputs (docs/plugins.md's example) costs nothing at
+    startup: the helpers import numpy and the runtime when they make values."""
+    code = ("import sys; from ireebench import (declared_input_types, element_type, "
+            "parse_inputs, parse_tensor_type, prepare_inputs); "
+            "parse_tensor_type('tensor<2xf32>'); element_type('f32'); "
+            "print([m for m in ('numpy', 'iree.runtime') if m in sys.modules])")
+    found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    assert found == "[]"
+
+
 def test_core_never_imports_the_plugins():
     """core/ is mechanism: it finds built-in plugins by name, never by import."""
     graph = _graph()
@@ -256,7 +276,7 @@ def test_the_lazy_imports_exist():
         tree = ast.parse(MODULES[module].read_text())
         top = {id(node) for node in tree.body}
         for target in targets:
-            nested = [node for name, node in _imports(module) if name == target
+            nested = [node for name, node in _imports(module, everything=True) if name == target
                       and id(node) not in top]
             assert nested, (module, target)
 
