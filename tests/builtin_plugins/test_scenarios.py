@@ -1,6 +1,6 @@
 """``--scenario``: LoadGen's scenarios on real compiled async modules.
 
-tests/fixtures/mlir/serving.mlir: @spin(n) runs a chain of n multiply-adds
+examples/serving/serving.mlir: @spin(n) runs a chain of n multiply-adds
 (a service time set by its input), @stall(n, every, extra) the same with
 every ``every``-th call ``extra`` steps longer (a stall inside the function).
 Nothing here asserts a time: the schedule is seeded (its statistics are
@@ -18,7 +18,7 @@ import os
 import statistics
 
 import pytest
-from conftest import one_error_line
+from conftest import ROOT, one_error_line
 from ireebench.plugins.scenarios.search import MAX_QPS
 
 ASYNC = "--iree-execution-model=async-external"
@@ -28,7 +28,7 @@ FAST = ("--benchmark_min_time=1x", "--min_duration=0")
 
 @pytest.fixture(scope="module")
 def serving(compile_mlir):
-    return compile_mlir("serving", ASYNC)
+    return compile_mlir((ROOT / "examples" / "serving" / "serving.mlir").read_text(), ASYNC)
 
 
 def _rows(result) -> list[dict]:
