@@ -6,7 +6,8 @@ A block is commands when it is fenced ``sh``/``bash``/``shell``, or plain,
 output and are not run. Each block is one test (id ``FILE:LINE``) and runs
 in bash with ``ireebench`` and the IREE tools on PATH, within
 ``BLOCK_TIMEOUT``; a document's blocks run in order in one folder, as a
-reader types them (what one writes, the next finds). A block is skipped,
+reader types them (what one writes, the next finds; a worker that did not
+run the blocks above runs them first). A block is skipped,
 with its reason, after ``<!-- skip: why -->`` or with ``skip="why"`` in its
 info string, when it installs packages (``pip install``, ``python3 -m
 venv``: those lines only) or when all its commands are skipped.
@@ -283,19 +284,31 @@ def readers(stand_ins, tmp_path_factory):
     return reader
 
 
-@pytest.mark.parametrize("block", [
-    pytest.param(block, id=f"{block.document}:{block.line}",
-                 marks=[pytest.mark.xdist_group(f"docs-{block.document}")]
-                 + ([pytest.mark.skip(reason=block.skip)] if block.skip else []))
-    for block in BLOCKS])
-def test_documented_block_runs(block, readers):
-    """Each shell block runs as written, in bash, in its document's folder."""
-    folder = readers(block.document)
+def _run_block(block: Block, folder: Path) -> subprocess.CompletedProcess:
     bin_dir = str(Path(sys.executable).parent)  # ireebench and the IREE tools
     env = {**_env(), "IREEBENCH_STORAGE": str(folder / "results.sqlite"), "HOME": str(folder),
            "BENCHMARK_MIN_TIME": "2x", "BENCHMARK_MIN_WARMUP_TIME": "0",
            "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
            "PYTHONPATH": os.pathsep.join([str(folder), _env().get("PYTHONPATH", "")])}
-    proc = subprocess.run(["bash", "-c", block.script(folder)], capture_output=True, text=True,
+    return subprocess.run(["bash", "-c", block.script(folder)], capture_output=True, text=True,
                           cwd=folder, env=env, timeout=BLOCK_TIMEOUT, check=False)
+
+
+@pytest.mark.parametrize("block", [
+    pytest.param(block, id=f"{block.document}:{block.line}",
+                 marks=[pytest.mark.skip(reason=block.skip)] if block.skip else [])
+    for block in BLOCKS])
+def test_documented_block_runs(block, readers):
+    """Each shell block runs as written, in bash, in its document's folder, after
+    the document's blocks above it (run here first where another worker ran them)."""
+    folder = readers(block.document)
+    ran = folder / ".blocks-ran"
+    done = set(ran.read_text().split()) if ran.exists() else set()
+    for earlier in BLOCKS:
+        if (earlier.document == block.document and earlier.line < block.line
+                and not earlier.skip and str(earlier.line) not in done):
+            _run_block(earlier, folder)  # its own test reports how it fails
+            done.add(str(earlier.line))
+    proc = _run_block(block, folder)
+    ran.write_text(" ".join(sorted(done | {str(block.line)})))
     assert proc.returncode == 0, "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
