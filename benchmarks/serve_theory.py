@@ -1,9 +1,9 @@
 """The serving scenarios and the LLM kind against queueing theory and known costs.
 
 Every number comes from ireebench runs (whole processes, JSON rows and
-``--scenario_log``) of tests/fixtures/mlir/serving.mlir (async: @spin(n), a
+``--scenario_log``) of examples/serving/serving.mlir (async: @spin(n), a
 chain of n multiply-adds; @stall, the same with every K-th call longer) and
-tests/fixtures/mlir/toy_llm.mlir. The checks (issue 31):
+examples/llm/toy_llm.mlir. The checks (issue 31):
 
 1. **M/D/1.** @spin's ``n`` is calibrated to a ~5 ms service time (Offline's
    time per sample on one lane: the lane busy, as a queue's server is). One
@@ -50,7 +50,7 @@ from pathlib import Path
 from compare_native import ASYNC, ROOT, compile_source, machine, run_process, write_section
 
 BEGIN, END = "<!-- serve_theory: begin -->", "<!-- serve_theory: end -->"
-FIXTURES = ROOT / "tests" / "fixtures" / "mlir"
+EXAMPLES = ROOT / "examples"
 SERVICE = 0.005  # the target service time, seconds
 STALL_EVERY = 200
 STALL = 0.050  # seconds: the stalled call's whole time
@@ -68,9 +68,9 @@ class Runner:
         self.device = device
         self.scratch = scratch
         self.quick = quick
-        self.serving = compile_source((FIXTURES / "serving.mlir").read_text(),
+        self.serving = compile_source((EXAMPLES / "serving" / "serving.mlir").read_text(),
                                       scratch / "serving.vmfb", ASYNC)
-        self.llm = compile_source((FIXTURES / "toy_llm.mlir").read_text(), scratch / "llm.vmfb")
+        self.llm = compile_source((EXAMPLES / "llm" / "toy_llm.mlir").read_text(), scratch / "llm.vmfb")
         self.logs = 0
 
     def run(self, *args: str, module: Path | None = None) -> list[dict]:

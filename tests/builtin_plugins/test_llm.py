@@ -1,6 +1,6 @@
 """``--llm_decode_steps``: prefill, then token-by-token decode, on a small LLM-shaped module.
 
-tests/fixtures/mlir/toy_llm.mlir has sharktank's interface (prefill_bs1,
+examples/llm/toy_llm.mlir has sharktank's interface (prefill_bs1,
 decode_bs1, a paged KV cache updated in place): an embedding, one
 attention-like step over the cache up to ``seq_len``, logits. The last
 logits the kind leaves (``--output``) are checked against a generation
@@ -17,7 +17,7 @@ import os
 import iree.runtime as rt
 import numpy as np
 import pytest
-from conftest import one_error_line
+from conftest import ROOT, one_error_line
 
 PROMPT, STEPS, STRIDE = 20, 12, 16
 CACHE = "--input=64x1024xf32=0"
@@ -27,7 +27,7 @@ LLM = ("--function=decode_bs1", CACHE, f"--llm_decode_steps={STEPS}",
 
 @pytest.fixture(scope="module")
 def toy_llm(compile_mlir):
-    return compile_mlir("toy_llm")
+    return compile_mlir((ROOT / "examples" / "llm" / "toy_llm.mlir").read_text())
 
 
 def test_rows_count_the_calls_made(ireebench, toy_llm):

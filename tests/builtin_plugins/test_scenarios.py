@@ -1,6 +1,6 @@
 """``--scenario``: LoadGen's scenarios on real compiled async modules.
 
-tests/fixtures/mlir/serving.mlir: @spin(n) runs a chain of n multiply-adds
+examples/serving/serving.mlir: @spin(n) runs a chain of n multiply-adds
 (a service time set by its input), @stall(n, every, extra) the same with
 every ``every``-th call ``extra`` steps longer (a stall inside the function).
 Nothing here asserts a time: the schedule is seeded (its statistics are
@@ -18,17 +18,18 @@ import os
 import statistics
 
 import pytest
-from conftest import one_error_line
+from conftest import ROOT, one_error_line
 from ireebench.plugins.scenarios.search import MAX_QPS
 
 ASYNC = "--iree-execution-model=async-external"
+SERVING = (ROOT / "examples" / "serving" / "serving.mlir").read_text()
 SPIN = ("--function=spin", "--input=i32=20000")
 FAST = ("--benchmark_min_time=1x", "--min_duration=0")
 
 
 @pytest.fixture(scope="module")
 def serving(compile_mlir):
-    return compile_mlir("serving", ASYNC)
+    return compile_mlir(SERVING, ASYNC)
 
 
 def _rows(result) -> list[dict]:
@@ -280,7 +281,7 @@ def test_bad_scenario_flags_are_one_line(ireebench, serving, args, message):
 
 
 def test_a_sync_function_is_refused_by_the_server(ireebench, compile_mlir):
-    line = one_error_line(ireebench(f"--module={compile_mlir('serving')}", *SPIN,
+    line = one_error_line(ireebench(f"--module={compile_mlir(SERVING)}", *SPIN,
                                     "--scenario=server", "--target_qps=10"))
     assert line == ("ireebench: error: --scenario=server: @spin is a "
                     "function of the 'sync' kind; the scenario drives async (coarse-fences) "
@@ -311,7 +312,7 @@ def test_no_output_replaces_an_input(ireebench, serving, tmp_path):
 
 
 def test_single_stream_runs_a_sync_function(ireebench, compile_mlir):
-    result = ireebench(f"--module={compile_mlir('serving')}", *SPIN, *FAST,
+    result = ireebench(f"--module={compile_mlir(SERVING)}", *SPIN, *FAST,
                        "--scenario=single_stream", "--min_query_count=5",
                        "--benchmark_format=json")
     assert _rows(result)[0]["iterations"] == 5

@@ -1,10 +1,21 @@
-"""Every ``ireebench`` command line in README.md and docs/ runs as documented.
+"""Every shell block in README.md and docs/ runs as written.
 
-Each document's shell blocks (fenced ``sh``/``console``/plain, or indented)
-are read for lines whose command is ``ireebench`` (after an optional ``$ ``
-prompt and ``VAR=value`` assignments; ``\\`` continues a line); the
-document's commands then run in order, as a reader would type them, in a
-folder of its own that holds stand-ins for the files the docs name:
+A block is commands when it is fenced ``sh``/``bash``/``shell``, or plain,
+``console`` or indented and its first line is a command (``ireebench ...``,
+``iree-compile ...``, ``$ ...``: then only the ``$`` lines); other blocks are
+output and are not run. Each block is one test (id ``FILE:LINE``) and runs
+in bash with ``ireebench`` and the IREE tools on PATH, within
+``BLOCK_TIMEOUT``; a document's blocks run in order in one folder, as a
+reader types them (what one writes, the next finds; a worker that did not
+run the blocks above runs them first). A block is skipped,
+with its reason, after ``<!-- skip: why -->`` or with ``skip="why"`` in its
+info string, when it installs packages (``pip install``, ``python3 -m
+venv``: those lines only) or when all its commands are skipped.
+
+The first hour's documents (``SHIPPED_ONLY``: README.md, guide.md,
+serving.md) run beside a copy of the repository's examples/, with an
+empty results store and no stand-in but the README's sink; the others in a
+folder that holds stand-ins for the files the docs name:
 
 * ``model.vmfb`` (and ``old.vmfb``, ``new.vmfb``, ``mlp.vmfb``,
   ``small.vmfb``): a module compiled here with the functions the docs call
@@ -39,7 +50,7 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
@@ -47,6 +58,13 @@ from conftest import ROOT, _env
 
 DOCUMENTS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL_BLOCKS = ("", "sh", "bash", "shell", "console", "indented")
+# A block whose first line starts with one of these is commands, else output.
+PROGRAMS = {"ireebench", "iree-compile", "iree-benchmark-module", "iree-dump-replay", "python",
+            "python3", "pip", "ray", "export", "cd", "."}
+# The first hour's documents name only files the repository ships or their
+# own commands make: they run without the stand-ins, on an empty store.
+SHIPPED_ONLY = ("README.md", "guide.md", "serving.md")
+BLOCK_TIMEOUT = 240  # seconds; a block of the first hour takes under 20 s on 2 busy CPUs
 LOCAL_DEVICES = ("local-sync", "local-task")
 MODULE_NAMES = ("model.vmfb", "old.vmfb", "new.vmfb", "mlp.vmfb", "small.vmfb")
 REPORT_NAMES = ("run.json", "old.json", "new.json", "small.json", "mlp.json")
@@ -72,19 +90,41 @@ class Command:
         return f"{self.document}:{self.line}: {self.text}"
 
 
+@dataclass
+class Block:
+    """A shell block: its commands run in order, in one shell."""
+    document: str
+    line: int
+    commands: list[Command] = field(default_factory=list)
+    skip: str = ""  # why the whole block does not run here
+
+    def script(self, folder: Path) -> str:
+        """The block as bash runs it: each command's exit status checked as documented."""
+        lines = []
+        for command in self.commands:
+            if command.skip:
+                continue
+            allowed = "|".join(map(str, command.exits))
+            failed = f'echo "{command.document}:{command.line}: exit $status (documented: {allowed})" >&2; exit 1'
+            lines += [command.text.replace("/tmp/", f"{folder}/"),
+                      f"status=$?; case $status in {allowed}) ;; *) {failed};; esac"]
+        return "\n".join(lines) + "\n"
+
+
 def _blocks(text: str):
-    """(language, [(line number, line)]) of each code block."""
+    """(language, info string, [(line number, line)], the line above) of each code block."""
     lines = text.splitlines()
     index = 0
     while index < len(lines):
         line = lines[index]
-        fence = re.match(r"^\s*(```|~~~)\s*(\w*)", line)
+        above = next((lines[i].strip() for i in range(index - 1, -1, -1) if lines[i].strip()), "")
+        fence = re.match(r"^\s*(```|~~~)\s*(\w*)(.*)", line)
         if fence:
             body, index = [], index + 1
             while index < len(lines) and not lines[index].strip().startswith(fence.group(1)):
                 body.append((index + 1, lines[index]))
                 index += 1
-            yield fence.group(2), body
+            yield fence.group(2), fence.group(3), body, above
             index += 1
             continue
         if line.startswith("    ") and line.strip() and (index == 0 or not lines[index - 1].strip()):
@@ -93,7 +133,7 @@ def _blocks(text: str):
                                           or not lines[index].strip()):
                 body.append((index + 1, lines[index][4:]))
                 index += 1
-            yield "indented", body
+            yield "indented", "", body, above
             continue
         index += 1
 
@@ -111,43 +151,66 @@ def _annotation(comment: str) -> tuple[tuple[int, ...], str]:
     return (0,), (skip.group(1) or "marked") if skip else ""
 
 
-def documented_commands(path: Path) -> list[Command]:
-    commands = []
-    for language, body in _blocks(path.read_text()):
-        if language not in SHELL_BLOCKS:
+def _is_command(line: str) -> bool:
+    """Whether a line reads as a command (a block of output starts otherwise)."""
+    try:
+        words = shlex.split(line.strip().removeprefix("$ ").rstrip("\\"), comments=True)
+    except ValueError:
+        return False
+    words = [word for word in words if not re.match(r"^[A-Z_][A-Z0-9_]*=", word)]
+    return bool(words) and words[0] in PROGRAMS
+
+
+def _block(path: Path, language: str, info: str, body, above: str) -> Block | None:
+    """The block's commands, or None where the block is output."""
+    if language not in SHELL_BLOCKS:
+        return None
+    prompts = any(line.strip().startswith("$ ") for _, line in body)
+    first = next((line for _, line in body if line.strip()), "")
+    if not prompts and not _is_command(first):
+        return None
+    block = Block(path.name, body[0][0] if body else 0)
+    marked = re.search(r'skip="([^"]*)"', info) or re.fullmatch(r"<!--\s*skip:\s*(.*?)\s*-->", above)
+    block.skip = marked.group(1) if marked else ""
+    position = 0
+    while position < len(body):
+        number, line = body[position]
+        text = line.strip()
+        position += 1
+        if prompts and not text.startswith("$ ") or not text or text.startswith("#"):
             continue
-        position = 0
-        while position < len(body):
-            number, line = body[position]
-            text = line.strip().removeprefix("$ ")
-            while text.endswith("\\") and position + 1 < len(body):
-                position += 1
-                text = text[:-1].rstrip() + " " + body[position][1].strip()
+        text = text.removeprefix("$ ")
+        while text.endswith("\\") and position < len(body):
+            text = text[:-1].rstrip() + " " + body[position][1].strip()
             position += 1
-            try:
-                words = shlex.split(text, comments=False)
-            except ValueError:
-                continue
-            assignments = 0
-            while assignments < len(words) and re.match(r"^[A-Z_][A-Z0-9_]*=", words[assignments]):
-                assignments += 1
-            if words[assignments:assignments + 1] != ["ireebench"]:
-                continue
-            command, _, comment = text.partition(" #")
-            exits, skip = _annotation(comment.strip())
-            devices = re.findall(r"--device[= ](\S+)", command)
-            foreign = [d for value in devices for d in value.split(",")
-                       if d.split(":")[0].split("=")[-1] not in LOCAL_DEVICES]
-            if foreign and not skip:
-                skip = f"device {foreign[0]} is not on this machine"
-            commands.append(Command(path.name, number, command.strip(), exits, skip))
-    return commands
+        command, _, comment = text.partition(" #")
+        exits, skip = _annotation(comment.strip())
+        devices = re.findall(r"--devices?[= ](\S+)", command)
+        foreign = [d for value in devices for d in value.split(",")
+                   if d.split(":")[0].split("=")[-1] not in LOCAL_DEVICES]
+        if foreign and not skip:
+            skip = f"device {foreign[0]} is not on this machine"
+        if re.match(r"(python3? -m venv|pip install)\b", command):
+            skip = "installs packages"
+        block.commands.append(Command(path.name, number, command.strip(), exits, skip))
+    if not block.skip and all(command.skip for command in block.commands):
+        block.skip = "; ".join(dict.fromkeys(command.skip for command in block.commands))
+    return block
+
+
+def documented_blocks(path: Path) -> list[Block]:
+    blocks = (_block(path, *parts) for parts in _blocks(path.read_text()))
+    return [block for block in blocks if block is not None]
+
+
+def documented_commands(path: Path) -> list[Command]:
+    return [command for block in documented_blocks(path) for command in block.commands]
 
 
 def _python_files(path: Path) -> dict[str, str]:
     """The document's Python blocks that name their file on their first line."""
     files = {}
-    for language, body in _blocks(path.read_text()):
+    for language, _, body, _ in _blocks(path.read_text()):
         if language == "python" and body:
             first = body[0][1].strip()
             name = re.fullmatch(r"#\s*([\w.-]+\.py)", first)
@@ -189,42 +252,63 @@ def stand_ins(compile_mlir, tmp_path_factory) -> Path:
     return folder
 
 
-COMMANDS = {path.name: documented_commands(path) for path in DOCUMENTS}
+BLOCKS = [block for path in DOCUMENTS for block in documented_blocks(path)]
 
 
 def test_the_docs_have_commands_to_run():
     """The reader below finds the documents' commands (it cannot pass on nothing)."""
-    found = [command for commands in COMMANDS.values() for command in commands]
+    found = [command for block in BLOCKS for command in block.commands]
     assert len(found) >= 20, found
     assert any(c.text.startswith("ireebench compare") for c in found)
+    assert any(c.text.startswith("iree-compile") for c in found)
 
 
-@pytest.mark.parametrize("document", [name for name, commands in COMMANDS.items() if commands])
-def test_documented_commands_run(document, stand_ins, tmp_path):
-    folder = tmp_path / "reader"
-    shutil.copytree(stand_ins, folder)
-    for name, text in _python_files(ROOT / ("README.md" if document == "README.md"
-                                            else f"docs/{document}")).items():
-        (folder / name).write_text(text)
+@pytest.fixture(scope="session")
+def readers(stand_ins, tmp_path_factory):
+    """reader(document) -> the folder its blocks run in, one per document, as a
+    reader's working directory: what one block writes, the next one finds."""
+    folders = {}
+
+    def reader(document: str) -> Path:
+        if document not in folders:
+            folder = folders[document] = tmp_path_factory.mktemp("reader") / "repo"
+            shutil.copytree(stand_ins, folder)
+            if document in SHIPPED_ONLY:
+                for name in (*MODULE_NAMES, *REPORT_NAMES, "results.sqlite"):
+                    (folder / name).unlink(missing_ok=True)
+            path = ROOT / ("README.md" if document == "README.md" else f"docs/{document}")
+            for name, text in _python_files(path).items():
+                (folder / name).write_text(text)
+        return folders[document]
+
+    return reader
+
+
+def _run_block(block: Block, folder: Path) -> subprocess.CompletedProcess:
+    bin_dir = str(Path(sys.executable).parent)  # ireebench and the IREE tools
     env = {**_env(), "IREEBENCH_STORAGE": str(folder / "results.sqlite"), "HOME": str(folder),
            "BENCHMARK_MIN_TIME": "2x", "BENCHMARK_MIN_WARMUP_TIME": "0",
+           "PATH": os.pathsep.join([bin_dir, os.environ.get("PATH", "")]),
            "PYTHONPATH": os.pathsep.join([str(folder), _env().get("PYTHONPATH", "")])}
-    ran, failures = [], []
-    for command in COMMANDS[document]:
-        if command.skip:
-            continue
-        text = command.text.replace("/tmp/", f"{folder}/")
-        words = shlex.split(text)
-        assignments = {}
-        while re.match(r"^[A-Z_][A-Z0-9_]*=", words[0]):
-            key, _, value = words.pop(0).partition("=")
-            assignments[key] = value
-        proc = subprocess.run([sys.executable, "-m", "ireebench", *words[1:]],
-                              capture_output=True, text=True, cwd=folder,
-                              env={**env, **assignments}, timeout=300, check=False)
-        ran.append(command)
-        if proc.returncode not in command.exits:
-            failures.append(f"{command}\n  exit {proc.returncode} (documented: "
-                            f"{' or '.join(map(str, command.exits))})\n  "
-                            + "\n  ".join((proc.stderr or proc.stdout).strip().splitlines()[-5:]))
-    assert not failures, "\n".join(failures)
+    return subprocess.run(["bash", "-c", block.script(folder)], capture_output=True, text=True,
+                          cwd=folder, env=env, timeout=BLOCK_TIMEOUT, check=False)
+
+
+@pytest.mark.parametrize("block", [
+    pytest.param(block, id=f"{block.document}:{block.line}",
+                 marks=[pytest.mark.skip(reason=block.skip)] if block.skip else [])
+    for block in BLOCKS])
+def test_documented_block_runs(block, readers):
+    """Each shell block runs as written, in bash, in its document's folder, after
+    the document's blocks above it (run here first where another worker ran them)."""
+    folder = readers(block.document)
+    ran = folder / ".blocks-ran"
+    done = set(ran.read_text().split()) if ran.exists() else set()
+    for earlier in BLOCKS:
+        if (earlier.document == block.document and earlier.line < block.line
+                and not earlier.skip and str(earlier.line) not in done):
+            _run_block(earlier, folder)  # its own test reports how it fails
+            done.add(str(earlier.line))
+    proc = _run_block(block, folder)
+    ran.write_text(" ".join(sorted(done | {str(block.line)})))
+    assert proc.returncode == 0, "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-8:])
