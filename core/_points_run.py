@@ -14,6 +14,7 @@ from .executor import PointJob, outcomes, select_executor
 from .lib.gbench_json import split_benchmark_json
 from .modules import last_images
 from .native.backend import named_workload
+from .outfiles import refuse_unmeasured
 from .points import (
     ROW_POINTS,
     Point,
@@ -35,8 +36,9 @@ from .stats import EXTRA_STATISTICS, STATISTICS
 def ends_unmeasured(config, hub, run_names: list[str], hint=lambda: "") -> bool:
     """Whether the run ends before measuring (exit 0): ``--benchmark_list_tests``
     (``hub`` None) prints the names; no name is Google Benchmark's behaviour on
-    a filter that matches nothing (its line, no context, no rows, an empty
-    ``--benchmark_out`` file), with ``hint()``'s line where it has one."""
+    a filter that matches nothing (its line, no context, no rows), with
+    ``hint()``'s line where it has one; given an output flag, it then fails
+    (:func:`ireebench.outfiles.refuse_unmeasured`)."""
     if hub is None:
         config.stdout.write("".join(f"{name}\n" for name in run_names))
         return True
@@ -47,6 +49,7 @@ def ends_unmeasured(config, hub, run_names: list[str], hint=lambda: "") -> bool:
     line = hint()
     if line:
         config.stderr.write(line + "\n")
+    refuse_unmeasured(config)
     return True
 
 

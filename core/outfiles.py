@@ -385,6 +385,7 @@ class RunFiles:
 
     def __init__(self):
         self._files: list[_RunFile] = []
+        self._destinations: list[str] = []  # outputs that are no file here (the store)
 
     def add_input(self, name: str, path) -> None:
         """``path`` is read (a module, an input file, the store): never written."""
@@ -394,9 +395,14 @@ class RunFiles:
         """``path`` is written (``name``: ``--flag=path``)."""
         self._add(name, path, output=True)
 
+    def add_destination(self, name: str) -> None:
+        """An output that is no file of this run (``--benchmark_save``'s store): it
+        counts among :meth:`outputs` and never collides."""
+        self._destinations.append(name)
+
     def outputs(self) -> list[str]:
         """How each registered output is named (``--flag=path``), in order."""
-        return [file.name for file in self._files if file.output]
+        return [file.name for file in self._files if file.output] + self._destinations
 
     def _add(self, name: str, path, output: bool) -> None:
         if not path:
@@ -434,6 +440,16 @@ def register_output(config, flag: str, path: str) -> None:
         return
     check_output_path(flag, path)
     run_files(config).add_output(f"--{flag}={path}", path)
+
+
+def refuse_unmeasured(config) -> None:
+    """A run given an output (a report file, the store) that measured nothing fails
+    in one line: a CI job must not pass on an empty report. The native tool exits 0
+    there, as a plain console run still does."""
+    outputs = run_files(config).outputs()
+    if outputs:
+        raise UsageError(f"{outputs[0]}: no benchmark was measured, so there is nothing to "
+                         "write (check --benchmark_filter, --function and --input)")
 
 
 def register_input(config, name: str, path) -> None:

@@ -372,9 +372,17 @@ def import_plugin_spec(spec: str):
     try:
         return importlib.import_module(spec)
     except ModuleNotFoundError as exc:
-        if exc.name and spec.startswith(exc.name):
-            raise UsageError(f"--plugin={spec}: no module named {spec!r}") from exc
-        raise _import_failure(spec, exc) from exc
+        if not (exc.name and spec.startswith(exc.name)):
+            raise _import_failure(spec, exc) from exc
+        # The current folder is on the plugin path (as pytest's rootdir is for -p):
+        # `--plugin mycorp_sink` run next to mycorp_sink.py loads it.
+        local = Path(f"{spec}.py")
+        if spec.isidentifier() and local.is_file():
+            return import_plugin_spec(f"./{local}")
+        raise UsageError(f"--plugin={spec}: no module named {spec!r} (a plugin is ./{spec}.py "
+                         "in the current folder, a path to a .py file, or a module on "
+                         "PYTHONPATH; an installed plugin's entry point loads without "
+                         "--plugin)") from exc
     except BaseException as exc:
         if not _import_must_fail_quietly(exc):
             raise

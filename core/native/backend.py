@@ -35,6 +35,7 @@ from ..context import gather
 from ..errors import UsageError
 from ..lib.gbench_json import context_from_benchmark_json, runs_by_benchmark, split_benchmark_json
 from ..names import ere_escape
+from ..outfiles import refuse_unmeasured
 from ..results import Run
 from ..stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates
 from ..workload import FunctionInfo, Workload
@@ -136,6 +137,7 @@ class NativeRun:
             # Google Benchmark's behaviour: no context, no rows, exit 0.
             pattern = self.user_filter or "."
             config.stderr.write(f"Failed to match any benchmarks against regex: {pattern}\n")
+            refuse_unmeasured(config)
             return 0
         self.listed = listed
         if self.one_process:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 
 from ireebench.comparison.reporter import CompareReporter
 from ireebench.comparison.verdicts import AUTO_METRIC, INCONCLUSIVE
@@ -39,15 +40,24 @@ from ireebench.results import TIME_UNIT_MULTIPLIER
 
 HEADERS = ["Benchmark", "Old", "New", "Change", "CI", "p-value", "Detectable", "Reps",
            "Verdict"]
+# The console's verdict column wraps at this width (its advice runs to 190 characters).
+VERDICT_WIDTH = 60
 # The mark of a change whose sign differs from the medians' (a footnote says why).
 SIGN_MARK = "*"
 
 
-def layout(headers: list[str], rows: list[list[str]], style: str) -> str:
+def layout(headers: list[str], rows: list[list[str]], style: str, wrap: int = 0) -> str:
     """A table of strings as tabulate lays out ``simple`` or ``github``
     (``disable_numparse``): left-aligned, each column as wide as its widest
-    cell or its header and 2; cells stripped of surrounding whitespace."""
+    cell or its header and 2; cells stripped of surrounding whitespace. With
+    ``wrap`` (``simple`` only), the last column (the verdict and its advice, up
+    to 190 characters) wraps at that width onto lines under it, so a terminal
+    does not fold the table."""
     rows = [[cell.strip() for cell in row] for row in rows]
+    if wrap:
+        rows = [row[:-1] + [line] if not index else [""] * (len(row) - 1) + [line]
+                for row in rows
+                for index, line in enumerate(textwrap.wrap(row[-1], wrap, break_long_words=False, break_on_hyphens=False) or [""])]
     widths = [len(header) + 2 for header in headers]
     for index, column in enumerate(zip(*rows)):
         widths[index] = max(widths[index], *map(len, column))
@@ -323,7 +333,7 @@ class ConsoleCompareReporter(CompareReporter):
     """A plain table, as Google Benchmark's compare.py prints one."""
 
     def report(self, comparison) -> None:
-        table = layout(headers(comparison), table_rows(comparison), "simple")
+        table = layout(headers(comparison), table_rows(comparison), "simple", VERDICT_WIDTH)
         text = [printable(title(comparison)), describe(comparison), "", table, ""]
         text += map(printable, summary_lines(comparison))
         self.stream.write("\n".join(text) + "\n")

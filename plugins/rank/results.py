@@ -118,7 +118,7 @@ class CandidateResult:
     state: State = State.NOT_MEASURED
     message: str = ""
     device: str = ""  # the worker that measured it (``local-sync#0``)
-    seconds: float | None = None  # median real time per iteration
+    seconds: float | None = None  # median time per iteration of the ranked metric
     device_seconds: float | None = None
     # The ranked time over the baseline's on the same device, the baseline
     # interpolated between its measurements before and after (drift), or the

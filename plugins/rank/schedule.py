@@ -43,6 +43,7 @@ from .results import (
     Ranking,
     Rerank,
     State,
+    metric_of,
 )
 from .settings import RankSettings
 from .stash import RANKED_METRIC
@@ -365,12 +366,14 @@ class Ranker:
         self.rows.where_of[result.id] = worker.where
         self.record(result, device)
 
-    @staticmethod
-    def apply(result: CandidateResult, measurement: Measurement, device: str,
+    def apply(self, result: CandidateResult, measurement: Measurement, device: str,
               timeout: float | None) -> None:
         result.state, result.message = measurement.state, measurement.message
         result.device, result.timeout = device, timeout
-        result.seconds, result.device_seconds = measurement.seconds, measurement.device_seconds
+        # The metric it is ranked by (--rank_by), as the table shows it: a winner's
+        # seconds are what made it the winner, not its wall time under cpu_time.
+        result.seconds = metric_of(measurement, self.settings.metric)
+        result.device_seconds = measurement.device_seconds
         result.measurement = measurement
 
     def record(self, result: CandidateResult, device: DeviceState, tell: bool = True) -> None:

@@ -116,6 +116,7 @@ def ireebench_configure(config):
                          "blocked (-p no:json)")
     url = storage_url(config.getoption("benchmark_storage"))
     register_store(run_files(config), url)  # no output of the run may replace it
+    run_files(config).add_destination("--benchmark_save")  # measuring nothing then fails
     store = open_store(url, create=True)
     store.notify = lambda line: _note(config, line)  # why a save waits
     config.add_cleanup(store.close)

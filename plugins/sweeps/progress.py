@@ -56,7 +56,11 @@ class Progress:
         return self.clock() - self.started
 
     def eta(self) -> float | None:
-        """Seconds left, from what finished so far (None before anything did)."""
+        """Seconds left, from what finished so far (None before anything did, and when
+        nothing is left to measure: the last benchmark, or interleaved benchmarks,
+        which finish only once every round was measured)."""
+        if self.done >= self.total or (self.rounds and self.done):
+            return None
         if self.rounds and self.round >= 1 and self.done == 0:
             per_round = (self.clock() - self.rounds_started) / self.round
             return per_round * (self.rounds - self.round)

@@ -181,8 +181,9 @@ def test_filter_matching_nothing(ireebench, compile_mlir, tmp_path):
     result = ireebench("--backend=native", "--module", compile_mlir("simple"),
                        "--device=local-sync", "--benchmark_filter=nothing_matches",
                        f"--benchmark_out={out}")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr  # an output flag, nothing measured
     assert "Failed to match any benchmarks against regex: nothing_matches" in result.stderr
+    assert f"ireebench: error: --benchmark_out={out}: no benchmark was measured" in result.stderr
     assert result.stdout == ""
 
 

@@ -491,6 +491,9 @@ def test_the_python_api_returns_typed_results(modules, tmp_path):
                            "--rank_by=cpu_time"])
     assert isinstance(again, Ranking) and again.winner.id == "mid"
     assert again.metric == "cpu_time" and again.winner.measurement.cpu_seconds > 0
+    # winner.seconds is the metric it was ranked by, not its wall time.
+    assert again.winner.seconds == again.winner.measurement.cpu_seconds \
+        != again.winner.measurement.seconds
 
 
 def test_benchmark_module_is_the_wrappers_drop_in(modules):

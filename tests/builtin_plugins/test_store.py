@@ -212,6 +212,18 @@ def test_four_processes_saving_at_once_all_land(store_url, modules):
     assert _stored_ids(store_url) == saved
 
 
+def test_a_save_that_measured_nothing_fails(compile_mlir, ireebench, tmp_path):
+    """--input without --function: nothing runs, so --benchmark_save fails (exit 1)
+    instead of passing a CI job that measured nothing."""
+    storage = f"--benchmark_storage={tmp_path / 'r.sqlite'}"
+    result = ireebench(f"--module={compile_mlir('inputs_only')}", "--device=local-sync",
+                       "--input=4xf32=1", "--benchmark_save", storage)
+    assert result.returncode == 1, result.stderr
+    assert "Failed to match any benchmarks" in result.stderr
+    assert "ireebench: error: --benchmark_save: no benchmark was measured" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
 def test_sigkill_during_a_save_leaves_no_partial_run(store_url, modules, ireebench):
     first = ireebench(f"--module={modules['simple']}", *QUICK, "--benchmark_save",
                       f"--benchmark_storage={store_url}")

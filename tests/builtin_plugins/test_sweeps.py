@@ -558,11 +558,14 @@ def test_progress_is_a_line_on_a_terminal_and_lines_in_a_log(ireebench, dynamic)
         "ireebench: [1/2] BM_forward/bs:1/process_time/real_time",
         "ireebench: [2/2] BM_forward/bs:4/process_time/real_time"]
     assert " elapsed, eta " in lines[0]
+    assert " eta " not in lines[-1]  # nothing left to measure: no ETA
     # Interleaved, a line per finished round too (its benchmarks finish at the end).
     rounds = ireebench(*sweep, "--benchmark_repetitions=3")
     assert [line.split(" done ")[0] for line in rounds.stderr.splitlines()
             if line.startswith("ireebench: round")] == [
         "ireebench: round 1/3", "ireebench: round 2/3"]
+    assert not [line for line in rounds.stderr.splitlines()
+                if line.startswith("ireebench: [") and " eta " in line]  # all measured
     # A plain run is as quiet as the native tool.
     plain = ireebench(f"--module={dynamic}", *LEAN, "--input=2x512xf32=0.5")
     assert not [line for line in plain.stderr.splitlines() if line.startswith("ireebench:")]

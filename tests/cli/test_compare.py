@@ -14,6 +14,7 @@ of both modules, and asserts only what no load can turn around.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -590,7 +591,12 @@ def _import(ireebench, storage: str, *files):
 
 
 def _row(result) -> str:
-    return next(line for line in result.stdout.splitlines() if line.startswith(NAME))
+    """NAME's row, its verdict's wrapped lines (indented under it) joined on."""
+    lines = result.stdout.splitlines()
+    start = next(index for index, line in enumerate(lines) if line.startswith(NAME))
+    wrapped = itertools.takewhile(lambda line: line.startswith(" ") and line.strip(),
+                                  lines[start + 1:])
+    return " ".join([lines[start], *(line.strip() for line in wrapped)])
 
 
 def test_a_history_made_noisy_passes_within_its_band_and_cannot_judge_beyond(
@@ -697,6 +703,9 @@ def test_a_new_run_that_shared_its_cpus_is_named_and_a_rerun_advised(reports, ir
     assert _row(result).endswith(
         "cannot judge (slower in real time, but its CPU share fell 2.00x: it waited for the "
         "CPU); re-run advised")
+    # The verdict wraps under its column (60 characters wide), not onto one long line.
+    table = result.stdout.split("\n\n")[1].splitlines()
+    assert len(table[1].split()[-1]) <= 60 and len(table) == 4, result.stdout
     assert (f"Disturbed: {new} (new): other busy processes: stress (pid 42, 100% of a CPU): "
             "re-run advised") in result.stdout
     assert ("real time and CPU time disagree on a synchronous CPU device (CPU share 0.50 in "

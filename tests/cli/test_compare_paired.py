@@ -115,7 +115,9 @@ def test_too_few_rounds_cannot_be_judged(modules, ireebench):
     result = ireebench("compare", modules["base"], modules["double"], *RUN,
                        "--benchmark_repetitions=5")
     assert result.returncode == 4, result.stdout + result.stderr
-    row = next(line for line in result.stdout.splitlines() if line.startswith(NAME))
+    # The row and its verdict's lines, wrapped under its column (joined back on).
+    table = result.stdout.split(NAME, 1)[1].split("\n\n", 1)[0]
+    row = " ".join(table.split())
     assert "cannot judge (no change could have been significant with 5 rounds); more " \
            "rounds would decide it: --benchmark_repetitions=10 (now 5)" in row
 

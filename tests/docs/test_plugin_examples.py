@@ -50,6 +50,14 @@ def test_every_extension_point_has_a_worked_example(examples):
     assert "## Adding a section to the HTML report" in PAGE.read_text()
 
 
+def test_the_pages_show_the_collector_sink_whole():
+    """plugins.md and profiling.md show examples/plugins/mycorp_sink (tested there and in
+    tests/plugin_api/test_plugins.py) as it is, not a fragment that cannot run."""
+    code = (ROOT / "examples" / "plugins" / "mycorp_sink" / "mycorp_sink.py").read_text()
+    for page in ("plugins.md", "profiling.md"):
+        assert f"```python\n{code}```" in (ROOT / "docs" / page).read_text(), page
+
+
 def test_the_sink_streams_every_row(ireebench_tester, examples):
     out = ireebench_tester.tmp_path / "rows.jsonl"
     result = ireebench_tester.run("--benchmark_repetitions=2", f"--rows_jsonl={out}",

@@ -3,11 +3,12 @@
 import io
 import json
 import os
+import shutil
 import textwrap
 import types
 
 import pytest
-from conftest import one_error_line, plugin_error_line
+from conftest import ROOT, one_error_line, plugin_error_line
 from ireebench import run as run_in_process  # the fixture `ireebench` is the CLI
 from ireebench.errors import UsageError
 from ireebench.hookcall import collect_named
@@ -80,6 +81,23 @@ def test_plugin_import_failure_names_it(ireebench, tmp_path):
     assert f"--plugin={broken}" in line and "boom at import" in line
     line = one_error_line(ireebench("--plugin=no_such_plugin_module", "--module=x.vmfb"))
     assert "no_such_plugin_module" in line
+
+
+def test_plugin_by_name_from_the_current_folder(ireebench, compile_mlir, tmp_path):
+    """`--plugin mycorp_sink` next to mycorp_sink.py loads it (the shipped example);
+    a name found nowhere says which forms work."""
+    shutil.copy(ROOT / "examples" / "plugins" / "mycorp_sink" / "mycorp_sink.py", tmp_path)
+    module = f"--module={compile_mlir('two_dispatches')}"
+    result = ireebench(module, "--device=local-sync", "--benchmark_min_time=2x", "--plugin",
+                       "mycorp_sink", "--mycorp_collector=rows.jsonl", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in (tmp_path / "rows.jsonl").read_text().splitlines()]
+    assert rows and all(row["calls"] > 0 for row in rows)
+    line = one_error_line(ireebench(module, "--plugin", "mycorp_snk", cwd=tmp_path))
+    assert line == ("ireebench: error: --plugin=mycorp_snk: no module named 'mycorp_snk' (a "
+                    "plugin is ./mycorp_snk.py in the current folder, a path to a .py file, or "
+                    "a module on PYTHONPATH; an installed plugin's entry point loads without "
+                    "--plugin)")
 
 
 def test_duplicate_kind_names_both_plugins(tmp_path, monkeypatch):

@@ -101,13 +101,18 @@ def test_failing_run_is_streamed_as_error_row(compile_mlir, ireebench_tester, tm
     assert rows[-1]["error_occurred"] is True and "boom" in rows[-1]["error_message"]
 
 
-def test_no_matching_benchmark_leaves_an_empty_out_file(module, ireebench, tmp_path):
-    """Like Google Benchmark: a message, no report, an empty --benchmark_out file."""
+def test_no_matching_benchmark_with_an_out_file_fails(module, ireebench, tmp_path):
+    """Unlike Google Benchmark (exit 0): an output flag and nothing measured is a failure
+    (a CI job must not pass on an empty report); a plain console run still exits 0."""
     out = tmp_path / "out.json"
     result = ireebench(f"--module={module}", *FAST, "--benchmark_filter=nothing_matches",
                        f"--benchmark_out={out}", "--benchmark_format=json")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr
     assert result.stdout == ""
-    assert "Failed to match any benchmarks against regex: nothing_matches" in result.stderr
-    assert out.read_text() == ""
-    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]  # no temporary left
+    lines = result.stderr.splitlines()
+    assert lines[0] == "Failed to match any benchmarks against regex: nothing_matches"
+    assert f"ireebench: error: --benchmark_out={out}: no benchmark was measured" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert [p.name for p in tmp_path.iterdir()] in ([], ["out.json"])  # no temporary left
+    plain = ireebench(f"--module={module}", *FAST, "--benchmark_filter=nothing_matches")
+    assert plain.returncode == 0, plain.stderr
