@@ -553,6 +553,88 @@ def test_benchmark_module_keeps_no_candidates_module_and_misses_no_quick_reply(m
     assert not folder.exists()
 
 
+def _two_functions(module, function):
+    """One tuner's call: its rows name the function it asked for."""
+    rows = benchmark_module(module, entry_function=function,
+                            device="local-sync", benchmark_min_time="2x", timeout=120)
+    return function, {row.benchmark_name.split("/")[0] for row in rows}
+
+
+def test_benchmark_module_from_threads_gives_each_caller_its_own_result(compile_mlir):
+    """A tuner's thread pool: 8 threads, 16 calls, two functions; each caller's rows are its
+    own function's (no swapped reply, no worker closed under another call)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    module = str(compile_mlir("two_functions"))
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(_two_functions, [module] * 16, ["first", "second"] * 8))
+    finally:
+        close_workers()
+    assert [names for _, names in answers] == [{f"BM_{function}"} for function, _ in answers]
+
+
+def _in_a_forked_child(module) -> int:
+    """A forked pool's task: a call, then the child's exit (its atexit: close_workers)."""
+    _two_functions(module, "first")
+    close_workers()
+    return os.getpid()
+
+
+def test_benchmark_module_after_fork_leaves_the_parents_worker(compile_mlir):
+    """libtuner's layout: the baseline in the main process, candidates in a forked pool.
+    A child measures with a worker of its own; its exit leaves the parent's, which the
+    parent's next call reuses."""
+    import multiprocessing
+
+    module = str(compile_mlir("two_functions"))
+    try:
+        _two_functions(module, "first")
+        (warm,) = warm_workers()
+        pid = warm.worker.pid
+        child = os.fork()
+        if child == 0:  # a bare fork, as a tuner may do it
+            try:
+                _in_a_forked_child(module)
+            finally:
+                os._exit(0)
+        assert os.waitpid(child, 0)[1] == 0
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            children = pool.map(_in_a_forked_child, [module] * 2)
+        assert os.getpid() not in children
+        assert _two_functions(module, "first") == ("first", {"BM_first"})
+        assert [w.worker.pid for w in warm_workers()] == [pid]
+    finally:
+        close_workers()
+
+
+def test_a_module_copy_that_fails_to_write_is_not_kept(compile_mlir):
+    """A full disk (a file size limit here) while a module object is written: the call
+    fails, and the next one, with room again, measures it (no partial copy under the
+    module's hash name)."""
+    script = f"""
+import resource, signal, iree.runtime as rt
+from ireebench.plugins.rank import benchmark_module, close_workers
+module = rt.VmModule.copy_buffer(rt.VmInstance(), open({str(compile_mlir("two_functions"))!r}, "rb").read())
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1024, limits[1]))
+try:
+    benchmark_module(module, entry_function="first", device="local-sync")
+    raise SystemExit("written with a 1 KiB file size limit")
+except OSError as exc:
+    print("refused:", exc.strerror)
+resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+print(benchmark_module(module, entry_function="first", device="local-sync",
+                       benchmark_min_time="2x")[0].benchmark_name)
+close_workers()
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("BM_first"), proc.stdout
+
+
 # --- bad input ---------------------------------------------------------------------------
 
 
