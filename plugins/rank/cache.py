@@ -29,6 +29,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 import time
 from pathlib import Path
 
@@ -65,6 +66,9 @@ def inputs_identity(specs: list[str]) -> list[str]:
     identity = []
     for spec in specs:
         match = INPUT_FILE.match(spec)
+        if match and os.path.exists(match.group(1)) and not os.path.isfile(match.group(1)):
+            raise UsageError(f"--input={spec}: {match.group(1)} is not a regular file "
+                             "(a device, FIFO or socket)")
         identity.append(f"{spec}#{file_sha256(match.group(1))}" if match else spec)
     return identity
 
@@ -90,6 +94,17 @@ def key(**fields) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _trusted(path: Path, info: os.stat_result) -> None:
+    """Refuses a cache that is not a regular file, or is another user's: its records
+    would be read as this ranking's results (git's safe.directory rule)."""
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"--rank_cache={path}: is not a regular file (a device, FIFO or "
+                         "socket); give a file, or off")
+    if info.st_uid != os.geteuid():
+        raise UsageError(f"--rank_cache={path}: is owned by uid {info.st_uid}, not by you: "
+                         "its records are not read as results; give a cache of your own")
+
+
 class RankCache:
     """The cache file: records by key; ``path`` None keeps nothing."""
 
@@ -110,12 +125,18 @@ class RankCache:
             raise UsageError(f"--rank_cache={self.path}: cannot make {folder}: "
                              f"{exc.strerror}") from None
         try:
-            with open(self.path, encoding="utf-8", errors="replace") as handle:
-                lines = handle.readlines()
+            # Not through a link, not blocking on a FIFO: a shared folder's planted files.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
             return self
         except OSError as exc:
-            raise UsageError(f"--rank_cache={self.path}: cannot read: {exc.strerror}") from None
+            raise UsageError(f"--rank_cache={self.path}: " + (
+                "is a symbolic link (a cache is read and appended to only as a file of your "
+                "own)" if os.path.islink(self.path) else f"cannot read: {exc.strerror}")) \
+                from None
+        with open(fd, encoding="utf-8", errors="replace") as handle:
+            _trusted(self.path, os.fstat(fd))
+            lines = handle.readlines()
         for line in lines:
             try:
                 record = json.loads(line)
@@ -138,7 +159,9 @@ class RankCache:
             return
         line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+                         | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+            _trusted(self.path, os.fstat(fd))
         except OSError as exc:
             raise UsageError(f"--rank_cache={self.path}: cannot write: {exc.strerror}") from None
         try:

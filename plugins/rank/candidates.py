@@ -66,6 +66,7 @@ def collect(arguments: list[str]) -> list[Candidate]:
             found.extend(read_manifest(argument))
     seen: dict[str, str] = {}
     for candidate in found:
+        refuse_special(candidate.path, f"rank: {candidate.path}")
         if not ID.fullmatch(candidate.id):
             raise UsageError(f"rank: candidate id {candidate.id!r} ({candidate.path}): an id "
                              "has no '/' and no spaces")
@@ -74,6 +75,14 @@ def collect(arguments: list[str]) -> list[Candidate]:
                              f"id {candidate.id!r}; give them ids in a manifest (ID PATH)")
         seen[candidate.id] = candidate.path
     return found
+
+
+def refuse_special(path: str, shown: str) -> None:
+    """A device, a FIFO or a link to one, where a module is read, would be read forever
+    (``/dev/zero``) or block (a FIFO no one writes): one line instead."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{shown}: is not a regular file (a device, FIFO or socket); "
+                         "give a module file")
 
 
 def _stem(path: str) -> str:

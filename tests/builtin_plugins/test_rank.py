@@ -19,6 +19,7 @@ import math
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +29,12 @@ from pathlib import Path
 import ireebench
 import pytest
 from conftest import FIXTURE_PLUGINS, MLIR_DIR, one_error_line
+
+# A second user, as in test_store.py: setpriv as root (it may read root's Python).
+SECOND_USER = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                                reason="a second user (setpriv as root) owns the files")
 from iree.runtime.benchmark import (
     BenchmarkResult,
     BenchmarkTimeoutError,
@@ -647,6 +654,65 @@ def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
     result = ireebench("rank", candidate, *(arg.format(base=base) for arg in args), INPUT,
                        "--rank_cache=off")
     assert expected in one_error_line(result)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["{zero}", "--baseline={base}"], "{zero}: is not a regular file"),
+    (["{fifo}", "--baseline={base}"], "{fifo}: is not a regular file"),
+    (["{link}", "--baseline={base}"], "{link}: is not a regular file"),
+    (["{fifo_mlir}", "--baseline={base}"], "{fifo_mlir}: is not a regular file"),
+    (["{mid}", "--baseline={zero}"], "--baseline={zero}: is not a regular file"),
+    (["{mid}", "--baseline={fifo}"], "--baseline={fifo}: is not a regular file"),
+    (["{mid}", "--baseline={base}", "--input=@{zero}"], "--input=@{zero}"),
+    (["{mid}", "--baseline={base}", "--rank_cache={zero}"],
+     "--rank_cache={zero}: is not a regular file"),
+    (["{mid}", "--baseline={base}", "--rank_cache={fifo}"],
+     "--rank_cache={fifo}: is not a regular file"),
+])
+def test_a_file_that_is_not_a_regular_file_is_one_line(ireebench, modules, tmp_path, args,
+                                                       expected):
+    """A device, a FIFO or a link to one, where a file is read: one line (not a
+    read that never ends or fills the memory)."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    fill = {"base": base, "mid": mid, "zero": "/dev/zero", "fifo": tmp_path / "pipe.vmfb",
+            "fifo_mlir": tmp_path / "pipe.mlir", "link": tmp_path / "link.vmfb"}
+    os.mkfifo(fill["fifo"])
+    os.mkfifo(fill["fifo_mlir"])
+    fill["link"].symlink_to(fill["fifo"])
+    args = [arg.format(**fill) for arg in args]
+    if not any(arg.startswith("--input") for arg in args):
+        args.append(INPUT)
+    if not any(arg.startswith("--rank_cache") for arg in args):
+        args.append("--rank_cache=off")
+    result = ireebench("rank", *args, timeout=120)  # the timeout: a safety net for a hang
+    assert expected.format(**fill) in one_error_line(result)
+
+
+@needs_root
+def test_a_cache_of_another_user_is_refused(ireebench, modules, tmp_path):
+    """A shared folder: a cache file another user planted is not read as results, and a
+    link planted at the cache's path is not written through."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    cache = shared / "rank.jsonl"
+    args = ["rank", mid, f"--baseline={base}", *FAST[:-2], NO_TIMEOUT, "--rerank_top=0"]
+    assert ireebench(*args, f"--rank_cache={cache}").returncode == 0
+    os.chmod(shared, 0o1777)
+    subprocess.run([*SECOND_USER, "cp", str(cache), str(shared / "planted.jsonl")],
+                   check=True)
+    cache.unlink()
+    subprocess.run([*SECOND_USER, "mv", str(shared / "planted.jsonl"), str(cache)],
+                   check=True)
+    planted = ireebench(*args, f"--rank_cache={cache}")
+    assert f"--rank_cache={cache}: is owned by uid 65534" in one_error_line(planted)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    link = shared / "link.jsonl"
+    subprocess.run([*SECOND_USER, "ln", "-s", str(victim), str(link)], check=True)
+    linked = ireebench(*args, f"--rank_cache={link}")
+    assert f"--rank_cache={link}: is a symbolic link" in one_error_line(linked)
+    assert victim.read_text() == "mine\n"
 
 
 @pytest.mark.parametrize(("arguments", "options", "expected"), [
