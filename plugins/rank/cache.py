@@ -30,12 +30,15 @@ import json
 import os
 import re
 import stat
+import sys
 import time
 from pathlib import Path
 
-from ireebench.errors import UsageError
+from ireebench.errors import UsageError, printable
 from ireebench.lib.compile_cache import cache_location
 from ireebench.modules import file_sha256
+
+from .results import Measurement
 
 CACHE_VERSION = 1
 DEFAULT_NAME = "rank.jsonl"
@@ -94,6 +97,14 @@ def key(**fields) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _is_measurement(data) -> bool:
+    try:
+        Measurement.from_data(data)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
 def _trusted(path: Path, info: os.stat_result) -> None:
     """Refuses a cache that is not a regular file, or is another user's: its records
     would be read as this ranking's results (git's safe.directory rule)."""
@@ -137,13 +148,19 @@ class RankCache:
         with open(fd, encoding="utf-8", errors="replace") as handle:
             _trusted(self.path, os.fstat(fd))
             lines = handle.readlines()
-        for line in lines:
+        for number, line in enumerate(lines, 1):
             try:
                 record = json.loads(line)
             except ValueError:
                 continue  # a line cut short by a kill
-            if isinstance(record, dict) and isinstance(record.get("key"), str):
-                self.records[record["key"]] = record
+            if not isinstance(record, dict) or not isinstance(record.get("key"), str):
+                continue
+            if "measurement" in record and not _is_measurement(record["measurement"]):
+                # Quarantined: one bad line must not fail every later ranking.
+                sys.stderr.write(f"ireebench: warning: --rank_cache={printable(self.path)}: line "
+                                 f"{number}: not a measurement record; skipped\n")
+                continue
+            self.records[record["key"]] = record
         return self
 
     def get(self, record_key: str) -> dict | None:

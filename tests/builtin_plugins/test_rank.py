@@ -688,6 +688,27 @@ def test_a_file_that_is_not_a_regular_file_is_one_line(ireebench, modules, tmp_p
     assert expected.format(**fill) in one_error_line(result)
 
 
+def test_a_poisoned_cache_record_is_skipped_with_one_warning(ireebench, modules, tmp_path):
+    """A record whose measurement is not one (a string, an unknown state): skipped, one
+    warning naming the file and line, measured again (not a plugin error every time)."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    cache = tmp_path / "rank.jsonl"
+    args = ["rank", mid, f"--baseline={base}", *FAST[:-2], NO_TIMEOUT, "--rerank_top=0",
+            f"--rank_cache={cache}"]
+    assert ireebench(*args).returncode == 0
+    lines = cache.read_text().splitlines()
+    record = next(json.loads(line) for line in lines if '"measurement"' in line)
+    poisoned = [{**record, "measurement": "fast"},
+                {**record, "measurement": {**record["measurement"], "state": "excellent"}}]
+    cache.write_text("\n".join([*lines, *map(json.dumps, poisoned)]) + "\n")
+    again = ireebench(*args)
+    assert again.returncode == 0, again.stderr
+    warnings = [line for line in again.stderr.splitlines() if "warning" in line]
+    assert warnings == [f"ireebench: warning: --rank_cache={cache}: line {number}: not a "
+                        "measurement record; skipped" for number in (len(lines) + 1,
+                                                                     len(lines) + 2)]
+
+
 @needs_root
 def test_a_cache_of_another_user_is_refused(ireebench, modules, tmp_path):
     """A shared folder: a cache file another user planted is not read as results, and a
