@@ -139,6 +139,7 @@ class RankCache:
             # Not through a link, not blocking on a FIFO: a shared folder's planted files.
             fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
+            os.close(self._append())
             return self
         except OSError as exc:
             raise UsageError(f"--rank_cache={self.path}: " + (
@@ -161,7 +162,22 @@ class RankCache:
                                  f"{number}: not a measurement record; skipped\n")
                 continue
             self.records[record["key"]] = record
+        os.close(self._append())  # a cache that cannot take a record: said before measuring
         return self
+
+    def _append(self) -> int:
+        """The cache open to append (created 0600), checked as :meth:`open` reads it."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+                         | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        except OSError as exc:
+            raise UsageError(f"--rank_cache={self.path}: cannot write: {exc.strerror}") from None
+        try:
+            _trusted(self.path, os.fstat(fd))
+        except UsageError:
+            os.close(fd)
+            raise
+        return fd
 
     def get(self, record_key: str) -> dict | None:
         if self.remeasure:
@@ -175,12 +191,7 @@ class RankCache:
         if self.path is None:
             return
         line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
-                         | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
-            _trusted(self.path, os.fstat(fd))
-        except OSError as exc:
-            raise UsageError(f"--rank_cache={self.path}: cannot write: {exc.strerror}") from None
+        fd = self._append()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             view = memoryview(line)

@@ -709,6 +709,18 @@ def test_a_poisoned_cache_record_is_skipped_with_one_warning(ireebench, modules,
                                                                      len(lines) + 2)]
 
 
+def test_an_unwritable_cache_is_refused_before_anything_is_measured(ireebench, modules,
+                                                                   tmp_path):
+    """A cache that cannot be created (in /proc, even for root) is one line
+    before the first measurement, not after the first candidates were measured."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    stream = tmp_path / "stream.jsonl"
+    result = ireebench("rank", mid, f"--baseline={base}", *FAST[:-2], NO_TIMEOUT,
+                       "--rank_cache=/proc/rank.jsonl", f"--rank_stream={stream}")
+    assert "--rank_cache=/proc/rank.jsonl: cannot write" in one_error_line(result)
+    assert not stream.exists() or stream.read_text() == ""
+
+
 @needs_root
 def test_a_cache_of_another_user_is_refused(ireebench, modules, tmp_path):
     """A shared folder: a cache file another user planted is not read as results, and a
