@@ -500,6 +500,13 @@ def test_the_python_api_returns_typed_results(modules, tmp_path):
     assert again.metric == "cpu_time" and again.winner.measurement.cpu_seconds > 0
 
 
+def test_one_path_is_one_candidate(modules, tmp_path):
+    """``candidates="mid.vmfb"``: one candidate, not one per character."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    ranking = ireebench.rank(mid, base, *FAST, rerank_top=0)
+    assert [candidate.id for candidate in ranking.candidates] == ["mid"]
+
+
 def test_benchmark_module_is_the_wrappers_drop_in(modules):
     import iree.runtime as rt
 
