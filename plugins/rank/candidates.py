@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ireebench.errors import UsageError, one_line
+from ireebench.errors import UsageError, one_line, printable
 from ireebench.hookcall import call_hook
 from ireebench.modules import file_sha256
 
@@ -67,6 +67,8 @@ def collect(arguments: list[str]) -> list[Candidate]:
     seen: dict[str, str] = {}
     for candidate in found:
         refuse_special(candidate.path, f"rank: {candidate.path}")
+        # An id is shown on the terminal: ESC or BEL in a file name, escaped as compare does.
+        candidate.id = printable(candidate.id)
         if not ID.fullmatch(candidate.id):
             raise UsageError(f"rank: candidate id {candidate.id!r} ({candidate.path}): an id "
                              "has no '/' and no spaces")

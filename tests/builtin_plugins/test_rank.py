@@ -507,6 +507,19 @@ def test_one_path_is_one_candidate(modules, tmp_path):
     assert [candidate.id for candidate in ranking.candidates] == ["mid"]
 
 
+def test_terminal_bytes_in_a_candidates_name_are_escaped(ireebench, modules, tmp_path):
+    """ESC and BEL in a file name (its id) never reach the terminal raw."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    named = tmp_path / "m\x1b[31mid\x07.vmfb"
+    named.write_bytes(Path(mid).read_bytes())
+    result = ireebench("rank", named, f"--baseline={base}", *FAST[:-2], NO_TIMEOUT,
+                       "--rerank_top=0", "--rank_cache=off")
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout + result.stderr
+    assert "\x07" not in result.stdout + result.stderr
+    assert "m\\x1b[31mid\\x07" in result.stdout
+
+
 def test_benchmark_module_is_the_wrappers_drop_in(modules):
     import iree.runtime as rt
 
