@@ -79,7 +79,7 @@ def rank(candidates, baseline, *flags: str, stdout=None, stderr=None, plugins=()
          **options):
     """Ranks candidate modules against ``baseline``: ``ireebench rank`` from Python.
 
-    ``candidates`` are paths (``.vmfb``, ``.mlir``, globs, manifests),
+    ``candidates`` are paths, or one path (``.vmfb``, ``.mlir``, globs, manifests),
     ``flags`` further command-line flags, and each keyword an option
     (``devices="local-sync"``, ``cpu_workers=2``, ``benchmark_min_time="0.02s"``;
     ``True``/``False`` as ``true``/``false``, a list or tuple repeats the flag,
@@ -88,6 +88,8 @@ def rank(candidates, baseline, *flags: str, stdout=None, stderr=None, plugins=()
     are every measurement's rows; ``candidates`` the typed results, best
     first, each with its ``state``). Errors as :func:`run`.
     """
+    if isinstance(candidates, (str, os.PathLike)):
+        candidates = [candidates]  # one path is one candidate, not its characters
     argv = ["rank", *map(os.fspath, candidates), f"--baseline={os.fspath(baseline)}", *flags]
     for name, value in options.items():
         if value is None:

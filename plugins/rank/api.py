@@ -20,6 +20,12 @@ The flags are ireebench's (the native tool's: ``benchmark_repetitions=3``,
 one); a failed or crashed benchmark raises ``BenchmarkToolError``, as the
 wrapper does. ``executable`` is accepted and not used: nothing runs the
 native tool. Workers end with the process, or with :func:`close_workers`.
+
+Threads: one lock serialises the calls (a tuner's thread pool gets each
+caller's own result; the device measures one candidate at a time anyway).
+A ``fork()``ed child (a ``multiprocessing`` fork pool) forgets its parent's
+workers and scratch folder without closing them: its first call starts a
+worker of its own, and its exit leaves its parent's.
 """
 
 from __future__ import annotations
@@ -32,6 +38,8 @@ import json
 import os
 import select
 import sys
+import tempfile
+import threading
 import time
 from collections import deque
 from pathlib import Path
@@ -55,6 +63,7 @@ from .worker import WorkerProcess
 DEFAULT_DEVICE = "local-task"
 
 _WORKERS: dict[tuple, WarmBenchmark] = {}
+_LOCK = threading.RLock()
 
 
 def _flag_values(kwargs: dict) -> list[str]:
@@ -181,13 +190,39 @@ def close_workers() -> None:
 atexit.register(close_workers)
 
 
+def _forget_the_parents() -> None:
+    """In a forked child: the parent's workers and scratch are the parent's to close."""
+    global _LOCK
+    _LOCK = threading.RLock()  # another thread of the parent may have held it
+    _WORKERS.clear()
+    _SCRATCH.clear()
+
+
+os.register_at_fork(after_in_child=_forget_the_parents)
+
+
+def _write_once(path: Path, data: bytes) -> None:
+    """``data`` at ``path`` whole or not at all: a copy cut short (a full disk) would
+    otherwise stay under its hash name and fail every later call with that module."""
+    if path.exists():
+        return
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".partial-")
+    try:
+        with os.fdopen(fd, "wb") as file:
+            file.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def _module_file(module, scratch: Path) -> str:
     """A file with the module's bytes (a ``VmModule``'s stashed flatbuffer)."""
     if isinstance(module, rt.VmModule):
         data = bytes(module.stashed_flatbuffer_blob)
         path = scratch / f"{hashlib.sha256(data).hexdigest()[:24]}.vmfb"
-        if not path.exists():
-            path.write_bytes(data)
+        _write_once(path, data)
         return str(path)
     return os.fspath(module)
 
@@ -204,8 +239,7 @@ def _input_flags(inputs, scratch: Path) -> list[str]:
         np.save(buffer, array, allow_pickle=False)
         data = buffer.getvalue()
         path = scratch / f"input-{hashlib.sha256(data).hexdigest()[:24]}.npy"
-        if not path.exists():
-            path.write_bytes(data)
+        _write_once(path, data)
         flags.append(f"--input=@{path}")
     return flags
 
@@ -278,6 +312,11 @@ def benchmark_module(module, entry_function=None, inputs=None, timeout=None, exe
     """``iree.runtime.benchmark_module``, measured by a warm worker (see the module docstring)."""
     if "benchmark_out" in kwargs or "benchmark_out_format" in kwargs:
         raise ValueError("benchmark_module reads results from its own JSON file")
+    with _LOCK:
+        return _benchmark_module(module, entry_function, inputs, timeout, kwargs)
+
+
+def _benchmark_module(module, entry_function, inputs, timeout, kwargs) -> list:
     scratch = _scratch()
     path = _module_file(module, scratch)
     function = _entry_function(module, path, entry_function)

@@ -29,12 +29,16 @@ import hashlib
 import json
 import os
 import re
+import stat
+import sys
 import time
 from pathlib import Path
 
-from ireebench.errors import UsageError
+from ireebench.errors import UsageError, printable
 from ireebench.lib.compile_cache import cache_location
 from ireebench.modules import file_sha256
+
+from .results import Measurement
 
 CACHE_VERSION = 1
 DEFAULT_NAME = "rank.jsonl"
@@ -65,6 +69,9 @@ def inputs_identity(specs: list[str]) -> list[str]:
     identity = []
     for spec in specs:
         match = INPUT_FILE.match(spec)
+        if match and os.path.exists(match.group(1)) and not os.path.isfile(match.group(1)):
+            raise UsageError(f"--input={spec}: {match.group(1)} is not a regular file "
+                             "(a device, FIFO or socket)")
         identity.append(f"{spec}#{file_sha256(match.group(1))}" if match else spec)
     return identity
 
@@ -90,6 +97,25 @@ def key(**fields) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+def _is_measurement(data) -> bool:
+    try:
+        Measurement.from_data(data)
+    except (AttributeError, KeyError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _trusted(path: Path, info: os.stat_result) -> None:
+    """Refuses a cache that is not a regular file, or is another user's: its records
+    would be read as this ranking's results (git's safe.directory rule)."""
+    if not stat.S_ISREG(info.st_mode):
+        raise UsageError(f"--rank_cache={path}: is not a regular file (a device, FIFO or "
+                         "socket); give a file, or off")
+    if info.st_uid != os.geteuid():
+        raise UsageError(f"--rank_cache={path}: is owned by uid {info.st_uid}, not by you: "
+                         "its records are not read as results; give a cache of your own")
+
+
 class RankCache:
     """The cache file: records by key; ``path`` None keeps nothing."""
 
@@ -110,20 +136,48 @@ class RankCache:
             raise UsageError(f"--rank_cache={self.path}: cannot make {folder}: "
                              f"{exc.strerror}") from None
         try:
-            with open(self.path, encoding="utf-8", errors="replace") as handle:
-                lines = handle.readlines()
+            # Not through a link, not blocking on a FIFO: a shared folder's planted files.
+            fd = os.open(self.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
         except FileNotFoundError:
+            os.close(self._append())
             return self
         except OSError as exc:
-            raise UsageError(f"--rank_cache={self.path}: cannot read: {exc.strerror}") from None
-        for line in lines:
+            raise UsageError(f"--rank_cache={self.path}: " + (
+                "is a symbolic link (a cache is read and appended to only as a file of your "
+                "own)" if os.path.islink(self.path) else f"cannot read: {exc.strerror}")) \
+                from None
+        with open(fd, encoding="utf-8", errors="replace") as handle:
+            _trusted(self.path, os.fstat(fd))
+            lines = handle.readlines()
+        for number, line in enumerate(lines, 1):
             try:
                 record = json.loads(line)
             except ValueError:
                 continue  # a line cut short by a kill
-            if isinstance(record, dict) and isinstance(record.get("key"), str):
-                self.records[record["key"]] = record
+            if not isinstance(record, dict) or not isinstance(record.get("key"), str):
+                continue
+            if "measurement" in record and not _is_measurement(record["measurement"]):
+                # Quarantined: one bad line must not fail every later ranking.
+                sys.stderr.write(f"ireebench: warning: --rank_cache={printable(self.path)}: line "
+                                 f"{number}: not a measurement record; skipped\n")
+                continue
+            self.records[record["key"]] = record
+        os.close(self._append())  # a cache that cannot take a record: said before measuring
         return self
+
+    def _append(self) -> int:
+        """The cache open to append (created 0600), checked as :meth:`open` reads it."""
+        try:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC
+                         | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        except OSError as exc:
+            raise UsageError(f"--rank_cache={self.path}: cannot write: {exc.strerror}") from None
+        try:
+            _trusted(self.path, os.fstat(fd))
+        except UsageError:
+            os.close(fd)
+            raise
+        return fd
 
     def get(self, record_key: str) -> dict | None:
         if self.remeasure:
@@ -137,10 +191,7 @@ class RankCache:
         if self.path is None:
             return
         line = (json.dumps(record, separators=(",", ":"), default=str) + "\n").encode()
-        try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        except OSError as exc:
-            raise UsageError(f"--rank_cache={self.path}: cannot write: {exc.strerror}") from None
+        fd = self._append()
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             view = memoryview(line)

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ireebench import UsageError, call_hook
-from ireebench.errors import one_line
+from ireebench.errors import one_line, printable
 from ireebench.modules import file_sha256
 
 from .results import State
@@ -66,6 +66,9 @@ def collect(arguments: list[str]) -> list[Candidate]:
             found.extend(read_manifest(argument))
     seen: dict[str, str] = {}
     for candidate in found:
+        refuse_special(candidate.path, f"rank: {candidate.path}")
+        # An id is shown on the terminal: ESC or BEL in a file name, escaped as compare does.
+        candidate.id = printable(candidate.id)
         if not ID.fullmatch(candidate.id):
             raise UsageError(f"rank: candidate id {candidate.id!r} ({candidate.path}): an id "
                              "has no '/' and no spaces")
@@ -74,6 +77,14 @@ def collect(arguments: list[str]) -> list[Candidate]:
                              f"id {candidate.id!r}; give them ids in a manifest (ID PATH)")
         seen[candidate.id] = candidate.path
     return found
+
+
+def refuse_special(path: str, shown: str) -> None:
+    """A device, a FIFO or a link to one, where a module is read, would be read forever
+    (``/dev/zero``) or block (a FIFO no one writes): one line instead."""
+    if os.path.exists(path) and not os.path.isfile(path):
+        raise UsageError(f"{shown}: is not a regular file (a device, FIFO or socket); "
+                         "give a module file")
 
 
 def _stem(path: str) -> str:

@@ -25,6 +25,7 @@ from ireebench.config import Config
 from ireebench.errors import UsageError
 
 from .cache import default_path
+from .candidates import refuse_special
 from .devices import parse_device_list
 from .results import METRICS
 
@@ -172,6 +173,7 @@ def device_list(config) -> list[str]:
 def settings(config) -> RankSettings:
     """The rank options, checked (one line for a bad value)."""
     baseline = config.getoption("baseline")
+    refuse_special(baseline, f"--baseline={baseline}")
     if not baseline:
         raise UsageError("rank: --baseline=BASE.vmfb is required (the module every candidate "
                          "is compared with)")

@@ -19,6 +19,7 @@ import math
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +29,12 @@ from pathlib import Path
 import ireebench
 import pytest
 from conftest import FIXTURE_PLUGINS, MLIR_DIR, one_error_line
+
+# A second user, as in test_store.py: setpriv as root (it may read root's Python).
+SECOND_USER = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+               "--inh-caps=+dac_read_search", "--ambient-caps=+dac_read_search"]
+needs_root = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                                reason="a second user (setpriv as root) owns the files")
 from iree.runtime.benchmark import (
     BenchmarkResult,
     BenchmarkTimeoutError,
@@ -496,6 +503,26 @@ def test_the_python_api_returns_typed_results(modules, tmp_path):
         != again.winner.measurement.seconds
 
 
+def test_one_path_is_one_candidate(modules, tmp_path):
+    """``candidates="mid.vmfb"``: one candidate, not one per character."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    ranking = ireebench.rank(mid, base, *FAST, rerank_top=0)
+    assert [candidate.id for candidate in ranking.candidates] == ["mid"]
+
+
+def test_terminal_bytes_in_a_candidates_name_are_escaped(ireebench, modules, tmp_path):
+    """ESC and BEL in a file name (its id) never reach the terminal raw."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    named = tmp_path / "m\x1b[31mid\x07.vmfb"
+    named.write_bytes(Path(mid).read_bytes())
+    result = ireebench("rank", named, f"--baseline={base}", *FAST[:-2], NO_TIMEOUT,
+                       "--rerank_top=0", "--rank_cache=off")
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout + result.stderr
+    assert "\x07" not in result.stdout + result.stderr
+    assert "m\\x1b[31mid\\x07" in result.stdout
+
+
 def test_benchmark_module_is_the_wrappers_drop_in(modules):
     import iree.runtime as rt
 
@@ -556,6 +583,88 @@ def test_benchmark_module_keeps_no_candidates_module_and_misses_no_quick_reply(m
     assert not folder.exists()
 
 
+def _two_functions(module, function):
+    """One tuner's call: its rows name the function it asked for."""
+    rows = benchmark_module(module, entry_function=function,
+                            device="local-sync", benchmark_min_time="2x", timeout=120)
+    return function, {row.benchmark_name.split("/")[0] for row in rows}
+
+
+def test_benchmark_module_from_threads_gives_each_caller_its_own_result(compile_mlir):
+    """A tuner's thread pool: 8 threads, 16 calls, two functions; each caller's rows are its
+    own function's (no swapped reply, no worker closed under another call)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    module = str(compile_mlir("two_functions"))
+    try:
+        with ThreadPoolExecutor(8) as pool:
+            answers = list(pool.map(_two_functions, [module] * 16, ["first", "second"] * 8))
+    finally:
+        close_workers()
+    assert [names for _, names in answers] == [{f"BM_{function}"} for function, _ in answers]
+
+
+def _in_a_forked_child(module) -> int:
+    """A forked pool's task: a call, then the child's exit (its atexit: close_workers)."""
+    _two_functions(module, "first")
+    close_workers()
+    return os.getpid()
+
+
+def test_benchmark_module_after_fork_leaves_the_parents_worker(compile_mlir):
+    """libtuner's layout: the baseline in the main process, candidates in a forked pool.
+    A child measures with a worker of its own; its exit leaves the parent's, which the
+    parent's next call reuses."""
+    import multiprocessing
+
+    module = str(compile_mlir("two_functions"))
+    try:
+        _two_functions(module, "first")
+        (warm,) = warm_workers()
+        pid = warm.worker.pid
+        child = os.fork()
+        if child == 0:  # a bare fork, as a tuner may do it
+            try:
+                _in_a_forked_child(module)
+            finally:
+                os._exit(0)
+        assert os.waitpid(child, 0)[1] == 0
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            children = pool.map(_in_a_forked_child, [module] * 2)
+        assert os.getpid() not in children
+        assert _two_functions(module, "first") == ("first", {"BM_first"})
+        assert [w.worker.pid for w in warm_workers()] == [pid]
+    finally:
+        close_workers()
+
+
+def test_a_module_copy_that_fails_to_write_is_not_kept(compile_mlir):
+    """A full disk (a file size limit here) while a module object is written: the call
+    fails, and the next one, with room again, measures it (no partial copy under the
+    module's hash name)."""
+    script = f"""
+import resource, signal, iree.runtime as rt
+from ireebench.plugins.rank import benchmark_module, close_workers
+module = rt.VmModule.copy_buffer(rt.VmInstance(), open({str(compile_mlir("two_functions"))!r}, "rb").read())
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+limits = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1024, limits[1]))
+try:
+    benchmark_module(module, entry_function="first", device="local-sync")
+    raise SystemExit("written with a 1 KiB file size limit")
+except OSError as exc:
+    print("refused:", exc.strerror)
+resource.setrlimit(resource.RLIMIT_FSIZE, limits)
+print(benchmark_module(module, entry_function="first", device="local-sync",
+                       benchmark_min_time="2x")[0].benchmark_name)
+close_workers()
+"""
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1].startswith("BM_first"), proc.stdout
+
+
 # --- bad input ---------------------------------------------------------------------------
 
 
@@ -568,6 +677,98 @@ def test_bad_input_is_one_line(ireebench, modules, tmp_path, args, expected):
     result = ireebench("rank", candidate, *(arg.format(base=base) for arg in args), INPUT,
                        "--rank_cache=off")
     assert expected in one_error_line(result)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["{zero}", "--baseline={base}"], "{zero}: is not a regular file"),
+    (["{fifo}", "--baseline={base}"], "{fifo}: is not a regular file"),
+    (["{link}", "--baseline={base}"], "{link}: is not a regular file"),
+    (["{fifo_mlir}", "--baseline={base}"], "{fifo_mlir}: is not a regular file"),
+    (["{mid}", "--baseline={zero}"], "--baseline={zero}: is not a regular file"),
+    (["{mid}", "--baseline={fifo}"], "--baseline={fifo}: is not a regular file"),
+    (["{mid}", "--baseline={base}", "--input=@{zero}"], "--input=@{zero}"),
+    (["{mid}", "--baseline={base}", "--rank_cache={zero}"],
+     "--rank_cache={zero}: is not a regular file"),
+    (["{mid}", "--baseline={base}", "--rank_cache={fifo}"],
+     "--rank_cache={fifo}: is not a regular file"),
+])
+def test_a_file_that_is_not_a_regular_file_is_one_line(ireebench, modules, tmp_path, args,
+                                                       expected):
+    """A device, a FIFO or a link to one, where a file is read: one line (not a
+    read that never ends or fills the memory)."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    fill = {"base": base, "mid": mid, "zero": "/dev/zero", "fifo": tmp_path / "pipe.vmfb",
+            "fifo_mlir": tmp_path / "pipe.mlir", "link": tmp_path / "link.vmfb"}
+    os.mkfifo(fill["fifo"])
+    os.mkfifo(fill["fifo_mlir"])
+    fill["link"].symlink_to(fill["fifo"])
+    args = [arg.format(**fill) for arg in args]
+    if not any(arg.startswith("--input") for arg in args):
+        args.append(INPUT)
+    if not any(arg.startswith("--rank_cache") for arg in args):
+        args.append("--rank_cache=off")
+    result = ireebench("rank", *args, timeout=120)  # the timeout: a safety net for a hang
+    assert expected.format(**fill) in one_error_line(result)
+
+
+def test_a_poisoned_cache_record_is_skipped_with_one_warning(ireebench, modules, tmp_path):
+    """A record whose measurement is not one (a string, an unknown state): skipped, one
+    warning naming the file and line, measured again (not a plugin error every time)."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    cache = tmp_path / "rank.jsonl"
+    args = ["rank", mid, f"--baseline={base}", *FAST[:-2], NO_TIMEOUT, "--rerank_top=0",
+            f"--rank_cache={cache}"]
+    assert ireebench(*args).returncode == 0
+    lines = cache.read_text().splitlines()
+    record = next(json.loads(line) for line in lines if '"measurement"' in line)
+    poisoned = [{**record, "measurement": "fast"},
+                {**record, "measurement": {**record["measurement"], "state": "excellent"}}]
+    cache.write_text("\n".join([*lines, *map(json.dumps, poisoned)]) + "\n")
+    again = ireebench(*args)
+    assert again.returncode == 0, again.stderr
+    warnings = [line for line in again.stderr.splitlines() if "warning" in line]
+    assert warnings == [f"ireebench: warning: --rank_cache={cache}: line {number}: not a "
+                        "measurement record; skipped" for number in (len(lines) + 1,
+                                                                     len(lines) + 2)]
+
+
+def test_an_unwritable_cache_is_refused_before_anything_is_measured(ireebench, modules,
+                                                                   tmp_path):
+    """A cache that cannot be created (in /proc, even for root) is one line
+    before the first measurement, not after the first candidates were measured."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    stream = tmp_path / "stream.jsonl"
+    result = ireebench("rank", mid, f"--baseline={base}", *FAST[:-2], NO_TIMEOUT,
+                       "--rank_cache=/proc/rank.jsonl", f"--rank_stream={stream}")
+    assert "--rank_cache=/proc/rank.jsonl: cannot write" in one_error_line(result)
+    assert not stream.exists() or stream.read_text() == ""
+
+
+@needs_root
+def test_a_cache_of_another_user_is_refused(ireebench, modules, tmp_path):
+    """A shared folder: a cache file another user planted is not read as results, and a
+    link planted at the cache's path is not written through."""
+    base, mid = _candidates(modules, tmp_path, "fast", "mid")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    cache = shared / "rank.jsonl"
+    args = ["rank", mid, f"--baseline={base}", *FAST[:-2], NO_TIMEOUT, "--rerank_top=0"]
+    assert ireebench(*args, f"--rank_cache={cache}").returncode == 0
+    os.chmod(shared, 0o1777)
+    subprocess.run([*SECOND_USER, "cp", str(cache), str(shared / "planted.jsonl")],
+                   check=True)
+    cache.unlink()
+    subprocess.run([*SECOND_USER, "mv", str(shared / "planted.jsonl"), str(cache)],
+                   check=True)
+    planted = ireebench(*args, f"--rank_cache={cache}")
+    assert f"--rank_cache={cache}: is owned by uid 65534" in one_error_line(planted)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("mine\n")
+    link = shared / "link.jsonl"
+    subprocess.run([*SECOND_USER, "ln", "-s", str(victim), str(link)], check=True)
+    linked = ireebench(*args, f"--rank_cache={link}")
+    assert f"--rank_cache={link}: is a symbolic link" in one_error_line(linked)
+    assert victim.read_text() == "mine\n"
 
 
 @pytest.mark.parametrize(("arguments", "options", "expected"), [
