@@ -299,6 +299,18 @@ def test_a_trace_of_decades_is_refused(ireebench, serving, tmp_path):
     assert f"--arrival_trace={trace}: spans 1e+09 s, longer than the longest" in line
 
 
+@pytest.mark.parametrize("start", ["10", 0])
+def test_an_edited_search_state_is_one_line(ireebench, serving, tmp_path, start):
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"version": 1, "searches": {"BM_spin": {
+        "key": {}, "start": start, "start_note": "", "trials": []}}}))
+    line = one_error_line(ireebench(f"--module={serving}", *SPIN, "--scenario=server",
+                                    "--search", "--latency_bound=p99:20ms",
+                                    f"--search_state={state}", timeout=120))
+    assert line == (f"ireebench: error: --search_state={state}: BM_spin: start is "
+                    f"{start!r}, not a positive number")
+
+
 def test_a_sync_function_is_refused_by_the_server(ireebench, compile_mlir):
     line = one_error_line(ireebench(f"--module={compile_mlir('serving')}", *SPIN,
                                     "--scenario=server", "--target_qps=10"))
