@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import importlib
+import re
 
 import click
 
@@ -46,6 +47,8 @@ from .command import make_context, plugin_inifile
 from .invocation import Invocation
 from .options import CORE, OptionParser
 
+# What a subcommand's name may be (add_command).
+PLAIN_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 # The attribute that marks a click command as a reader of saved reports.
 READS_REPORTS = "reads_reports"
 # Where the values of the readers' options are kept (ctx.meta, shared by the
@@ -62,7 +65,12 @@ class CommandGroup(click.Group):
         self.registering = "ireebench"
 
     def add_command(self, cmd: click.Command, name: str | None = None) -> None:
-        name = name or cmd.name
+        name = name if name is not None else cmd.name
+        # A name starting with '-' (or with a space, '=' ...) would take over
+        # ``ireebench --help`` or the flags of an ordinary run.
+        if not isinstance(name, str) or not PLAIN_WORD.fullmatch(name):
+            raise ValueError(f"subcommand name {name!r} is not a plain word (letters, digits, "
+                             "'-' and '_', starting with a letter or digit)")
         if name in self.commands:
             raise UsageError(f"subcommand {name!r} is defined by two plugins: "
                              f"{self.owners[name]!r} and {self.registering!r}")

@@ -124,6 +124,19 @@ def _read_state(path: str) -> dict:
             or not isinstance(document.get("searches"), dict):
         raise UsageError(f"{flag}: not a search state ireebench wrote (version "
                          f"{STATE_VERSION})")
+    # An edited file: a text or zero start would fail mid-search (a division by it).
+    for benchmark, entry in document["searches"].items():
+        trials = entry.get("trials", []) if isinstance(entry, dict) else None
+        numbers = [("start", entry.get("start", 1))] if isinstance(entry, dict) else []
+        numbers += [(f"trials[{i}].value", t.get("value") if isinstance(t, dict) else t)
+                    for i, t in enumerate(trials if isinstance(trials, list) else [])]
+        for name, value in numbers:
+            if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                    or not 0 < value < math.inf:
+                raise UsageError(f"{flag}: {benchmark}: {name} is {value!r}, not a positive "
+                                 "number")
+        if not isinstance(entry, dict) or not isinstance(trials, list):
+            raise UsageError(f"{flag}: {benchmark}: not a search ireebench wrote")
     return document["searches"]
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ireebench.errors import UsageError, flag_error
 from ireebench.lib import early_stopping
 
-from .arrivals import Arrivals, read_trace
+from .arrivals import MAX_QUERIES, Arrivals, read_trace
 
 SINGLE_STREAM, MULTI_STREAM, SERVER, OFFLINE = (
     "single_stream", "multi_stream", "server", "offline")
@@ -28,6 +28,12 @@ TARGET_PERCENTILE = {SINGLE_STREAM: 0.90, MULTI_STREAM: 0.99}
 # LoadGen's defaults (TestSettings): 100 queries; MultiStream 8 samples a query.
 DEFAULT_MIN_QUERIES = 100
 DEFAULT_SAMPLES_PER_QUERY = 8
+# Bounds checked before a run (docs/scenarios.md): past them a query's
+# variant list reaches the runtime's allocator, lanes never all start, or a
+# schedule never ends.
+MAX_SAMPLES_PER_QUERY = 1 << 16
+MAX_LANES = 1024
+MAX_SCHEDULE_S = 3600.0  # or --min_duration, if longer
 DEFAULT_MIN_DURATION = "1s"  # LoadGen's TestSettings default is 10 s, MLPerf's rules 600 s
 # Offline keeps this many invocations in flight per lane: enough that the
 # device never waits for the next issue.
@@ -135,8 +141,13 @@ def settings_of(config) -> Settings | None:
         min_queries = DEFAULT_MIN_QUERIES
         if target is not None:
             min_queries = max(min_queries, early_stopping.minimum_queries(target))
-    elif min_queries < 1:
-        raise flag_error("min_query_count", min_queries, "must be at least 1")
+        if min_queries > MAX_QUERIES:
+            raise flag_error("latency_bound", bound.text, f"judging p{bound.text[1:].split(':')[0]}"
+                             f" needs {min_queries} queries, more than ireebench prepares for "
+                             f"one run ({MAX_QUERIES}); bound a lower percentile")
+    elif not 1 <= min_queries <= MAX_QUERIES:
+        raise flag_error("min_query_count", min_queries,
+                         f"must be at least 1 and at most {MAX_QUERIES}")
     seed = option("scenario_seed")
     if seed < 0:
         raise flag_error("scenario_seed", seed, "must be >= 0")
@@ -144,8 +155,9 @@ def settings_of(config) -> Settings | None:
     if samples is not None and scenario != MULTI_STREAM:
         raise flag_error("samples_per_query", samples, "applies to --scenario=multi_stream")
     samples = DEFAULT_SAMPLES_PER_QUERY if samples is None else samples
-    if samples < 1:
-        raise flag_error("samples_per_query", samples, "must be at least 1")
+    if not 1 <= samples <= MAX_SAMPLES_PER_QUERY:
+        raise flag_error("samples_per_query", samples,
+                         f"must be at least 1 and at most {MAX_SAMPLES_PER_QUERY}")
     if scenario != MULTI_STREAM:
         samples = 1
     arrivals = _arrivals(config, scenario, search)
@@ -166,6 +178,19 @@ def settings_of(config) -> Settings | None:
         raise UsageError(f"--latency_bound={bound.text}: Offline measures throughput, not "
                          "latency; use --scenario=server or single_stream")
     lanes = option("batch_concurrency") or 1
+    if lanes > MAX_LANES:
+        raise flag_error("batch_concurrency", lanes, f"must be at most {MAX_LANES} lanes")
+    longest = max(MAX_SCHEDULE_S, min_duration)
+    span = arrivals.trace[-1] if arrivals.trace is not None else \
+        min_queries / arrivals.qps if arrivals.qps else 0.0
+    if span > longest:
+        flag = ("arrival_trace", option("arrival_trace")) if arrivals.trace is not None else \
+            ("target_qps", option("target_qps"))
+        what = "spans" if arrivals.trace is not None else \
+            f"{min_queries} queries at this rate take about"
+        raise flag_error(*flag, f"{what} {span:.3g} s, longer than the longest schedule "
+                                f"ireebench runs ({longest:g} s: the larger of 1 h and "
+                                "--min_duration)")
     if option("batch_size") != 1:
         raise flag_error("batch_size", option("batch_size"),
                          f"--scenario={scenario} issues one invocation per sample; use "

@@ -279,7 +279,13 @@ class Store:
         self.notify = notify
         with self._errors("cannot open it"):
             self.engine = self._engine(url, create)
-            self._migrate()
+            try:
+                self._migrate()
+            except BaseException:
+                # Closed, SQLite removes the -wal and -shm files its failed
+                # open made beside a file that is no (sound) store.
+                self.engine.dispose()
+                raise
         # No connection is kept between uses: a run opens its store before its
         # worker forks, and a database connection must not cross a fork (SQLite
         # and libpq alike); the supervisor would also hold it to its end, which

@@ -274,10 +274,42 @@ def test_a_sweep_of_rates_names_its_points(ireebench, serving):
       "--scenario_log=log.jsonl"),
      ("--scenario_log=log.jsonl: written by the process that measures; --executor=ray "
       "measures each point in a process of its own elsewhere (use --executor=local)")),
+    # Bounds checked before anything runs (the runtime's allocator or a run that
+    # never ends otherwise).
+    (("--scenario=single_stream", "--min_query_count=2000000000"),
+     "--min_query_count=2000000000: must be at least 1 and at most 1048576"),
+    (("--scenario=server", "--target_qps=10", "--latency_bound=p99.99999:1s"),
+     "--latency_bound=p99.99999:1s: judging p99.99999 needs 66383518 queries"),
+    (("--scenario=multi_stream", "--samples_per_query=100000000"),
+     "--samples_per_query=100000000: must be at least 1 and at most 65536"),
+    (("--scenario=single_stream", "--batch_concurrency=200000"),
+     "--batch_concurrency=200000: must be at most 1024 lanes"),
+    (("--scenario=server", "--target_qps=1e-9"),
+     "--target_qps=1e-09: 100 queries at this rate take about 1e+11 s"),
 ])
 def test_bad_scenario_flags_are_one_line(ireebench, serving, args, message):
     line = one_error_line(ireebench(f"--module={serving}", *SPIN, *args))
     assert message in line, line
+
+
+def test_a_trace_of_decades_is_refused(ireebench, serving, tmp_path):
+    trace = tmp_path / "arrivals.txt"
+    trace.write_text("0\n1e9\n")
+    line = one_error_line(ireebench(f"--module={serving}", *SPIN, "--scenario=server",
+                                    f"--arrival_trace={trace}", timeout=60))
+    assert f"--arrival_trace={trace}: spans 1e+09 s, longer than the longest" in line
+
+
+@pytest.mark.parametrize("start", ["10", 0])
+def test_an_edited_search_state_is_one_line(ireebench, serving, tmp_path, start):
+    state = tmp_path / "state.json"
+    state.write_text(json.dumps({"version": 1, "searches": {"BM_spin": {
+        "key": {}, "start": start, "start_note": "", "trials": []}}}))
+    line = one_error_line(ireebench(f"--module={serving}", *SPIN, "--scenario=server",
+                                    "--search", "--latency_bound=p99:20ms",
+                                    f"--search_state={state}", timeout=120))
+    assert line == (f"ireebench: error: --search_state={state}: BM_spin: start is "
+                    f"{start!r}, not a positive number")
 
 
 def test_a_sync_function_is_refused_by_the_server(ireebench, compile_mlir):

@@ -329,6 +329,22 @@ def test_a_newer_schema_is_refused_in_one_line(ireebench, tmp_path):
     assert "schema version 99 is newer than this ireebench knows" in one_error_line(result)
 
 
+def test_a_store_that_is_not_a_database_is_refused_and_left_as_it_was(ireebench, tmp_path):
+    report = tmp_path / "report.json"
+    report.write_text(json.dumps({"context": {"host_name": "h"}, "benchmarks": []}))
+    text, broken = tmp_path / "text.sqlite", tmp_path / "broken.sqlite"
+    text.write_text("not a database\n" * 50)
+    assert api("store", "import", report, f"--benchmark_storage={broken}")[0] == 0
+    with broken.open("r+b") as file:  # a real store whose pages are overwritten
+        file.seek(4096)
+        file.write(bytes(range(256)) * 32)
+    for path, why in ((text, "file is not a database"),
+                      (broken, "database disk image is malformed")):
+        result = ireebench("store", "import", report, f"--benchmark_storage={path}")
+        assert why in one_error_line(result)
+        assert sorted(p.name for p in tmp_path.iterdir() if p.stem == path.stem) == [path.name]
+
+
 def test_without_the_extra_one_line_names_it(modules, tmp_path):
     """SQLAlchemy missing (made unimportable): --benchmark_save says which extra to install."""
     code = ("import sys; sys.modules['sqlalchemy'] = None; "

@@ -120,6 +120,19 @@ def test_a_subcommand_defined_twice_names_both_plugins(ireebench):
         "'compare_again'")
 
 
+@pytest.mark.parametrize("name", ["--help", "--module=x.vmfb", "two words", ""])
+def test_a_subcommand_name_that_is_not_a_plain_word_is_refused(ireebench, tmp_path, name):
+    # Such a name would take over ``ireebench --help`` or an ordinary run.
+    plugin = tmp_path / "flagname.py"
+    plugin.write_text("import click\nfrom ireebench import hookimpl\n\n@hookimpl\n"
+                      "def ireebench_register_commands(cli):\n"
+                      f"    cli.add_command(click.Command({name!r}))\n")
+    assert plugin_error_line(ireebench("--help", f"--plugin={plugin}")) == (
+        "ireebench: plugin error: plugin 'flagname' failed in ireebench_register_commands: "
+        f"ValueError: subcommand name {name!r} is not a plain word (letters, digits, "
+        "'-' and '_', starting with a letter or digit)")
+
+
 def test_without_a_subcommand_ireebench_is_the_benchmark_run(ireebench, compile_mlir):
     result = ireebench(f"--module={compile_mlir('simple')}", *LOCAL, "--plugin=hello_command",
                        "--benchmark_format=json")
