@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
 from conftest import ROOT
 
 PLUGINS = ROOT / "plugins"
@@ -62,4 +63,64 @@ def test_the_scan_finds_a_cross_import(tmp_path):
         "plugins/alpha/__init__.py:1 imports ireebench.plugins.beta",
         "plugins/beta.py:1 imports ireebench.plugins.kinds",
         "plugins/gamma.py:2 imports ireebench.plugins.alpha.own",
+    ]
+
+
+CORE = ROOT / "core"
+
+
+def _is_core_module(dotted: str, core: Path) -> bool:
+    """Whether ``ireebench.a.b`` is a module or package of core/ (not a name inside one)."""
+    path = core.joinpath(*dotted.split(".")[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _public(dotted: str) -> bool:
+    """Public: no ``_x`` component, and a public module or a submodule of a public package."""
+    from ireebench._public import PUBLIC_MODULES
+    parts = dotted.split(".")
+    if any(p.startswith("_") and p not in ("__init__", "__main__") for p in parts):
+        return False
+    return any(dotted == m or (m != "ireebench" and dotted.startswith(m + ".")) for m in PUBLIC_MODULES)
+
+
+def nonpublic_core_imports(root: Path = PLUGINS, core: Path = CORE) -> list[str]:
+    """``file:line imports module`` for each import of a core module that is not public."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            for name in _imported(path, root, node):
+                if (name.split(".")[:2] != ["ireebench", "plugins"] and name.startswith("ireebench")
+                        and _is_core_module(name, core) and not _public(name)):
+                    found.append(f"{path.relative_to(root.parent)}:{node.lineno} imports {name}")
+    return found
+
+
+# Issue 38's open item: the built-ins still import internal core modules
+# (benchmarks/structure.py counts them). Strict, so the day the rewrite
+# lands this fails and the marker must go.
+@pytest.mark.xfail(strict=True, reason="issue 38: plugins still import internal core modules")
+def test_plugins_import_only_the_public_api():
+    assert nonpublic_core_imports() == []
+
+
+@pytest.mark.xfail(strict=True, reason="issue 38: rank still imports internal core modules")
+def test_rank_imports_only_the_public_api():
+    """rank is the litmus: it would work moved into its own distribution."""
+    assert nonpublic_core_imports(PLUGINS / "rank") == []
+
+
+def test_the_scan_finds_a_private_import(tmp_path):
+    root, core = tmp_path / "plugins", tmp_path / "core"
+    (core / "lib").mkdir(parents=True)
+    for name in ("errors.py", "measure.py", "_x.py", "lib/__init__.py", "lib/outputs.py"):
+        (core / name).write_text("")
+    (root / "alpha").mkdir(parents=True)
+    (root / "alpha" / "a.py").write_text(
+        "from ireebench import errors, measure, Run\nfrom ireebench.lib.outputs import v\n"
+        "def f():\n    import ireebench._x\n")
+    assert nonpublic_core_imports(root, core) == [
+        "plugins/alpha/a.py:1 imports ireebench.errors",  # not in PUBLIC_MODULES
+        "plugins/alpha/a.py:1 imports ireebench.measure",
+        "plugins/alpha/a.py:4 imports ireebench._x",
     ]
