@@ -39,6 +39,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -170,6 +171,8 @@ class IreebenchTester:
         return self._execute([name, *map(str, args)], plugins, autoload)
 
     def _execute(self, argv: list[str], plugins, autoload: bool) -> RunOutcome:
+        if isinstance(plugins, (str, os.PathLike)) or not isinstance(plugins, Iterable):
+            plugins = [plugins]  # one plugin, not its name's characters (issue 40)
         objects = [plugin for plugin in plugins if not isinstance(plugin, (str, os.PathLike))]
         named = [f"--plugin={plugin}" for plugin in plugins if isinstance(plugin, (str, os.PathLike))]
         stdout, stderr = io.StringIO(), io.StringIO()

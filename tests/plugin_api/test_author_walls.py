@@ -225,3 +225,15 @@ def test_compile_module_passes_its_flags_to_the_compiler(ireebench_tester):
     assert result.exit_code == 0, result.stderr
     with pytest.raises(RuntimeError, match="--no-such-iree-flag"):
         ireebench_tester.compile_module(TWO_FUNCTIONS, flags=["--no-such-iree-flag"])
+
+
+@pytest.mark.parametrize("given", ["object", "path"])
+def test_one_plugin_not_in_a_list_is_one_plugin(ireebench_tester, given):
+    """``plugins=X`` (no list) is X, not a plugin per character of its name (issue 40)."""
+    from conftest import fixture_plugin
+
+    plugin = _Defaulted() if given == "object" else str(fixture_plugin("hello_command"))
+    result = ireebench_tester.run(plugins=plugin)
+    assert result.exit_code == 0, result.stderr
+    if given == "object":
+        assert plugin.seen == ["fallback"]
