@@ -20,6 +20,7 @@ device, with ``--compile_flag``), and a file the compiler refuses is its
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
@@ -165,3 +166,21 @@ def resolve(config, candidate: Candidate) -> Candidate:
             reason = f"cannot read: {exc.strerror or one_line(exc)}"
         candidate.message = reason
     return candidate
+
+
+def resolve_all(config, candidates: list[Candidate]) -> None:
+    """Each candidate resolved (:func:`resolve`); several ``.mlir`` compile at once, as many
+    as the CPUs this process may use (each compile is an ``iree-compile`` process,
+    the compile cache writes atomically), in the candidates' order otherwise."""
+    compiled = [c for c in candidates if c.path.endswith(".mlir")]
+    if len(compiled) > 1:
+        from concurrent.futures import ThreadPoolExecutor  # imports logging: only here
+
+        workers = min(len(compiled), len(os.sched_getaffinity(0)))
+        with ThreadPoolExecutor(workers, thread_name_prefix="iree-compile") as pool:
+            for _ in pool.map(functools.partial(resolve, config), compiled):
+                pass
+    for candidate in candidates:
+        if candidate not in compiled or len(compiled) == 1:
+            resolve(config, candidate)
+

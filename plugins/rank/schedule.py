@@ -30,7 +30,7 @@ from ireebench.lib.channel import decode_error
 
 from . import cache as rank_cache
 from . import report, rerank
-from .candidates import Candidate, resolve
+from .candidates import Candidate, resolve, resolve_all
 from .devices import DeviceSpec, fingerprint, worker_devices
 from .drift import BASELINE_ID, Baselines
 from .losses import START_SECONDS, Losses
@@ -194,8 +194,8 @@ class Ranker:
             rank_cache.key, kind="candidate", function=function, baseline=baseline.sha256,
             inputs=rank_cache.inputs_identity(list(config.getoption("input") or [])),
             flags=rank_cache.measuring_flags(config), device="")
+        resolve_all(compiling, self.candidates)
         for candidate in self.candidates:
-            resolve(compiling, candidate)
             result = CandidateResult(candidate.id, candidate.path, candidate.sha256)
             if candidate.state is not None:
                 result.state, result.message = candidate.state, candidate.message

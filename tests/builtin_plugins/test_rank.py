@@ -865,3 +865,23 @@ print(benchmark_module.__module__)
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           timeout=120, check=True)
     assert proc.stdout.splitlines() == ["[]", "ireebench.plugins.rank.api"]
+
+
+def test_several_mlir_candidates_compile_together_each_to_its_own_state(ireebench, modules,
+                                                                         tmp_path):
+    """Several ``.mlir`` candidates compile on a thread pool (issue 39): each keeps
+    its own module and state, a refused one among them included."""
+    for name, work in (("fast_src", WORK["fast"]), ("mid_src", WORK["mid"])):
+        (tmp_path / f"{name}.mlir").write_text(fixture("sum", work))
+    bad = tmp_path / "bad_src.mlir"
+    bad.write_text(modules["bad_mlir"].read_text())
+    baseline = _candidates(modules, tmp_path, "slow")[0]
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", *(str(tmp_path / f"{n}.mlir") for n in ("mid_src", "bad_src",
+                                                                        "fast_src")),
+                       f"--baseline={baseline}", *FAST, "--rerank_top=0", f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _states(ranking) == {"mid_src": "ok", "bad_src": "compile_failed",
+                                "fast_src": "ok"}, _why(ranking)
+    assert _order(ranking) == ["fast_src", "mid_src"], _why(ranking)
