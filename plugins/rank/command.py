@@ -78,6 +78,8 @@ def build_command(pm) -> GroupedCommand:
     parser.plugin = PLUGIN
     add_options(parser)
     parser.plugin = CORE
+    for option in parser.options:
+        option.hidden = option.name in REFUSED  # refused, so not offered by --help
     return GroupedCommand(
         "ireebench rank", params=parser.options, help=HELP,
         context_settings={"ignore_unknown_options": True, "allow_extra_args": True,

@@ -885,3 +885,18 @@ def test_several_mlir_candidates_compile_together_each_to_its_own_state(ireebenc
     assert _states(ranking) == {"mid_src": "ok", "bad_src": "compile_failed",
                                 "fast_src": "ok"}, _why(ranking)
     assert _order(ranking) == ["fast_src", "mid_src"], _why(ranking)
+
+
+def test_rank_help_offers_only_what_a_ranking_takes(ireebench):
+    """``rank --help`` lists no option the ranking refuses (issue 39): ``--module``
+    among them, which is still refused in one line when given."""
+    from ireebench.plugins.rank.command import REFUSED
+
+    result = ireebench("rank", "--help")
+    assert result.returncode == 0, result.stderr
+    offered = set(re.findall(r"^\s+(--\w+)", result.stdout, re.MULTILINE))
+    assert "--baseline" in offered and "--device" in offered
+    assert not offered & {f"--{name}" for name in REFUSED}, offered & {f"--{n}" for n in REFUSED}
+    refused = ireebench("rank", "--module=x.vmfb", "--baseline=y.vmfb")
+    assert refused.returncode != 0
+    assert "--module is not a ranking's option" in refused.stderr
