@@ -25,6 +25,7 @@ import glob
 import json
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -174,8 +175,6 @@ def resolve_all(config, candidates: list[Candidate]) -> None:
     the compile cache writes atomically), in the candidates' order otherwise."""
     compiled = [c for c in candidates if c.path.endswith(".mlir")]
     if len(compiled) > 1:
-        from concurrent.futures import ThreadPoolExecutor  # imports logging: only here
-
         workers = min(len(compiled), len(os.sched_getaffinity(0)))
         with ThreadPoolExecutor(workers, thread_name_prefix="iree-compile") as pool:
             for _ in pool.map(functools.partial(resolve, config), compiled):

@@ -21,6 +21,7 @@ from ireebench.measure import BenchmarkFailure, error_run, new_run
 from ireebench.outfiles import register_input, register_output, write_to
 
 from . import search
+from .hooks import ServingHooks
 from .settings import (
     MULTI_STREAM,
     SCENARIOS,
@@ -40,6 +41,12 @@ SEARCH_ROWS = StashKey[dict]()
 LOG_LINES = StashKey[list]()
 # --search_state, opened once per run.
 STATE = StashKey[search.SearchState]()
+
+
+@hookimpl
+def ireebench_addhooks(pluginmanager):
+    """Declares ``ireebench_server_arrivals`` (:mod:`.hooks`)."""
+    pluginmanager.add_hookspecs(ServingHooks)
 
 
 @hookimpl

@@ -15,18 +15,21 @@ from ireebench.measure import BenchmarkFailure, failure_message
 
 from . import driver
 from .invocations import Invocations
-from .schedule import schedule
+from .schedule import plugin_schedule, schedule
 from .settings import OFFLINE, SERVER, Settings
 from .summary import summarize
 
 
 def measure(workload, session, settings: Settings):
     """One scenario run: ``(summary, timeline)`` (a failure raises BenchmarkFailure)."""
+    if settings.scenario == SERVER:  # a plugin's bad schedule is its error, not the row's
+        offsets = plugin_schedule(workload, session.config, settings)
     invocations = Invocations(workload, session, settings.lanes)
     try:
         if settings.scenario == SERVER:
-            offsets = schedule(settings.arrivals, settings.seed, settings.min_duration,
-                               settings.min_queries)
+            if offsets is None:
+                offsets = schedule(settings.arrivals, settings.seed, settings.min_duration,
+                                   settings.min_queries)
             timeline = driver.run_server(invocations, offsets)
         elif settings.scenario == OFFLINE:
             timeline = driver.run_offline(invocations, settings)

@@ -18,9 +18,11 @@ PCG64's stream (numpy's policy for its bit generators).
 from __future__ import annotations
 
 import numpy as np
-from ireebench.errors import UsageError
+from ireebench.errors import PluginError, UsageError
+from ireebench.hookcall import implementations
 
 from .arrivals import MAX_QUERIES, Arrivals
+from .settings import MAX_SCHEDULE_S
 
 # Inter-arrival times are drawn in chunks of this many until the rules are met.
 CHUNK = 4096
@@ -49,3 +51,42 @@ def schedule(arrivals: Arrivals, seed: int, min_duration: float, min_queries: in
         times = np.concatenate([times, times[-1] + np.cumsum(gaps)])
     past = int(np.searchsorted(times, min_duration, side="left")) + 1
     return times[:max(min_queries, past)]
+
+
+HOOK = "ireebench_server_arrivals"
+
+
+def plugin_schedule(workload, config, settings) -> np.ndarray | None:
+    """The offsets the first plugin implementing :data:`HOOK` returns (checked: one
+    line naming the plugin when they are not a schedule), or None."""
+    if settings.arrivals.trace is not None or not hasattr(config.pm.hook, HOOK):
+        return None
+    for plugin, call in implementations(config.pm, HOOK):
+        found = call(config=config, workload=workload, target_qps=settings.arrivals.qps,
+                     min_duration=settings.min_duration, min_queries=settings.min_queries,
+                     seed=settings.seed)
+        if found is None:
+            continue
+        problem, offsets = _not_a_schedule(found, settings.min_duration)
+        if problem:
+            raise PluginError(HOOK, plugin, ValueError(f"the arrivals it returned {problem}"))
+        return offsets
+    return None
+
+
+def _not_a_schedule(found, min_duration: float) -> tuple[str, np.ndarray | None]:
+    try:
+        offsets = np.asarray(found, dtype=np.float64)
+    except (TypeError, ValueError):
+        return "are not numbers", None
+    longest = max(MAX_SCHEDULE_S, min_duration)
+    if offsets.ndim != 1 or not len(offsets):
+        return "are not a non-empty sequence of times", None
+    if len(offsets) > MAX_QUERIES:
+        return f"are {len(offsets)} queries, more than {MAX_QUERIES}", None
+    if not np.all(np.isfinite(offsets)) or offsets[0] < 0 or np.any(np.diff(offsets) < 0):
+        return "are not finite times, ascending from 0 or later", None
+    if offsets[-1] > longest:
+        return (f"span {offsets[-1]:.3g} s, longer than the longest schedule ireebench "
+                f"runs ({longest:g} s)"), None
+    return "", offsets

@@ -18,7 +18,7 @@ import os
 import statistics
 
 import pytest
-from conftest import ROOT, one_error_line
+from conftest import ROOT, one_error_line, plugin_error_line
 from ireebench.plugins.scenarios.search import MAX_QPS
 
 ASYNC = "--iree-execution-model=async-external"
@@ -348,3 +348,33 @@ def test_single_stream_runs_a_sync_function(ireebench, compile_mlir):
                        "--scenario=single_stream", "--min_query_count=5",
                        "--benchmark_format=json")
     assert _rows(result)[0]["iterations"] == 5
+
+
+BURSTY = ROOT / "examples" / "serving" / "bursty_arrivals.py"
+
+
+def test_a_plugin_supplies_the_server_arrivals(ireebench, serving, tmp_path):
+    """``ireebench_server_arrivals`` (docs/serving.md's bursty example): the run's
+    schedule is the plugin's, seeded, every query inside a burst."""
+    log = tmp_path / "log.jsonl"
+    rows = _rows(_run(ireebench, serving, "--scenario=server", "--target_qps=1000",
+                      "--min_query_count=300", f"--plugin={BURSTY}", f"--scenario_log={log}"))
+    assert rows[0]["iterations"] >= 300
+    scheduled = [query["scheduled_s"] for query in _log(log)]
+    assert scheduled[0] == 0.0 and scheduled == sorted(scheduled)
+    in_period = [time - math.floor(time / 0.1 + 1e-9) * 0.1 for time in scheduled]
+    assert all(offset < 0.05 for offset in in_period)  # none in the 50 ms of silence
+    assert any(time > 0.1 for time in scheduled)  # a second burst was reached
+    assert BURSTY.read_text() in (ROOT / "docs" / "serving.md").read_text()
+
+
+def test_arrivals_that_are_not_a_schedule_are_the_plugins_error(ireebench, serving,
+                                                                 tmp_path):
+    plugin = tmp_path / "backwards.py"
+    plugin.write_text("from ireebench import hookimpl\n\n\n@hookimpl\n"
+                      "def ireebench_server_arrivals():\n    return [0.0, 0.2, 0.1]\n")
+    result = _run(ireebench, serving, "--scenario=server", "--target_qps=100",
+                  f"--plugin={plugin}")
+    line = plugin_error_line(result)
+    assert "plugin 'backwards'" in line and "ireebench_server_arrivals" in line, line
+    assert "ascending" in line, line
