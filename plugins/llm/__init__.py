@@ -24,7 +24,7 @@ from ireebench.names import family_of, function_of, row_name
 from ireebench.outfiles import register_input
 
 from . import metrics
-from .service_config import read_service_config
+from .service_config import MAX_SIZE, MAX_TOKENS, read_service_config
 from .settings import FIXED, GREEDY, GenerationSettings, batch_size_of
 
 GROUP = "LLM prefill and decode (sharktank's export_paged_llm_v1)"
@@ -67,6 +67,12 @@ def generation_settings(config) -> GenerationSettings | None:
     if steps is None:
         return None
     option = config.getoption
+    # Bounds checked before anything is made (issue 40): beyond them the token
+    # arrays and the cache alone would exhaust a machine's memory.
+    for name, most in (("llm_decode_steps", MAX_TOKENS), ("llm_prompt_length", MAX_TOKENS),
+                       ("llm_block_seq_stride", MAX_TOKENS), ("llm_cache_pages", MAX_SIZE)):
+        if option(name) is not None and option(name) > most:
+            raise flag_error(name, option(name), f"must be at most {most}")
     if steps < 1:
         raise flag_error("llm_decode_steps", steps, "must be at least 1")
     if option("llm_prompt_length") < 1:

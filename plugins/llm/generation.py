@@ -19,6 +19,7 @@ plugin is loaded.
 from __future__ import annotations
 
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -169,12 +170,12 @@ def _cache(workload, session, specs, decode_types, settings: GenerationSettings,
         values = parse_inputs(specs, ["r"])
         return _upload(session, values[0].array, values[0].element_type)
     layout = settings.layout
+    declared = parse_tensor_type(decode_types[4]) if len(decode_types) == 5 else None
     if layout is not None:
         pages = settings.cache_pages or layout.pages
+        _check_layout(name, layout, declared)
         element = by_name(layout.element)
-        return _upload(session, np.zeros((pages, layout.page_size), dtype=element.numpy),
-                       element)
-    declared = parse_tensor_type(decode_types[4]) if len(decode_types) == 5 else None
+        return _upload(session, _zeros((pages, layout.page_size), element), element)
     if declared is None or any(dim is None for dim in declared[0][1:]) \
             or by_name(declared[1]) is None:
         shown = decode_types[4] if len(decode_types) == 5 else "not declared"
@@ -185,7 +186,33 @@ def _cache(workload, session, specs, decode_types, settings: GenerationSettings,
     pages = settings.cache_pages or needed
     element = by_name(declared[1])
     shape = [pages if dim is None else dim for dim in declared[0][:1]] + declared[0][1:]
-    return _upload(session, np.zeros(shape, dtype=element.numpy), element)
+    return _upload(session, _zeros(shape, element), element)
+
+
+def _check_layout(name: str, layout, declared) -> None:
+    """``--llm_config`` against the cache the module declares: a page size or element
+    type it does not take is one line before anything runs, not the runtime's error."""
+    if declared is None or any(dim is None for dim in declared[0][1:]):
+        return
+    page = math.prod(declared[0][1:])
+    if page != layout.page_size:
+        raise UsageError(f"--llm_config: paged_kv_cache's page size is {layout.page_size} "
+                         f"elements; {name}'s cache takes pages of {page} "
+                         f"({'x'.join(map(str, declared[0][1:]))})")
+    if declared[1] != layout.element:
+        raise UsageError(f"--llm_config: paged_kv_cache.kv_cache_dtype is {layout.element}; "
+                         f"{name}'s cache is {declared[1]}")
+
+
+def _zeros(shape, element) -> np.ndarray:
+    """The cache's zeros, refused in one line when larger than this machine's memory."""
+    size = math.prod(shape) * np.dtype(element.numpy).itemsize
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if size > memory:
+        raise UsageError(f"--llm_cache_pages: a cache of {'x'.join(map(str, shape))} "
+                         f"{element.name} is {size / 2**30:.3g} GiB, more than this machine's "
+                         f"{memory / 2**30:.3g} GiB")
+    return np.zeros(shape, dtype=element.numpy)
 
 
 def _argmax_tokens(device, results, batch: int, position: int | None):

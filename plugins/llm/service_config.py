@@ -19,6 +19,8 @@ from ireebench.commands import read_json_file
 from ireebench.errors import UsageError
 
 MAX_CONFIG_BYTES = 1 << 20  # a service config is a few hundred bytes
+MAX_SIZE = (1 << 31) - 1  # a size or count: what a module's i32/index shapes hold
+MAX_TOKENS = 1 << 20  # prompt, decode steps, stride: 1M tokens, beyond any served context
 # sharktank's dtype names (kv_cache_dtype) -> IREE's element type spelling.
 DTYPES = {"float16": "f16", "float32": "f32", "bfloat16": "bf16", "float64": "f64"}
 
@@ -42,6 +44,8 @@ def read_service_config(path: str) -> CacheLayout:
     def positive(value, key: str) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise UsageError(f"{flag}: {key} must be a positive integer, not {value!r}")
+        if value > MAX_SIZE:
+            raise UsageError(f"{flag}: {key} is {value}, more than {MAX_SIZE}")
         return value
 
     sizes = cache.get("paged_kv_block_size_elements_per_device")

@@ -161,3 +161,27 @@ def test_the_exporters_config_gives_the_cache(ireebench, toy_llm, tmp_path):
 def test_bad_llm_flags_are_one_line(ireebench, toy_llm, args, message):
     line = one_error_line(ireebench(f"--module={toy_llm}", *args))
     assert message in line, line
+
+
+@pytest.mark.parametrize(("flag", "message"), [
+    ("--llm_decode_steps=2000000000", "--llm_decode_steps=2000000000: must be at most 1048576"),
+    ("--llm_prompt_length=2000000000",
+     "--llm_prompt_length=2000000000: must be at most 1048576"),
+    ("--llm_cache_pages=2000000000", "--llm_cache_pages: a cache of 2000000000x1024 f32 is"),
+    ("size=10**40", "paged_kv_cache.device_block_count is 1" + "0" * 40 + ", more than"),
+])
+def test_sizes_beyond_a_machine_are_one_line_before_measuring(ireebench, toy_llm, tmp_path,
+                                                              flag, message):
+    """Sizes of 10^40 or 2e9 (issue 40): one line naming the flag or key, not a
+    MemoryError or ValueError as a plugin error."""
+    blocks = 10**40 if flag.startswith("size=") else 64
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"paged_kv_cache": {
+        "block_seq_stride": STRIDE, "device_block_count": blocks, "kv_cache_dtype": "float32",
+        "paged_kv_block_size_elements_per_device": [1024]}}))
+    args = [f"--module={toy_llm}", f"--llm_config={config}", "--llm_decode_steps=4",
+            "--benchmark_min_time=1x"]
+    if not flag.startswith("size="):
+        args.append(flag)
+    line = one_error_line(ireebench(*args))
+    assert message in line, line
