@@ -46,7 +46,7 @@ def ireebench_addoption(parser):
         envvar="RAY_ADDRESS", show_envvar=True, run_output=True,
         help="The Ray cluster of --executor=ray: its head's address, as `ray start --head` "
              "prints it (run ireebench on a node of the cluster), ray://HOST:10001 (Ray "
-             "Client, from elsewhere) or auto (the cluster this machine is a node of).")
+             "Client, from elsewhere) or auto (the cluster this machine is a node of, started by this user).")
     parser.addoption(
         "--ray_retries", "ray_retries", type=int, default=DEFAULT_RETRIES, group=GROUP,
         metavar="N", run_output=True, requires=EXECUTORS,

@@ -31,8 +31,10 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
+import threading
 import time
 
 import numpy as np
@@ -556,3 +558,56 @@ def test_without_the_extra_the_executor_names_it(dynamic):
     line = one_error_line(CliResult(proc.returncode, proc.stdout, proc.stderr))
     assert line == ('ireebench: error: --executor=ray: needs Ray, the ray extra: '
                     'pip install "ireebench[ray]"')
+
+
+@pytest.mark.parametrize("answer", [b"", b"HTTP/1.1 400 Bad Request\r\n\r\n"])
+def test_an_address_where_something_else_listens_is_one_line(ireebench, dynamic, answer):
+    """A port that accepts but is no Ray (silent, or an HTTP/1 server): one line within
+    the connect time, not Ray's minute of waiting (issue 40)."""
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    done = threading.Event()
+
+    def serve():
+        connection, _ = server.accept()
+        with connection:
+            connection.recv(64)
+            if answer:
+                connection.sendall(answer)
+            done.wait(60)  # silent: hold the connection open until the run gave up
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        line = one_error_line(ireebench(f"--module={dynamic}", *LEAN, "--input=1x512xf32=0",
+                                        "--executor=ray", f"--ray_address=127.0.0.1:{port}"))
+    finally:
+        done.set()
+        server.close()
+    said = "said nothing within" if not answer else "answered something else than gRPC"
+    assert line.startswith(f"ireebench: error: --ray_address=127.0.0.1:{port}: no Ray cluster "
+                           f"answers there: the port is open but {said}"), line
+
+
+@pytest.mark.parametrize("planted", [False, True])
+def test_auto_joins_only_a_cluster_of_ones_own(ireebench, dynamic, tmp_path, planted):
+    """``--ray_address=auto`` trusts Ray's address file only when it is the caller's own,
+    and never falls back to any ``gcs_server`` on the machine (issue 40)."""
+    if planted and os.geteuid() != 0:
+        pytest.skip("planting a file as another user needs root")
+    folder = tmp_path / "ray"
+    folder.mkdir()
+    if planted:  # another user's cluster, as `ray start --head` run by uid 65534 leaves it
+        address_file = folder / "ray_current_cluster"
+        address_file.write_text("127.0.0.1:6390\n")
+        os.chown(address_file, 65534, 65534)
+    line = one_error_line(ireebench(f"--module={dynamic}", *LEAN, "--input=1x512xf32=0",
+                                    "--executor=ray", "--ray_address=auto",
+                                    env={"RAY_TMPDIR": str(tmp_path), "RAY_ADDRESS": ""}))
+    if planted:
+        assert line == (f"ireebench: error: --ray_address=auto: {folder}/ray_current_cluster "
+                        "belongs to uid 65534, not to you: ireebench joins no cluster another "
+                        "user started; give --ray_address=HOST:PORT"), line
+    else:
+        assert line.startswith("ireebench: error: --ray_address=auto: no cluster of yours on "
+                               f"this machine ({folder}/ray_current_cluster is missing)"), line

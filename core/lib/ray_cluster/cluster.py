@@ -53,6 +53,7 @@ import ray._private.worker as ray_worker
 from ireebench.errors import UsageError, one_line, printable
 from ireebench.executor import PointOutcome
 from ireebench.lib.gbench_json import split_benchmark_json
+from ray._private.utils import get_ray_address_file
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from . import node, resources, shipping
@@ -116,21 +117,79 @@ def run_points(config, jobs, environment: dict, selection: list[str], identity: 
 # --- connecting --------------------------------------------------------------------
 
 
+def _own_cluster(address: str) -> str:
+    """``auto`` resolved as Ray would, but only to a cluster this user started: the
+    address file Ray's ``ray start`` leaves in its temporary folder is trusted only
+    when it is this user's own (another user's file could send the run's modules and
+    inputs to their cluster, issue 40), and Ray's fallback, any ``gcs_server`` process
+    on the machine whoever runs it, is never taken."""
+    if address != "auto":
+        return address
+    if os.environ.get("RAY_ADDRESS"):
+        return os.environ["RAY_ADDRESS"]  # the caller's own environment names it
+    path = get_ray_address_file(None)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        raise UsageError(f"--ray_address=auto: no cluster of yours on this machine ({path} "
+                         "is missing): start one with `ray start --head`, or give "
+                         "--ray_address=HOST:PORT") from None
+    except OSError as exc:
+        raise UsageError(f"--ray_address=auto: {path}: {exc.strerror or one_line(exc)}") \
+            from None
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        if st.st_uid != os.geteuid():
+            raise UsageError(f"--ray_address=auto: {path} belongs to uid {st.st_uid}, not to "
+                             "you: ireebench joins no cluster another user started; give "
+                             "--ray_address=HOST:PORT")
+        found = handle.read(4096).decode(errors="replace").strip()
+    if not found:
+        raise UsageError(f"--ray_address=auto: {path} names no address")
+    return found
+
+
 def _reachable(address: str) -> None:
     """A closed port is one line now, not Ray's minute of retries."""
-    if address == "auto":
-        return
     target = address.removeprefix("ray://").rsplit("/", 1)[0]
     host, sep, port = target.rpartition(":")
     if not sep or not port.isdigit():
         raise UsageError(f"--ray_address={address}: expected HOST:PORT (the head node's "
                          "address, which `ray start --head` prints), ray://HOST:PORT or auto")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), CONNECT_SECONDS):
-            pass
+        with socket.create_connection((host.strip("[]"), int(port)), CONNECT_SECONDS) as sock:
+            answer = _http2_answer(sock)
     except OSError as exc:
         raise UsageError(f"--ray_address={address}: no Ray cluster answers there: "
                          f"{exc.strerror or one_line(exc)}") from None
+    if answer is not None:
+        # Something listens but is no gRPC server (Ray's GCS and client are): Ray
+        # itself would wait on it for a minute or more (issue 40).
+        raise UsageError(f"--ray_address={address}: no Ray cluster answers there: the port "
+                         f"is open but {answer} (a Ray head speaks gRPC within "
+                         f"{CONNECT_SECONDS:g} s)")
+
+
+# HTTP/2's client preface and an empty SETTINGS frame: a gRPC server answers
+# with a SETTINGS frame of its own (type 4), whatever else it does.
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
+
+
+def _http2_answer(sock: socket.socket) -> str | None:
+    """None when the peer answers HTTP/2's preface with a SETTINGS frame, else what it
+    did instead (said nothing, closed, answered something else)."""
+    sock.settimeout(CONNECT_SECONDS)
+    try:
+        sock.sendall(HTTP2_PREFACE)
+        frame = b""
+        while len(frame) < 9:
+            chunk = sock.recv(9 - len(frame))
+            if not chunk:
+                return "closed the connection without an answer"
+            frame += chunk
+    except TimeoutError:
+        return f"said nothing within {CONNECT_SECONDS:g} s"
+    return None if frame[3] == 4 else "answered something else than gRPC (HTTP/2)"
 
 
 @contextlib.contextmanager
@@ -149,6 +208,7 @@ def _quiet_stderr():
 
 def connect(address: str, messages: deque) -> None:
     """``ray.init`` on ``address``, quietly, leaving ireebench's signal handlers."""
+    address = _own_cluster(address)
     _reachable(address)
     handlers = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
     try:
