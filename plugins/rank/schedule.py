@@ -305,7 +305,9 @@ class Ranker:
         elif device.fresh or (self.queue and device.worker.since_baseline
                               >= self.settings.baseline_every) \
                 or (not self.queue and self.baselines.due(device)):
-            self._send(device, Task("baseline", self.baselines.job(device)))
+            # Only an explicit --candidate_timeout: a derived one needs this very time.
+            self._send(device, Task("baseline", self.baselines.job(device),
+                                    timeout=self.settings.candidate_timeout))
         elif self.queue:
             result = self.queue.pop(0)
             self._send(device, Task("candidate", self.jobs[result.id], result,

@@ -900,3 +900,18 @@ def test_rank_help_offers_only_what_a_ranking_takes(ireebench):
     refused = ireebench("rank", "--module=x.vmfb", "--baseline=y.vmfb")
     assert refused.returncode != 0
     assert "--module is not a ranking's option" in refused.stderr
+
+
+def test_a_baseline_that_hangs_ends_at_candidate_timeout(ireebench, modules, tmp_path):
+    """The baseline's measurement obeys an explicit ``--candidate_timeout`` too (issue 40):
+    one line naming the baseline, not a ranking that runs until something outside kills
+    it. (A derived timeout needs the baseline's own time, so only an explicit one applies.)"""
+    (fast,) = _candidates(modules, tmp_path, "fast")
+    hang = _candidates(modules, tmp_path, "hang")[0]
+    flags = [flag for flag in FAST if flag != NO_TIMEOUT]
+    result = ireebench("rank", fast, f"--baseline={hang}", *flags, "--candidate_timeout=1s",
+                       "--rerank_top=0", timeout=300)
+    assert result.returncode != 0 and "Traceback" not in result.stderr, result.stderr
+    [line] = [line for line in result.stderr.splitlines() if line.startswith("ireebench: error")]
+    assert line.startswith(f"ireebench: error: --baseline={hang}: timeout on "), line
+    assert "(its timeout: 1.00 s); the worker was killed" in line, line
