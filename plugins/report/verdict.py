@@ -297,6 +297,13 @@ def headline(data) -> Headline | None:
         text = (f"{name}: {_magnitude(worst)} — {kind}"
                 f"{_since(data, worst.name, worst.verdict)}")
         return Headline(text, worst.verdict, _others(rest, what))
+    # A gate that cannot judge the latest against a history holding a level shift
+    # (the latest on the new level, the history mixed) still leads with the shift.
+    shift = _latest_shift(data) if history else None
+    if worst.verdict in (NO_CHANGE, CANNOT_JUDGE) and shift is not None:
+        gate = ("the gate finds the latest within its history" if worst.verdict == NO_CHANGE
+                else f"the gate cannot judge the latest against its history ({worst.reason})")
+        return Headline(shift.text, shift.verdict, gate)
     if worst.verdict in (CANNOT_JUDGE, INCONCLUSIVE):
         reason = worst.reason or (
             f"fewer than {comparison.options.min_repetitions} repetitions a side "
@@ -307,11 +314,6 @@ def headline(data) -> Headline | None:
         lead = "Cannot judge" if worst.verdict == CANNOT_JUDGE else "Inconclusive"
         return Headline(f"{lead}: {name}{change}: {reason}", worst.verdict,
                         _others(rest, what))
-    shift = _latest_shift(data) if history else None
-    if worst.verdict in (NO_CHANGE, CANNOT_JUDGE) and shift is not None:
-        gate = ("the gate finds the latest within its history" if worst.verdict == NO_CHANGE
-                else f"the gate cannot judge the latest against its history ({worst.reason})")
-        return Headline(shift.text, shift.verdict, gate)
     if worst.verdict == NO_CHANGE:
         same = [r for r in results if r.verdict == NO_CHANGE]
         shown = [r.detectable for r in same if r.detectable is not None]
