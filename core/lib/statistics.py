@@ -59,6 +59,10 @@ class StatisticsState:
     # repetitions several workloads are under way at once)
     started: dict = field(default_factory=dict)
     noted: bool = False  # the note about too few repetitions was printed
+    # Workloads that spent --benchmark_max_time short of the target; ``quiet``:
+    # counted, not warned of (a ranking says it once, for all its measurements).
+    unreached: int = 0
+    quiet: bool = False
     # A statistic that raised or returned something else than a number: the
     # run ends with it once the benchmark's rows are reported.
     failure: PluginError | None = None
@@ -88,6 +92,9 @@ def continue_until_precise(config, workload, values: list[float], what: str = ""
     started = state.started.get(workload.run_name, time.perf_counter())
     if time.perf_counter() - started < state.max_time:
         return True
+    state.unreached += 1
+    if state.quiet:
+        return False
     shown = "no interval yet" if precision is None else f"{what}+-{100 * precision:.2f} %"
     config.stderr.write(
         f"ireebench: warning: {workload.run_name}: --benchmark_max_time={state.max_time:g}s "

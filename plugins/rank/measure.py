@@ -41,7 +41,7 @@ from ireebench.lib.outputs import COMPARISON_FLAGS, parse_tolerances
 from ireebench.lib.outputs.compare import compare_lists
 from ireebench.lib.outputs.values import snapshot
 from ireebench.lib.profiling_pass import DEVICE_TIME_ERRORS
-from ireebench.lib.statistics import DEFAULT_CONFIDENCE, relative_precision
+from ireebench.lib.statistics import DEFAULT_CONFIDENCE, STATE, relative_precision
 from ireebench.measure import (
     BenchmarkFailure,
     Repetition,
@@ -264,12 +264,19 @@ def measure_candidate(warm: WarmDevice, job: Job) -> Measurement:
                                elapsed=time.perf_counter() - start)
         loaded = time.perf_counter()
         point = session.config
+        # The precision not reached comes back with the measurement (the ranking
+        # says it once for all), not as a warning per measurement from the worker.
+        rule = point.stash.get(STATE, None)
+        unreached = 0
+        if rule is not None:
+            rule.quiet, unreached = True, rule.unreached
         extra = start_workload(point, session, workload)
         runs = measure_workload(point, session, workload)
         mismatch = warm.compare_outputs(workload.last_batch, session, job)
         extra.extend(finish_workload(point, session, workload, runs))
         confidence = float(point.getoption("confidence") or DEFAULT_CONFIDENCE)
         measurement = _summary(runs, extra, mismatch, start, loaded, confidence)
+        measurement.imprecise = rule is not None and rule.unreached > unreached
         if measurement.state is State.OK and measurement.device_seconds is None \
                 and point.stash.get(RANKED_METRIC, None) == "device_time":
             # Ranked by a time it does not have: a failure to say, not an unranked "ok".

@@ -30,12 +30,14 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from ireebench import names
+from ireebench import Reporter, names
 from ireebench.outfiles import OutputFile
 from ireebench.results import Run
+from ireebench.stats import median
 from tabulate import tabulate
 
-from .results import METRICS, Ranking, State
+from .drift import BASELINE_ID
+from .results import METRICS, Ranking, State, metric_of
 
 NOTE_WIDTH = 72
 
@@ -93,29 +95,46 @@ def _note(candidate) -> str:
     return text if len(text) <= NOTE_WIDTH else text[:NOTE_WIDTH - 3] + "..."
 
 
+def _columns(ranking: Ranking, candidate) -> tuple:
+    """Its pass, time, ratio to the baseline and +- (%), all from the pass that placed it
+    (the re-rank's for a re-ranked one, else the first pass's). The time is its ratio
+    times the baseline's median time in that pass: drift-corrected as the ratio is, so
+    a pass's times are in the order of its ranks (the raw times are in --rank_out)."""
+    rerank, measurement = ranking.rerank, candidate.measurement
+    if candidate.rerank_position is not None and rerank is not None:
+        low, high = candidate.interval or (None, None)
+        spread = None if low is None or not candidate.ratio else \
+            (high - low) / (2 * candidate.ratio)
+        return ("re-rank", rerank.round_seconds.get(BASELINE_ID), candidate.ratio, spread)
+    return ("first", [metric_of(each, ranking.metric) for each in ranking.baselines],
+            candidate.first_pass_ratio,
+            measurement and measurement.precision_of(ranking.metric))
+
+
+def _scaled(ratio: float | None, baseline: list | None) -> float | None:
+    baseline = [value for value in baseline or [] if value is not None]
+    return None if ratio is None or not baseline else ratio * median(baseline)
+
+
 def table(ranking: Ranking) -> str:
     """The ranking as the console shows it."""
     rows = []
     for candidate in ranking.candidates:
-        measurement = candidate.measurement
-        shown = measurement.metric(ranking.metric) if measurement is not None else None
-        precision = measurement.precision_of(ranking.metric) if measurement is not None \
-            else None
-        rerank = "" if candidate.rerank_position is None else \
-            f"{candidate.rerank_position} ({_ratio(candidate.ratio)})"
+        passed, baseline, ratio, precision = _columns(ranking, candidate)
+        ok = candidate.state is State.OK
         rows.append([
             candidate.rank if candidate.rank is not None else "-",
             candidate.id,
             candidate.state.value,
-            _time(shown) if candidate.state is State.OK else "",
-            _ratio(candidate.first_pass_ratio),
-            rerank,
-            candidate.device,
+            passed if ok else "",
+            _time(_scaled(ratio, baseline)) if ok else "",
+            _ratio(ratio) if ok else "",
             "" if precision is None else f"{100 * precision:.1f}%",
+            candidate.device,
             _note(candidate),
         ])
-    headers = ["rank", "candidate", "state", "time", "vs baseline", "re-rank", "device",
-               "+-", "note"]
+    headers = ["rank", "candidate", "state", "pass", "time", "vs baseline", "+-", "device",
+               "note"]
     return tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True,
                     colalign=("right",) + ("left",) * (len(headers) - 1))
 
@@ -150,13 +169,50 @@ def lines(ranking: Ranking) -> list[str]:
     return out
 
 
+def _console(config) -> bool:
+    return (config.getoption("reporter") or config.getoption("benchmark_format")) == "console"
+
+
+class _Quiet(Reporter):
+    """The console's display of a ranking without --rank_rows: no rows (the ranking
+    is the answer; the rows go to --benchmark_out and the store)."""
+
+    def report_context(self, context) -> bool:
+        return False  # the hub then sends it no rows
+
+
+def quiet_console(config, hub, rows: bool) -> None:
+    """Without ``--rank_rows``, the console shows the ranking, not the rows."""
+    if hub is not None and _console(config) and not rows:
+        hub.display = _Quiet(config.stdout, config, config.stderr)
+
+
+def progress(config, result, done: int, total: int) -> None:
+    """A candidate's one line on stderr the moment it is known."""
+    ratio = "" if result.first_pass_ratio is None else \
+        f" ({_ratio(result.first_pass_ratio)} x baseline)"
+    shown = f" {_time(result.seconds)}{ratio}" if result.state is State.OK else ""
+    note = f": {_note(result)}" if result.state is not State.OK and result.message else ""
+    config.stderr.write(f"rank: [{done}/{total}] {result.id} {result.state.value}{shown}"
+                        f"{note}\n")
+    config.stderr.flush()
+
+
 def print_ranking(config, ranking: Ranking) -> None:
-    """The table after the run's report: stdout under a console report, else stderr."""
-    console = (config.getoption("reporter") or config.getoption("benchmark_format")) \
-        == "console"
+    """The table: stdout under a console report (after the rows with --rank_rows),
+    else stderr; then one line for the measurements short of the precision asked."""
+    console = _console(config)
     stream = config.stdout if console else config.stderr
-    stream.write("\n" + "\n".join(lines(ranking)) + "\n")
+    rows = console and config.getoption("rank_rows")
+    stream.write("\n" * bool(rows) + "\n".join(lines(ranking)) + "\n")
     stream.flush()
+    if ranking.imprecise:
+        config.stderr.write(
+            f"ireebench: warning: --benchmark_min_rel_accuracy="
+            f"{config.getoption('benchmark_min_rel_accuracy')} not reached for "
+            f"{ranking.imprecise} of {ranking.measured} measurements (--benchmark_max_time="
+            f"{config.getoption('benchmark_max_time')} spent first)\n")
+        config.stderr.flush()
 
 
 def write_ranking(path: str, ranking: Ranking) -> None:

@@ -77,6 +77,7 @@ class Measurement:
     load_seconds: float = 0.0  # loading the module, making its context
     first_call_seconds: float = 0.0  # the untimed first call (outputs checked there)
     rows: list[Run] = field(default_factory=list)  # its Google Benchmark rows
+    imprecise: bool = False  # --benchmark_max_time spent before --benchmark_min_rel_accuracy
 
     def metric(self, name: str) -> float | None:
         """The ranked time (``real_time``, ``cpu_time`` or ``device_time``)."""
@@ -222,6 +223,7 @@ class Ranking(RunResult):
     wall_seconds: float = 0.0
     device_seconds: float = 0.0  # summed time the workers held their devices
     measured: int = 0  # measurements made in this run
+    imprecise: int = 0  # of those, the ones short of --benchmark_min_rel_accuracy
     from_cache: int = 0
 
     @property
@@ -256,6 +258,7 @@ class Ranking(RunResult):
             "wall_seconds": self.wall_seconds,
             "device_seconds": self.device_seconds,
             "measured": self.measured,
+            "imprecise": self.imprecise,
             "from_cache": self.from_cache,
             "exit_code": self.exit_code,
         }

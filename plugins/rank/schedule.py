@@ -114,6 +114,7 @@ class Ranker:
         self.candidates = candidates
         self.ranking = Ranking(0, [])
         self.results: list[CandidateResult] = []
+        self.told = 0  # candidates done (a progress line each)
         self.devices: list[DeviceState] = []
         self.queue: list[CandidateResult] = []
         self.jobs: dict[str, Job] = {}  # candidate id -> its job (a module it compiled to)
@@ -133,6 +134,7 @@ class Ranker:
 
     def run(self, config, hub) -> int:
         self.rows.hub = hub
+        report.quiet_console(config, hub, self.settings.rank_rows)
         self.losses = Losses(self)
         settings = self.settings
         drivers = rt.query_available_drivers()
@@ -173,7 +175,8 @@ class Ranker:
                 self.pool.close()
             self._finish(hub)
             self.stream.close()
-        report.print_ranking(config, self.ranking)
+            if self.losses.stopped != "error":  # interrupted (Ctrl-C): what was measured
+                report.print_ranking(config, self.ranking)
         return 0
 
     # --- 1. what to measure -------------------------------------------------
@@ -355,6 +358,7 @@ class Ranker:
     def _measured(self, device: DeviceState, measurement: Measurement) -> None:
         worker, task = device.worker, device.done()
         self.ranking.measured += 1
+        self.ranking.imprecise += measurement.imprecise
         self.rows.report(measurement.rows, task.job.id, device, worker.where)
         node = worker.where.get("ray_node_id", "")
         if task.kind == "baseline":
@@ -393,6 +397,9 @@ class Ranker:
         """A candidate's result is known: to the stream, and a failure without rows
         of its own to the reports as its error row (as a failed benchmark is)."""
         self.stream.write("candidate", result.to_dict())
+        if result.state is not State.NOT_MEASURED:
+            self.told += 1
+            report.progress(self.config, result, self.told, len(self.results))
         if result.state is not State.OK and not (result.measurement and result.measurement.rows):
             self.rows.report([self.rows.error_row(result)])
 

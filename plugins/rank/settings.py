@@ -102,6 +102,9 @@ def add_options(parser) -> None:
              "(rerun the same command to resume from the cache).")
     add("--rank_out", "rank_out", default="", group=GROUP, metavar="FILE",
         help="Write the ranking as JSON (atomically, also when stopped early).")
+    add("--rank_rows", "rank_rows", type=bool, group=GROUP,
+        help="Also show every measurement's Google Benchmark rows on the console, before the "
+             "ranking (they always go to --benchmark_out and the store).")
     add("--rank_stream", "rank_stream", default="", group=GROUP, metavar="FILE",
         help="Write each result as a JSON line the moment it is known.")
     add("--rank_cache", "rank_cache", default=str(default_path()), group=GROUP,
@@ -130,6 +133,7 @@ class RankSettings:
     budget: float | None
     rank_out: str
     rank_stream: str
+    rank_rows: bool
     cache: str | None
     remeasure: bool
     adaptive: bool  # --benchmark_min_rel_accuracy
@@ -196,6 +200,7 @@ def settings(config) -> RankSettings:
         budget=_seconds("rank_budget", config.getoption("rank_budget")),
         rank_out=config.getoption("rank_out"),
         rank_stream=config.getoption("rank_stream"),
+        rank_rows=bool(config.getoption("rank_rows")),
         cache=None if not cache or cache in CACHE_OFF else cache,
         remeasure=bool(config.getoption("remeasure")),
         adaptive=bool(accuracy),

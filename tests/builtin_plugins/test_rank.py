@@ -915,3 +915,102 @@ def test_a_baseline_that_hangs_ends_at_candidate_timeout(ireebench, modules, tmp
     [line] = [line for line in result.stderr.splitlines() if line.startswith("ireebench: error")]
     assert line.startswith(f"ireebench: error: --baseline={hang}: timeout on "), line
     assert "(its timeout: 1.00 s); the worker was killed" in line, line
+
+
+# --- the console: a ranking reads like an answer (issue 39 item 4) -------------------
+
+
+def _table(stdout: str) -> list[dict]:
+    """The console table's rows (columns two or more spaces apart)."""
+    lines = stdout.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("rank "))
+    names = re.split(r"\s{2,}", lines[header].strip())
+    rows = []
+    for line in lines[header + 2:]:
+        cells = re.split(r"\s{2,}", line.strip())
+        if not re.fullmatch(r"\d+|-", cells[0]):
+            break
+        rows.append(dict(zip(names, cells)))
+    return rows
+
+
+def _seconds(shown: str) -> float:
+    value, unit = shown.split()
+    return float(value) / {"s": 1, "ms": 1e3, "us": 1e6, "ns": 1e9}[unit]
+
+
+def test_a_ranking_of_twelve_is_the_ranking_in_few_lines(ireebench, compile_mlir, tmp_path):
+    """The console shows the ranking, not every measurement's rows; one progress line per
+    candidate on stderr; one line for the measurements short of the precision asked; each
+    row's time and ratio from the pass that ranked it, so ranks and times agree."""
+    candidates = []
+    for index in range(12):
+        path = tmp_path / f"candidate_with_a_long_name_{index:02}.vmfb"
+        path.write_bytes(compile_mlir(fixture("sum", (1 << 12) * (index + 1))).read_bytes())
+        candidates.append(str(path))
+    out, rows = tmp_path / "ranking.json", tmp_path / "rows.json"
+    # Adaptive stopping (the default) with a budget too short for most to reach it.
+    result = ireebench("rank", *candidates, f"--baseline={candidates[5]}",
+                       "--devices=local-sync", INPUT, "--benchmark_max_time=0.05s",
+                       "--rank_cache=off", "--rerank_top=4", "--rerank_rounds=5", NO_TIMEOUT,
+                       f"--rank_out={out}", f"--benchmark_out={rows}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    lines = result.stdout.splitlines()
+    assert len(lines) <= 30 and lines[0].startswith("Ranking of 12 candidates"), result.stdout
+    assert "BM_main/candidate" not in result.stdout  # the rows are in --benchmark_out
+    assert "BM_main/candidate:candidate_with_a_long_name_00/process_time/real_time" in {
+        row["name"] for row in json.loads(rows.read_text())["benchmarks"]}
+    progress = [line for line in result.stderr.splitlines() if line.startswith("rank: [")]
+    assert len(progress) == 12 and len({line.split()[2] for line in progress}) == 12, progress
+    precision = [line for line in result.stderr.splitlines() if "not reached" in line]
+    assert len(precision) == (1 if ranking["imprecise"] else 0), result.stderr
+    if precision:
+        assert f"for {ranking['imprecise']} of {ranking['measured']} measurements" \
+            in precision[0]
+    table = _table(result.stdout)
+    assert [row["rank"] for row in table] == [str(rank) for rank in range(1, 13)], table
+    assert [row["pass"] for row in table] == ["re-rank"] * 4 + ["first"] * 8, table
+    for passed in ("re-rank", "first"):  # within a pass, times and ratios as ranked
+        ranked = [row for row in table if row["pass"] == passed]
+        times = [_seconds(row["time"]) for row in ranked]
+        ratios = [float(row["vs baseline"]) for row in ranked]
+        assert times == sorted(times) and ratios == sorted(ratios), result.stdout
+    # --rank_rows: the rows too, on the console before the ranking.
+    shown = ireebench("rank", *candidates[:2], f"--baseline={candidates[0]}", *FAST,
+                      "--rerank_top=0", "--rank_rows")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.index("BM_main/candidate") < shown.stdout.index("Ranking of 2")
+
+
+def test_ctrl_c_prints_the_partial_ranking(modules, tmp_path):
+    """SIGINT once the first candidate's progress line is out (the second is held in its
+    worker until a signal, whose HOLD line comes after it): the ranking of what was measured, exit 130 as any run's."""
+    candidates = _candidates(modules, tmp_path, "fast", "mid", "slow")
+    env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1",
+               PROBE_HOLD="BM_main/candidate:mid",
+               PYTHONPATH=os.pathsep.join([str(FIXTURE_PLUGINS),
+                                           os.environ.get("PYTHONPATH", "")]))
+    proc = subprocess.Popen([sys.executable, "-m", "ireebench", "-p", "worker_probe", "rank",
+                             *candidates, f"--baseline={candidates[0]}", *FAST,
+                             "--rerank_top=0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        seen = []
+        for line in proc.stderr:
+            seen.append(line)
+            # The held candidate's line ends the wait too: no progress line, a failure
+            # (not a test waiting for ever).
+            if line.startswith(("rank: [1/3] fast ok", "HOLD ")):
+                proc.send_signal(signal.SIGINT)
+                break
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert seen and seen[-1].startswith("rank: [1/3]"), "".join(seen)
+    assert proc.returncode == 130, stderr
+    assert "(incomplete: interrupted)" in stdout.splitlines()[0], stdout
+    table = _table(stdout)
+    assert [(row["rank"], row["candidate"], row["state"]) for row in table] == [
+        ("1", "fast", "ok"), ("-", "mid", "not_measured"), ("-", "slow", "not_measured")], stdout
