@@ -8,20 +8,23 @@ module as given and that module's sha256, its device, on a cluster its
 node); a candidate that failed without rows of its own gets an error row,
 as a failed benchmark does, so the reports hold every candidate.
 
-The table comes after the run's own report (the Google Benchmark rows of
-every measurement), on stdout when that report is the console's, else on
-stderr (a JSON report on stdout stays JSON)::
+The console shows the ranking, not the rows (:func:`quiet_console`; they go
+to ``--benchmark_out`` and the store, and to the console too with
+``--rank_rows``), with a :func:`progress` line per candidate on stderr while it
+runs; the table on stdout when the display is the console's, else on stderr
+(a JSON report on stdout stays JSON). Each row's columns come from the pass
+that placed it (:func:`_columns`)::
 
     Ranking of 4 candidates (BM_main, real time) against base.vmfb, 2 devices
-    rank  candidate  state   time      vs baseline  re-rank   device        +-
-       1  fast       ok      8.12 us   0.321        1 (0.318) local-sync#1  1.2%
-       2  mid        ok      25.1 us   1.002        2 (1.001) local-sync#0  0.9%
-       -  hang       timeout                                   local-sync#0  still running ...
+    rank  candidate  state    pass     time      vs baseline  +-    device        note
+       1  fast       ok       re-rank  8.10 us   0.318        1.0%  local-sync#1
+       2  mid        ok       re-rank  25.5 us   1.001        0.8%  local-sync#0
+       -  hang       timeout                                        local-sync#0  still ...
     Re-rank of the top 2 on local-sync#0, 10 rounds (seed 7): fast before mid (Wilcoxon
     p=0.002); Kendall tau, first pass vs re-rank: 1.00
 
 ``--rank_out=FILE`` writes :meth:`Ranking.to_dict` (atomically, also when the
-ranking stopped early); :func:`summary` is the stream's last line and the
+ranking stopped early, as the table is printed); :func:`summary` is the stream's last line and the
 run's ``findings["rank"]`` (the stored ranking a report reads, docs/plugins.md).
 """
 
