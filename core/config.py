@@ -303,3 +303,8 @@ class Config:
         if self._scratch is not None:
             self._scratch.remove()
             self._scratch = None
+
+
+__all__ = [
+    "Config", "OptionSpec"
+]

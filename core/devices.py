@@ -19,3 +19,8 @@ def device_uris(config) -> list[str]:
 def driver_of(uri: str) -> str:
     """``cuda://0`` -> ``cuda``, ``local-task`` -> ``local-task``."""
     return uri.split("://", 1)[0].split(":", 1)[0]
+
+
+__all__ = [
+    "device_uris", "driver_of"
+]

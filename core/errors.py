@@ -171,3 +171,10 @@ def exit_status(exc: BaseException) -> int:
 def signal_name(exc: BaseException) -> str:
     """The signal an interrupt stands for: ``SIGINT`` (KeyboardInterrupt) or ``SIGTERM``."""
     return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+
+
+__all__ = [
+    "EXIT_COMPARE_USAGE", "EXIT_FAILED", "EXIT_OK", "EXIT_PLUGIN_ERROR", "INVALID_ARGUMENT",
+    "PluginError", "Terminated", "UsageError", "flag_error", "one_line", "printable",
+    "signal_name"
+]

@@ -478,3 +478,10 @@ def value_file(text: str) -> str | None:
     if equals and contents[:1] in ("@", "+"):
         return contents[1:] or None
     return None
+
+
+__all__ = [
+    "OutputFile", "RunFiles", "check_output_path", "file_identity", "is_special_file",
+    "register_input", "register_inputs", "register_output", "run_files", "value_file",
+    "write_to", "written_by_tool"
+]

@@ -372,3 +372,9 @@ def stamp_rows(config, rows) -> None:
     if entries:
         for row in rows:
             row.provenance = {**entries, **row.provenance}
+
+
+__all__ = [
+    "MAX_POINTS", "POINTS", "PointSpec", "describe_params", "interleaves", "is_sweep",
+    "point_of_row", "points_of", "stamp_rows"
+]

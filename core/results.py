@@ -276,3 +276,8 @@ class RunResult:
     def to_dicts(self) -> list[dict]:
         """Every row as plain data (:meth:`Run.to_dict`)."""
         return [run.to_dict() for run in self.runs]
+
+
+__all__ = [
+    "Counter", "MemoryResult", "RUN_KEYS", "Run", "RunResult", "TIME_UNIT_MULTIPLIER"
+]

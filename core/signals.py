@@ -147,3 +147,8 @@ def signals_deferred():
         if len(pending) == 1:
             signum, frame = pending[0]
             _deliver(previous.get(signum), signum, frame)
+
+
+__all__ = [
+    "held_signal", "signals_deferred"
+]

@@ -41,3 +41,8 @@ def version_lines(pm=None) -> list[str]:
             where = info.distribution or info.path
             lines.append(f"  {info.name}{version} ({info.origin}: {where})")
     return lines
+
+
+__all__ = [
+    "__version__", "compiler_version", "runtime_version"
+]

@@ -109,3 +109,8 @@ def split_cconv(arguments: str) -> list[str]:
             types.append(char)
             i += 1
     return types
+
+
+__all__ = [
+    "FunctionInfo", "Workload", "split_cconv"
+]
