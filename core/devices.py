@@ -2,7 +2,7 @@
 
 Plugins that only need to know which devices a run names (native passes,
 provenance, the MLIR compiler's target) read them here; asking the
-runtime whether a driver exists is :func:`ireebench.session.check_drivers`.
+runtime whether a driver exists is :func:`ireebench._session.check_drivers`.
 """
 
 from __future__ import annotations

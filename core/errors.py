@@ -13,7 +13,7 @@
   stdout went away (``| head``), the run ends quietly with status 141.
 
 Neither ever reaches the user as a traceback: :func:`exit_status` and the
-CLI's edge (``ireebench.cli.run_cli``) turn them into one line.
+CLI's edge (``ireebench._cli.run_cli``) turn them into one line.
 
 A :class:`UsageError` for something iree-benchmark-module refuses too
 carries the status code IREE's tools print for it (``status``, one of

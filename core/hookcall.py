@@ -27,8 +27,8 @@ import os
 
 import pluggy
 
+from ._pluginmanager import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, loaded_plugin_names, plugin_file
 from .errors import OutputClosed, PluginError, Terminated, UsageError
-from .pluginmanager import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, loaded_plugin_names, plugin_file
 
 
 def _plugin_paths(pm: pluggy.PluginManager) -> list[tuple[str, str]]:

@@ -279,5 +279,10 @@ class RunResult:
 
 
 __all__ = [
-    "Counter", "MemoryResult", "RUN_KEYS", "Run", "RunResult", "TIME_UNIT_MULTIPLIER"
+    "RUN_KEYS",
+    "TIME_UNIT_MULTIPLIER",
+    "Counter",
+    "MemoryResult",
+    "Run",
+    "RunResult"
 ]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import platform
 
-from .installed import distribution_version
+from ._installed import distribution_version
 
 __version__ = "0.1.0"
 

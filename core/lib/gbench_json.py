@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import json
 
-from ireebench.context import CacheInfo, Context
+from ireebench._context import CacheInfo, Context
 from ireebench.errors import UsageError
 from ireebench.names import function_of
 from ireebench.reporting import Reporter

@@ -25,7 +25,7 @@ def reported(config) -> tuple[object, list[Run]]:
 
     For a plugin that needs the whole run at its end (a results store, a
     report drawn from the run) rather than each row as it streams: it is
-    complete also in a worker resumed after a crash (:mod:`ireebench.worker`),
+    complete also in a worker resumed after a crash (:mod:`ireebench._worker`),
     whose rows before the crash are replayed into the hub but not streamed
     to ``ireebench_benchmark_result`` again. Copies: changing them changes
     nothing the reporters see.

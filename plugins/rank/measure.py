@@ -8,7 +8,7 @@ from its file, a context made for it with the same support modules, the
 function looked up and checked against the baseline's signature, then the
 measurement of an ordinary run (the phases of :mod:`ireebench.protocol`:
 :func:`~ireebench.protocol.start_workload`,
-:func:`ireebench.measure.measure_workload` with the run's stopping rule,
+:func:`ireebench._measure.measure_workload` with the run's stopping rule,
 :func:`~ireebench.protocol.finish_workload`), the outputs of its last
 iteration compared with the baseline's (``--check_outputs``, with the
 output comparison of ``--expected_output``), and the context released.
@@ -33,7 +33,18 @@ from dataclasses import dataclass, field
 
 import iree.runtime as rt
 from ireebench import names
-from ireebench.discovery import classify, invocation_kinds
+from ireebench.backend import (
+    BenchmarkFailure,
+    ModuleImage,
+    Repetition,
+    Session,
+    classify,
+    invocation_kinds,
+    iteration_count,
+    measure_workload,
+    open_vm_module,
+    time_repetition,
+)
 from ireebench.errors import UsageError, one_line
 from ireebench.inputs import Null, Scalar, Tensor
 from ireebench.lib.channel import decode, encode
@@ -42,16 +53,7 @@ from ireebench.lib.outputs.compare import compare_lists
 from ireebench.lib.outputs.values import snapshot
 from ireebench.lib.profiling_pass import DEVICE_TIME_ERRORS
 from ireebench.lib.statistics import DEFAULT_CONFIDENCE, relative_precision
-from ireebench.measure import (
-    BenchmarkFailure,
-    Repetition,
-    iteration_count,
-    measure_workload,
-    time_repetition,
-)
-from ireebench.modules import ModuleImage
 from ireebench.protocol import finish_discovery, finish_workload, start_session, start_workload
-from ireebench.session import Session, open_vm_module
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, median
 from ireebench.workload import FunctionInfo, Workload, split_cconv
 

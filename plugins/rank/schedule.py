@@ -22,9 +22,8 @@ import time
 from dataclasses import dataclass, field
 
 import iree.runtime as rt
-from ireebench import names
+from ireebench import module_functions, names
 from ireebench.backend import machine_context
-from ireebench.discovery import module_functions
 from ireebench.errors import Terminated, UsageError
 from ireebench.lib.channel import decode_error
 

@@ -14,10 +14,9 @@ import dataclasses
 import json
 
 from ireebench import StashKey, hookimpl
-from ireebench.backend import IN_PROCESS, require
+from ireebench.backend import IN_PROCESS, BenchmarkFailure, error_run, new_run, require
 from ireebench.errors import UsageError, flag_error
 from ireebench.executor import select_executor
-from ireebench.measure import BenchmarkFailure, error_run, new_run
 from ireebench.outfiles import register_input, register_output, write_to
 
 from . import search

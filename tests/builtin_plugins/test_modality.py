@@ -35,8 +35,8 @@ import numpy as np
 import pytest
 from conftest import ireebench_lines
 from iree.runtime.benchmark import benchmark_exe
+from ireebench._context import gather
 from ireebench.backend import REPETITION_SAMPLES, Backend, aggregates, runs_from_benchmark_json
-from ireebench.context import gather
 from ireebench.plugins.modality import (
     describe,
     outside_main_group,

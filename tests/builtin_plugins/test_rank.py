@@ -856,7 +856,7 @@ def test_loading_the_plugin_imports_none_of_its_measuring_modules():
     measuring = ["ireebench.plugins.rank." + name
                  for name in ("schedule", "measure", "worker", "api")]
     script = f"""
-import sys, ireebench.pluginmanager as pm
+import sys, ireebench._pluginmanager as pm
 pm.build_plugin_manager(pm.PluginSelection(), autoload=False)
 print([name for name in {measuring!r} if name in sys.modules])
 from ireebench.plugins.rank import benchmark_module

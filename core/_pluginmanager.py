@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pluggy
 
-from . import hookspecs, installed
+from . import _installed as installed
+from . import hookspecs
 from .errors import PluginError, Terminated, UsageError, one_line
 
 ENTRY_POINT_GROUP = "ireebench"
