@@ -185,3 +185,24 @@ def test_sizes_beyond_a_machine_are_one_line_before_measuring(ireebench, toy_llm
         args.append(flag)
     line = one_error_line(ireebench(*args))
     assert message in line, line
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"paged_kv_block_size_elements_per_device": [512]},
+     "cache shape dimension 1 mismatch; expected 1024 but have 512"),
+    ({"kv_cache_dtype": "float16"}, "cache element type mismatch; expected f32"),
+])
+def test_a_config_the_module_does_not_take_is_one_line_before_measuring(
+        ireebench, toy_llm, tmp_path, change, message):
+    """The toy LLM takes its cache as a !hal.buffer_view, as sharktank's exports: only a
+    call checks it, so the kind calls the prefill and the last decode step once before
+    timing (issue 40): one line naming --llm_config, not an error row."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"paged_kv_cache": {
+        "block_seq_stride": STRIDE, "device_block_count": 64, "kv_cache_dtype": "float32",
+        "paged_kv_block_size_elements_per_device": [1024], **change}}))
+    line = one_error_line(ireebench(f"--module={toy_llm}", f"--llm_config={config}",
+                                    "--llm_decode_steps=4", "--benchmark_min_time=1x"))
+    assert line.startswith("ireebench: error: --llm_config: prefill_bs1 does not take what "
+                           "the settings make (prompt 128, 4 decode steps, a 64x"), line
+    assert message in line, line
