@@ -206,3 +206,18 @@ def test_a_config_the_module_does_not_take_is_one_line_before_measuring(
     assert line.startswith("ireebench: error: --llm_config: prefill_bs1 does not take what "
                            "the settings make (prompt 128, 4 decode steps, a 64x"), line
     assert message in line, line
+
+
+def test_percentile_counters_say_they_are_bounds(ireebench, toy_llm, tmp_path):
+    """An LLM row's p50_ms is LoadGen's early-stopping estimate, a bound at 99 %
+    confidence above the sample median (issue 39: it equalled max_ms at 2.5x the mean):
+    the row's label says what its pNN_ms are."""
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={toy_llm}", *LLM, "--benchmark_min_time=12x",
+                       "--device=local-sync", f"--benchmark_out={out}")
+    assert result.returncode == 0, result.stdout[-2000:]
+    rows = {row["name"].rsplit("/", 1)[-1]: row for row in json.loads(out.read_text())[
+        "benchmarks"]}
+    ttft = rows["ttft"]
+    assert "p50_ms" in ttft and "pNN_ms: bounds at 99% confidence (early stopping); p90 " \
+        "needs 64 generations" in ttft["label"], ttft
