@@ -222,6 +222,7 @@ def test_a_save_that_measured_nothing_fails(compile_mlir, ireebench, tmp_path):
     assert "Failed to match any benchmarks" in result.stderr
     assert "ireebench: error: --benchmark_save: no benchmark was measured" in result.stderr
     assert "Traceback" not in result.stderr
+    assert "nothing saved" not in result.stderr  # said once, by the error line
 
 
 def test_sigkill_during_a_save_leaves_no_partial_run(store_url, modules, ireebench):
