@@ -298,10 +298,11 @@ def test_a_hang_is_a_timeout_derived_from_the_baseline(ireebench, modules, tmp_p
 
 
 def test_without_check_outputs_a_wrong_output_is_ranked(ireebench, modules, tmp_path):
+    """Outputs are checked by default (issue 41); --check_outputs=false ranks them all."""
     wrong, good = _candidates(modules, tmp_path, "wrong", "mid")
     out = tmp_path / "ranking.json"
     result = ireebench("rank", wrong, good, f"--baseline={good}", *FAST, "--rerank_top=0",
-                       f"--rank_out={out}")
+                       f"--rank_out={out}", "--check_outputs=false")
     assert result.returncode == 0, result.stderr
     assert set(_states(_ranking(out)).values()) == {"ok"}
 
@@ -373,7 +374,7 @@ def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
     os.mkfifo(stream)
     args = [sys.executable, "-m", "ireebench", "-p", "worker_probe", "rank", *candidates,
             f"--baseline={candidates[0]}", *FAST, f"--rank_cache={cache}", "--rerank_top=0",
-            f"--rank_out={out}"]
+            f"--rank_out={out}", "--check_outputs=false"]
     env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1",
                PYTHONPATH=os.pathsep.join([str(FIXTURE_PLUGINS),
                                            os.environ.get("PYTHONPATH", "")]))
@@ -915,3 +916,43 @@ def test_a_baseline_that_hangs_ends_at_candidate_timeout(ireebench, modules, tmp
     [line] = [line for line in result.stderr.splitlines() if line.startswith("ireebench: error")]
     assert line.startswith(f"ireebench: error: --baseline={hang}: timeout on "), line
     assert "(its timeout: 1.00 s); the worker was killed" in line, line
+
+
+CHEATS = ("constant", "stale", "half", "nothing")
+
+
+def test_candidates_that_win_by_doing_less_are_wrong_output(ireebench, compile_mlir, tmp_path):
+    """Issue 41's four cheats (tests/fixtures/mlir/cheat_*.mlir), each right for the
+    --input of ones or faster by skipping work: a constant, a result kept from the
+    first call, half the output, a buffer never written. Outputs are checked by
+    default and the inputs rotate: every cheat is wrong_output, the honest candidate
+    (another schedule of the same values) and a copy of the baseline are ranked."""
+    paths = {}
+    for name in ("base", "honest", *CHEATS):
+        paths[name] = tmp_path / f"{name}.vmfb"
+        paths[name].write_bytes(compile_mlir(
+            (MLIR_DIR / f"cheat_{name}.mlir").read_text()).read_bytes())
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", paths["honest"], paths["base"], *(paths[n] for n in CHEATS),
+                       f"--baseline={paths['base']}", "--devices=local-sync",
+                       "--input=1024xf32=1", "--benchmark_min_time=0.005s",
+                       "--benchmark_repetitions=3", "--benchmark_min_rel_accuracy=",
+                       "--rank_cache=off", NO_TIMEOUT, "--rerank_top=0", f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _states(ranking) == {"honest": "ok", "base": "ok",
+                                **{name: "wrong_output" for name in CHEATS}}, _why(ranking)
+    messages = {c["id"]: c["message"] for c in ranking["candidates"]}
+    # The constant and the kept result are right on the --input values: the other sets
+    # catch them.
+    assert messages["constant"].startswith("input set 2 of 3: "), messages
+    assert messages["stale"].startswith("input set 2 of 3: "), messages
+    # Without the rotation, only the cheats that are wrong on the --input values are seen.
+    single = ireebench("rank", paths["constant"], paths["stale"],
+                       f"--baseline={paths['base']}", "--devices=local-sync",
+                       "--input=1024xf32=1", "--benchmark_min_time=0.005s",
+                       "--benchmark_repetitions=3", "--benchmark_min_rel_accuracy=",
+                       "--rank_cache=off", NO_TIMEOUT, "--rerank_top=0", "--rotate_inputs=1",
+                       f"--rank_out={out}")
+    assert single.returncode == 0, single.stderr
+    assert set(_states(_ranking(out)).values()) == {"ok"}
