@@ -32,6 +32,7 @@ from ireebench.outfiles import register_input, register_output, run_files
 from ireebench.points import POINTS
 
 from . import candidates as candidate_files
+from . import race
 from .results import Ranking
 from .settings import ADAPTIVE_MAX_TIME, RUN_DEFAULTS, add_options, derived, settings
 
@@ -160,6 +161,11 @@ def main(argv: list[str], invocation) -> Ranking:
     # Reported as the run's module and devices (provenance, the store's fingerprint).
     config = derived(config, module=(options.baseline,),
                      device=tuple(dict.fromkeys(options.devices)))
+    if options.race_budget is not None and found \
+            and config.getoption("benchmark_max_time") in (ADAPTIVE_MAX_TIME, "", None):
+        # A race's first pass: each candidate's share of a third of the budget.
+        cap = race.screen_cap(options.race_budget, len(found))
+        config = derived(config, benchmark_max_time=f"{cap:.6g}s")
     register_files(config, options, found)
     config = configure(config, invocation.selection)
     if POINTS in config.stash:

@@ -28,7 +28,7 @@ from ireebench.errors import Terminated, UsageError
 from ireebench.lib.channel import decode_error
 
 from . import cache as rank_cache
-from . import report, rerank
+from . import race, report, rerank
 from .candidates import Candidate, resolve, resolve_all
 from .devices import DeviceSpec, fingerprint, worker_devices
 from .drift import BASELINE_ID, Baselines
@@ -175,6 +175,19 @@ class Ranker:
         report.print_ranking(config, self.ranking)
         return 0
 
+    def _drift(self, result: CandidateResult) -> float:
+        """How far apart the baseline's measurements on ``result``'s device are
+        (largest over smallest, minus 1)."""
+        device = next((d for d in self.devices if d.spec.label == result.device), None)
+        values = [metric_of(entry, self.settings.metric) for entry in
+                  (device.baselines if device else [])]
+        values = [value for value in values if value]
+        return max(values) / min(values) - 1 if len(values) > 1 else 0.0
+
+    def device_seconds(self) -> float:
+        """The time workers held their devices so far (a race's budget is spent on it)."""
+        return sum(device.seconds for device in self.devices)
+
     # --- 1. what to measure -------------------------------------------------
 
     def _prepare(self):
@@ -320,7 +333,7 @@ class Ranker:
         worker.started_at = worker.deadline = None
         if task.kind == "rerank":
             sent = worker.send("rerank", [job.to_data() for job in task.jobs],
-                               self.settings.rerank_rounds, self.settings.seed)
+                               self.rerank.rounds, self.settings.seed)
         else:
             sent = worker.send("measure", task.job.to_data())
             if task.kind == "candidate":
@@ -412,19 +425,27 @@ class Ranker:
         settings = self.settings
         if self.losses.stopped or settings.rerank_top < 2:
             return
-        members = sorted((result for result in self.results
-                          if result.state is State.OK and result.first_pass_ratio is not None
-                          and not result.same_as),
-                         key=lambda result: result.first_pass_ratio)[:settings.rerank_top]
+        rounds = settings.rerank_rounds
+        if settings.race_budget is None:
+            members = sorted((result for result in self.results
+                              if result.state is State.OK and result.first_pass_ratio is not None
+                              and not result.same_as),
+                             key=lambda result: result.first_pass_ratio)[:settings.rerank_top]
+        else:  # the finalists, for what is left of the budget
+            members = race.finalists(self.results, settings.metric, settings.rerank_top,
+                                     self._drift)
+            rounds = race.rounds(settings.race_budget, self.device_seconds(), len(members),
+                                 race.repetition_seconds(
+                                     self.config.getoption("benchmark_min_time")))
         if len(members) < 2:
             return
         device = rerank.device(self.devices, self.losses.retired)
-        self.rerank = Rerank(device.spec.label if device else "", settings.rerank_rounds,
+        self.rerank = Rerank(device.spec.label if device else "", rounds,
                              settings.seed, [member.id for member in members])
         if device is None:
             self.rerank.message = "no device is left for the re-rank (their nodes were lost)"
             return
-        rerank_key = rank_cache.key(kind="rerank", rounds=settings.rerank_rounds,
+        rerank_key = rank_cache.key(kind="rerank", rounds=rounds,
                                     members=[self.key(module=m.sha256) for m in members],
                                     device=fingerprint(device.spec))
         record = self.cache.get(rerank_key)
@@ -438,7 +459,8 @@ class Ranker:
         if device.worker is None:
             self.start(device)
         self.pending_rerank = Task("rerank", jobs=jobs,
-                                   timeout=rerank.timeout(settings, members, device.first))
+                                   timeout=rerank.timeout(settings, members, device.first,
+                                                          rounds))
         self._loop()
         if self.rerank.order:
             self.cache.put(rerank_key, {"rerank": self.rerank.to_dict()})
@@ -473,7 +495,7 @@ class Ranker:
         ranking.metric = settings.metric
         ranking.function = self.rows.function
         ranking.devices = [device.to_dict() for device in self.devices]
-        ranking.device_seconds = sum(device.seconds for device in self.devices)
+        ranking.device_seconds = self.device_seconds()
         ranking.stopped = self.losses.stopped
         ranking.complete = not ranking.stopped and not any(
             result.state is State.NOT_MEASURED for result in self.results)

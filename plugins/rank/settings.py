@@ -110,6 +110,11 @@ def add_options(parser) -> None:
     add("--rank_budget", "rank_budget", default="", group=GROUP, metavar="SECONDS",
         help="Time budget of the whole ranking: then it stops, keeping what it measured "
              "(rerun the same command to resume from the cache).")
+    add("--race_budget", "race_budget", default="", group=GROUP, metavar="DEVICE_SECONDS",
+        help="Race the candidates within this much device time: a third on a brief first "
+             "pass (each candidate's measurement capped at its share), then every candidate "
+             "not clearly slower than the leader (at most --rerank_top) re-ranked paired "
+             "with the rest (docs/tuning.md, 'Racing under a budget').")
     add("--rank_out", "rank_out", default="", group=GROUP, metavar="FILE",
         help="Write the ranking as JSON (atomically, also when stopped early).")
     add("--rank_stream", "rank_stream", default="", group=GROUP, metavar="FILE",
@@ -139,6 +144,7 @@ class RankSettings:
     candidate_timeout: float | None
     timeout_factor: float
     budget: float | None
+    race_budget: float | None
     rank_out: str
     rank_stream: str
     cache: str | None
@@ -206,6 +212,7 @@ def settings(config) -> RankSettings:
         candidate_timeout=_seconds("candidate_timeout", config.getoption("candidate_timeout")),
         timeout_factor=factor if factor is not None else DEFAULT_TIMEOUT_FACTOR,
         budget=_seconds("rank_budget", config.getoption("rank_budget")),
+        race_budget=_seconds("race_budget", config.getoption("race_budget")),
         rank_out=config.getoption("rank_out"),
         rank_stream=config.getoption("rank_stream"),
         cache=None if not cache or cache in CACHE_OFF else cache,

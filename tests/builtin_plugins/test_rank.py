@@ -956,3 +956,21 @@ def test_candidates_that_win_by_doing_less_are_wrong_output(ireebench, compile_m
                        f"--rank_out={out}")
     assert single.returncode == 0, single.stderr
     assert set(_states(_ranking(out)).values()) == {"ok"}
+
+
+def test_a_race_under_a_budget_picks_the_true_winner(ireebench, compile_mlir, tmp_path):
+    """--race_budget (issue 41): candidates 10 % apart in work; a brief first pass, the
+    finalists re-ranked paired with the rest of the budget; the least work wins."""
+    work = {f"w{index}": int((1 << 17) * 1.1 ** index) // 64 * 64 for index in range(4)}
+    paths = []
+    for name in ("w2", "w0", "w3", "w1"):  # not in the order of their work
+        paths.append(tmp_path / f"{name}.vmfb")
+        paths[-1].write_bytes(compile_mlir(fixture("sum", work[name])).read_bytes())
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", *paths, f"--baseline={paths[2]}", "--devices=local-sync",
+                       INPUT, "--race_budget=2", "--rank_cache=off", NO_TIMEOUT,
+                       f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _order(ranking)[0] == "w0", _why(ranking)
+    assert "w0" in ranking["rerank"]["members"] and ranking["rerank"]["rounds"] >= 5
