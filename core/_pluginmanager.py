@@ -66,6 +66,7 @@ BUILTIN_PLUGINS = {
     "sweeps": "ireebench.plugins.sweeps",
     "scenarios": "ireebench.plugins.scenarios",
     "llm": "ireebench.plugins.llm",
+    "goodput": "ireebench.plugins.goodput",
     "ray_executor": "ireebench.plugins.ray_executor",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",

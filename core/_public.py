@@ -54,7 +54,8 @@ PUBLIC_MODULES = (
     # Libraries the built-in plugins share (core/lib/), one module a concern.
     "ireebench.lib.allocator", "ireebench.lib.comparison_format",
     "ireebench.lib.compile_cache", "ireebench.lib.early_stopping", "ireebench.lib.gbench_json", "ireebench.lib.outputs",
-    "ireebench.lib.profiling_pass", "ireebench.lib.ray_cluster", "ireebench.lib.statistics",
+    "ireebench.lib.profiling_pass", "ireebench.lib.ray_cluster", "ireebench.lib.slo",
+    "ireebench.lib.statistics",
     "ireebench.commands",  # the kit for subcommands: the built-ins' commands are built with it
     # The plugin API the built-in plugins stand on, one module a concern: every
     # other core module's name starts with "_" (pytest's _pytest, pyperf's _x.py).

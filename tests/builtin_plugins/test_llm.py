@@ -221,3 +221,31 @@ def test_percentile_counters_say_they_are_bounds(ireebench, toy_llm, tmp_path):
     ttft = rows["ttft"]
     assert "p50_ms" in ttft and "pNN_ms: bounds at 99% confidence (early stopping); p90 " \
         "needs 64 generations" in ttft["label"], ttft
+
+
+@pytest.mark.parametrize(("slos", "good"), [("e2e:1000s,ttft:1000s,tpot:1000s", True),
+                                            ("ttft:1us", False)])
+def test_goodput_counts_the_generations_that_met_every_slo(ireebench, toy_llm, tmp_path,
+                                                           slos, good):
+    """--goodput (issue 42): every generation meets SLOs of 1000 s, none a TTFT of 1 us:
+    good_requests is all or none of the row's generations, goodput the good ones per
+    second of generation (each repetition row, with what it counted in its label)."""
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={toy_llm}", *LLM, "--benchmark_min_time=5x",
+                       "--benchmark_repetitions=2", "--device=local-sync", f"--goodput={slos}",
+                       f"--benchmark_out={out}")
+    assert result.returncode == 0, result.stderr
+    rows = [row for row in json.loads(out.read_text())["benchmarks"]
+            if row["run_type"] == "iteration" and row["name"].endswith("/real_time")]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["good_requests"] == (row["iterations"] if good else 0), row
+        assert (row["goodput"] > 0) == good, row
+        assert "; goodput: " in row["label"], row
+
+
+def test_a_bad_goodput_is_one_line(ireebench, toy_llm):
+    line = one_error_line(ireebench(f"--module={toy_llm}", *LLM, "--goodput=ttft:200"))
+    assert line == ("ireebench: error: --goodput=ttft:200: expected NAME:TIME[,NAME:TIME...] "
+                    "with NAME one of ttft, tpot, e2e and TIME in us, ms or s (e.g. "
+                    "ttft:200ms,tpot:20ms,e2e:1s)")
