@@ -11,13 +11,15 @@ margin, is not above the leader's raised by the leader's
 ``--confidence`` plus the spread of the baseline's measurements on the
 candidate's device, so a candidate is eliminated wrongly only when both
 intervals miss, well under 1 - confidence), at most
-``--rerank_top`` of them, best first. The rest of the budget goes to their
+:func:`most_finalists` of them, best first. The rest of the budget goes to their
 paired re-rank (:func:`rounds`): as many rounds as it pays for. The error
 rate and the device time it saves are measured by benchmarks/race_rates.py
 (docs/performance.md, "Racing under a budget").
 """
 
 from __future__ import annotations
+
+import math
 
 from .results import CandidateResult, State
 
@@ -33,6 +35,13 @@ def screen_cap(budget: float, candidates: int) -> float:
     """Seconds one candidate's first-pass measurement may take (with the baseline's
     measurements, about one per eight candidates, in the same share)."""
     return budget * SCREEN / (candidates * 9 / 8 + 1)
+
+
+def most_finalists(candidates: int, rerank_top: int) -> int:
+    """How many finalists a race keeps at most: ``--rerank_top``, or 1.5 x the square
+    root of the candidates when that is more (a brief first pass of many candidates
+    orders them roughly: the winner is near the top, not always in its top 5)."""
+    return max(rerank_top, math.ceil(1.5 * math.sqrt(candidates)))
 
 
 def finalists(results: list[CandidateResult], metric: str, most: int,

@@ -432,7 +432,8 @@ class Ranker:
                               and not result.same_as),
                              key=lambda result: result.first_pass_ratio)[:settings.rerank_top]
         else:  # the finalists, for what is left of the budget
-            members = race.finalists(self.results, settings.metric, settings.rerank_top,
+            members = race.finalists(self.results, settings.metric,
+                                     race.most_finalists(len(self.results), settings.rerank_top),
                                      self._drift)
             rounds = race.rounds(settings.race_budget, self.device_seconds(), len(members),
                                  race.repetition_seconds(
