@@ -12,7 +12,9 @@ sweep would be. Reported, as whole processes on the machine as it is:
 * per candidate: the wall time x workers over the candidates, the timed
   part of it (iterations x their time), what the worker spends around it
   (loading the module, the context, the outputs' check: ``elapsed`` minus the
-  timed part) and what is left, the coordinator's share;
+  timed part) and what is left (the start, the baselines, waits); and the
+  coordinator's own CPU time per candidate (its process's user + system
+  time, sampled from /proc every 50 ms), the overhead the target bounds;
 * ``--rank_stream``'s lines: one per candidate as each is known.
 
 The issue's targets (41): <= 5 ms of overhead per candidate, <= 200 MB in
@@ -52,6 +54,15 @@ def peak_rss(pid: int) -> int:
     return 0
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of ``pid`` so far (0 once it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=1000)
@@ -76,10 +87,11 @@ def main() -> None:
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                             text=True, env={**os.environ,
                                             "IREEBENCH_ENVIRONMENT_WARNINGS": "false"})
-    peak = 0
+    peak, cpu = 0, 0.0
     while proc.poll() is None:
         peak = max(peak, peak_rss(proc.pid))
-        time.sleep(0.2)  # sampling the coordinator's memory, not synchronising
+        cpu = max(cpu, cpu_seconds(proc.pid))
+        time.sleep(0.05)  # sampling the coordinator, not synchronising
     wall = time.monotonic() - start
     if proc.returncode != 0:
         raise SystemExit(f"ireebench rank failed ({proc.returncode}): {proc.stderr.read()[-2000:]}")
@@ -90,8 +102,8 @@ def main() -> None:
     count = len(measured)
     per = wall * WORKERS / count
     lines = sum(1 for line in stream.read_text().splitlines() if '"candidate"' in line)
-    coordinator = per - (timed + around) / count
-    met_time = "met" if coordinator <= 0.005 else "NOT met"
+    rest = per - (timed + around) / count
+    met_time = "met" if cpu / count <= 0.005 else "NOT met"
     met_memory = "met" if peak <= 200 * 2**20 else "NOT met"
     table = "\n".join([
         (f"{count:,} of {args.count:,} candidates ranked on {WORKERS} `local-sync` workers, "
@@ -106,8 +118,9 @@ def main() -> None:
         f"{timed / count * 1e3:.2f} ms | |"),
         (f"| ... around it in the worker (module, context, outputs' check) | "
         f"{around / count * 1e3:.1f} ms | |"),
-        (f"| ... the coordinator's share (the rest) | {coordinator * 1e3:.1f} ms | "
-        f"<= 5 ms: {met_time} |"),
+        f"| ... the rest (start, baselines, waits) | {rest * 1e3:.1f} ms | |",
+        (f"| the coordinator's own CPU per candidate | {cpu / count * 1e3:.2f} ms | "
+         f"<= 5 ms: {met_time} |"),
         (f"| coordinator's peak resident memory | {peak / 2**20:.0f} MiB | "
         f"<= 200 MB: {met_memory} |"),
         f"| `--rank_stream` lines, one per candidate | {lines:,} | |",

@@ -324,7 +324,7 @@ class ReportHub:
         try:
             for run in rows:
                 call_hook(self.config.pm, "ireebench_benchmark_result", config=self.config,
-                          run=copy.deepcopy(run))
+                          run=run.copy())
         except BaseException as exc:  # noqa: BLE001 - raised once the rows are reported
             failure = exc
         with signals_deferred():

@@ -8,8 +8,6 @@ report drawn from the run: :func:`reported`) or every reporter
 
 from __future__ import annotations
 
-import copy
-
 from ..hookcall import collect_named
 from ..results import Run
 from ..stash import StashKey
@@ -33,7 +31,7 @@ def reported(config) -> tuple[object, list[Run]]:
     hub = config.stash.get(REPORT_HUB, None)
     if hub is None:
         return None, []
-    return hub.context, copy.deepcopy(hub.runs)
+    return hub.context, [run.copy() for run in hub.runs]
 
 
 def reporter_factories(config, owners: dict | None = None) -> dict:
