@@ -15,6 +15,7 @@ docs/serving.md.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass, field
 
 from ireebench.backend import new_run
@@ -82,9 +83,40 @@ def summarize(timeline, settings: Settings) -> Summary:
     return summary
 
 
+# A Server run kept up with its arrivals when it completed at least this share of
+# the rate it was offered (the scheduled one: a Poisson schedule's own rate, or a
+# trace's) and its latency did not grow through the run: the median of its last
+# third of queries at most BACKLOG_GROWTH times the first third's, plus
+# BACKLOG_SLACK (a busy machine's passing stall is not a backlog).
+RATE_SHARE = 0.9
+BACKLOG_GROWTH, BACKLOG_SLACK = 2.0, 1e-3
+
+
+def _kept_up(summary: Summary, timeline) -> None:
+    """LoadGen's Server is a result at its rate only when the system kept up: a run
+    whose queue grew all along (24.7 of 50 queries/s completed) is INVALID."""
+    reasons = summary.reasons
+    if summary.queries > 1 and summary.qps < RATE_SHARE * summary.scheduled_qps:
+        reasons.append(f"completed {summary.qps:.4g} queries/s, under {RATE_SHARE:.0%} of "
+                       f"the {summary.scheduled_qps:.4g}/s it was offered: it did not keep up")
+    in_order = [done - scheduled for done, scheduled in
+                zip(timeline.completed, timeline.scheduled)]
+    third = len(in_order) // 3
+    if third >= 10:
+        first, last = (statistics.median(in_order[:third]),
+                       statistics.median(in_order[-third:]))
+        if last > BACKLOG_GROWTH * first + BACKLOG_SLACK:
+            reasons.append(f"the latency grew through the run (median "
+                           f"{format_seconds(first)} in its first third, "
+                           f"{format_seconds(last)} in its last): a backlog")
+
+
 def _judge(summary: Summary, timeline) -> None:
     settings, reasons = summary.settings, summary.reasons
     start = timeline.start
+    if settings.scenario == SERVER and settings.bound is None:
+        summary.notes.append("no --latency_bound: VALID says the duration and rate "
+                             "rules held, not how long a query took")
     if settings.scenario == SERVER:
         span, what = timeline.scheduled[-1] - start, "the last query was scheduled"
     elif settings.scenario == OFFLINE:
@@ -119,6 +151,8 @@ def _judge(summary: Summary, timeline) -> None:
             needed = early_stopping.minimum_queries(target)
             reasons.append(f"{early_stopping.percentile_name(target)} needs at least {needed} "
                            f"queries for early stopping, ran {summary.queries}")
+    if settings.scenario == SERVER:
+        _kept_up(summary, timeline)
 
 
 def _count_within(ordered: list[float], limit: float) -> int:

@@ -122,7 +122,8 @@ def test_latency_is_counted_from_the_scheduled_time_across_a_stall(ireebench, se
 
 
 def test_valid_invalid_and_the_queries_a_percentile_needs(ireebench, serving):
-    base = ("--scenario=server", "--target_qps=4000")
+    # A rate a busy machine keeps up with (a run that does not is INVALID: see below).
+    base = ("--scenario=server", "--target_qps=300")
     valid = _rows(_run(ireebench, serving, *base, "--latency_bound=p99:100s"))[0]
     assert valid["label"].startswith("VALID"), valid["label"]
     assert valid["valid"] == 1 and valid["overlatency"] == 0
@@ -142,6 +143,25 @@ def test_valid_invalid_and_the_queries_a_percentile_needs(ireebench, serving):
     assert short["label"].startswith(
         "INVALID: 0 of 300 queries over 100 s: p99 <= 100 s needs at least 459 queries")
     assert "p99 needs 662 queries, p99.9 6636 (ran 300)" in short["label"]
+
+
+def test_a_server_that_cannot_keep_up_is_invalid(ireebench, serving):
+    """Issue 42: a spin of about 20 ms a query offered 1,000 queries/s (some 20 times
+    what one core completes) has its queue grow all run: INVALID, saying it did not keep
+    up and that its latency grew, whatever latency bound it had (none here); the same
+    function offered 1 query/s every 40 ms of work keeps up and is VALID, its label
+    saying what VALID means without a bound."""
+    slow = ("--function=spin", "--input=i32=20000000", "--scenario=server",
+            "--min_query_count=60", "--benchmark_min_time=1x", "--min_duration=0",
+            "--benchmark_format=json")
+    row = _rows(ireebench(f"--module={serving}", *slow, "--target_qps=1000"))[0]
+    assert row["valid"] == 0, row["label"]
+    assert row["label"].startswith("INVALID: completed "), row["label"]
+    assert "it did not keep up" in row["label"] and "a backlog" in row["label"], row["label"]
+    fast = _rows(_run(ireebench, serving, "--scenario=server", "--target_qps=20",
+                      "--min_query_count=60"))[0]
+    assert fast["valid"] == 1, fast["label"]
+    assert "no --latency_bound: VALID says the duration and rate rules held" in fast["label"]
 
 
 def test_the_closed_loop_scenarios(ireebench, serving):
