@@ -18,7 +18,7 @@ import os
 import statistics
 
 import pytest
-from conftest import ROOT, one_error_line, plugin_error_line
+from conftest import MLIR_DIR, ROOT, one_error_line, plugin_error_line
 from ireebench.plugins.scenarios.search import MAX_QPS
 
 ASYNC = "--iree-execution-model=async-external"
@@ -398,3 +398,23 @@ def test_arrivals_that_are_not_a_schedule_are_the_plugins_error(ireebench, servi
     line = plugin_error_line(result)
     assert "plugin 'backwards'" in line and "ireebench_server_arrivals" in line, line
     assert "ascending" in line, line
+
+
+@pytest.mark.parametrize("args", [
+    ("--scenario=server", "--target_qps=5000", "--min_query_count=2000"),
+    ("--scenario=offline", "--min_query_count=2000"),
+    ("--batch_size=64", "--batch_concurrency=4", "--benchmark_min_time=20x"),
+], ids=["server", "offline", "async_batch"])
+def test_an_async_function_that_returns_a_constant_is_measured(ireebench, compile_mlir,
+                                                               args):
+    """Issue 42: such a function signals its fence without waiting on the previous one;
+    on one timeline per lane its invocations signalled out of order and the run failed
+    ("asynchronous fence failure: ... semaphore already signaled past 4"; the native
+    tool fails the async batch too). Each invocation signals a semaphore of its own."""
+    module = compile_mlir((MLIR_DIR / "async_constant.mlir").read_text(), ASYNC)
+    result = ireebench(f"--module={module}", "--function=const", "--min_duration=0",
+                       "--benchmark_format=json", *args)
+    assert result.returncode == 0, result.stdout[-1000:]
+    [row] = [row for row in json.loads(result.stdout)["benchmarks"]
+             if row["run_type"] == "iteration"]
+    assert "error_occurred" not in row, row
