@@ -79,6 +79,8 @@ def summarize(timeline, settings: Settings) -> Summary:
             summary.qps = (queries - 1) / last_completed if last_completed > 0 else 0.0
             summary.scheduled_qps = (queries - 1) / last_scheduled if last_scheduled > 0 else 0.0
     _judge(summary, timeline)
+    if timeline.issue_priority:  # its issue lag is the machine's scheduler's too
+        summary.notes.append(timeline.issue_priority)
     _note_missing(summary)
     return summary
 

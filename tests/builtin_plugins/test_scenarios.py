@@ -15,7 +15,10 @@ import itertools
 import json
 import math
 import os
+import shutil
 import statistics
+import subprocess
+import sys
 
 import pytest
 from conftest import MLIR_DIR, ROOT, one_error_line, plugin_error_line
@@ -418,3 +421,23 @@ def test_an_async_function_that_returns_a_constant_is_measured(ireebench, compil
     [row] = [row for row in json.loads(result.stdout)["benchmarks"]
              if row["run_type"] == "iteration"]
     assert "error_occurred" not in row, row
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("setpriv") is None,
+                    reason="needs root (real-time priority) and setpriv to take it away")
+def test_the_issuing_thread_is_real_time_where_permitted(ireebench, serving):
+    """Issue 42: the Server's issuing thread runs at SCHED_FIFO where the process may
+    (here root), so a busy machine's scheduler does not wake it late; where it may not
+    (CAP_SYS_NICE dropped, no RLIMIT_RTPRIO) the label says so and why."""
+    args = ("--scenario=server", "--target_qps=300", "--min_query_count=60")
+    allowed = _rows(_run(ireebench, serving, *args))[0]
+    assert "normal priority" not in allowed["label"], allowed["label"]
+    command = [sys.executable, "-m", "ireebench", f"--module={serving}", *SPIN, *FAST,
+               "--benchmark_format=json", *args]
+    denied = subprocess.run(["setpriv", "--bounding-set", "-sys_nice", "--inh-caps",
+                             "-sys_nice", "bash", "-c", 'ulimit -r 0 && exec "$@"', "bash",
+                             *command], capture_output=True, text=True, check=False)
+    assert denied.returncode == 0, denied.stderr
+    label = json.loads(denied.stdout)["benchmarks"][0]["label"]
+    assert "the issuing thread at normal priority (real-time priority: Operation not " \
+           "permitted)" in label, label
