@@ -4,7 +4,8 @@ The flag's SLOs (``ttft``, ``tpot``, ``e2e``, any subset; the grammar and
 the judgement are :mod:`ireebench.lib.slo`'s) are parsed at
 ``ireebench_configure`` and kept under the stash key ``ireebench.lib.slo.SLOS``,
 where the plugins whose rows are requests read them: the ``llm`` kind's rows
-(each generation a request). Other rows have no requests and ignore it.
+(each generation a request) and the Server scenario's (each query). Other
+rows have no requests and ignore it.
 docs/serving.md, "Goodput".
 """
 
@@ -20,7 +21,8 @@ def ireebench_addoption(parser):
     parser.addoption(
         "--goodput", "goodput", default="", metavar="NAME:TIME,...", requires=PLUGIN_KINDS,
         help=f"Service-level objectives ({', '.join(slo.NAMES)}; e.g. {slo.EXAMPLE}): the LLM "
-             "kind's rows add goodput, the requests per second that met every one given.")
+             "kind's and the Server scenario's rows add goodput, the requests per second "
+             "that met every one given.")
 
 
 @hookimpl

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 
 from ireebench.backend import new_run
-from ireebench.lib import early_stopping
+from ireebench.lib import early_stopping, slo
 from ireebench.results import Counter
 
 from .settings import MULTI_STREAM, OFFLINE, SERVER, Settings, format_seconds
@@ -181,8 +181,11 @@ def _ms(seconds: float) -> Counter:
     return Counter(seconds * 1e3)
 
 
-def scenario_row(workload, repetition, summary: Summary, timeline):
-    """The repetition's Google Benchmark row (see the module docstring)."""
+def scenario_row(workload, repetition, summary: Summary, timeline, slos=None):
+    """The repetition's Google Benchmark row (see the module docstring); with ``slos``
+    (``--goodput``) a Server's row adds its goodput: the queries whose latency met the
+    SLOs (a query's whole answer is its first token too: ``ttft`` and ``e2e`` are its
+    latency; ``tpot`` does not apply) per second of the run."""
     run = new_run(workload, repetition.repetitions, repetition.index)
     settings = summary.settings
     if settings.scenario == OFFLINE:
@@ -208,9 +211,16 @@ def scenario_row(workload, repetition, summary: Summary, timeline):
         counters["issue_lag_p99_ms"] = _ms(early_stopping.sample_percentile(summary.issue_lag,
                                                                             0.99))
         counters["issue_lag_max_ms"] = _ms(summary.issue_lag[-1])
+    if settings.scenario == SERVER and slos:
+        good = sum(slo.met({"ttft": latency, "e2e": latency}, slos)
+                   for latency in summary.latencies)
+        counters["goodput"] = Counter(good / summary.duration if summary.duration > 0 else 0.0,
+                                      is_rate=True)
+        counters["good_queries"] = Counter(float(good))
     if settings.scenario == MULTI_STREAM:
         counters["samples_per_query"] = Counter(float(settings.samples_per_query))
     if settings.bound is not None:
         counters["overlatency"] = Counter(float(summary.overlatency))
-    run.label = summary.verdict()
+    run.label = summary.verdict() + (f"; {slo.describe(slos)}"
+                                     if slos and settings.scenario == SERVER else "")
     return run

@@ -441,3 +441,24 @@ def test_the_issuing_thread_is_real_time_where_permitted(ireebench, serving):
     label = json.loads(denied.stdout)["benchmarks"][0]["label"]
     assert "the issuing thread at normal priority (real-time priority: Operation not " \
            "permitted)" in label, label
+
+
+def test_server_goodput_is_a_recount_of_the_scenario_log(ireebench, serving, tmp_path):
+    """--goodput on a Server row (issue 42): good_queries is the count of the log's
+    queries whose latency met the e2e SLO, goodput that count over the run's duration
+    (the same duration as items_per_second's)."""
+    log = tmp_path / "log.jsonl"
+    rows = _rows(_run(ireebench, serving, "--scenario=server", "--target_qps=300",
+                      "--min_query_count=200", f"--scenario_log={log}"))
+    bound = sorted(q["latency_s"] for q in _log(log))[100]  # about half the queries meet it
+    result = _run(ireebench, serving, "--scenario=server", "--target_qps=300",
+                  "--min_query_count=200", f"--scenario_log={log}",
+                  f"--goodput=e2e:{bound * 1e6:.3f}us")
+    [row] = _rows(result)
+    queries = _log(log)
+    good = sum(q["latency_s"] <= bound + 5e-10 for q in queries)  # the flag's rounding
+    assert row["good_queries"] == pytest.approx(good, abs=1)
+    assert row["goodput"] == pytest.approx(row["good_queries"] * row["items_per_second"]
+                                           / row["iterations"], rel=1e-9)
+    assert "; goodput: e2e <= " in row["label"], row["label"]
+    assert rows[0]["iterations"] == 200 and "goodput" not in rows[0]  # none without the flag
