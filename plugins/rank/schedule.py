@@ -15,6 +15,7 @@ configuration derived for the ranking (``--function`` the baseline's).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import select
@@ -48,6 +49,7 @@ from .settings import RankSettings
 from .stash import RANKED_METRIC
 from .worker import LocalWorkers, WorkerProcess
 
+SNAPSHOT_SECONDS = 1.0  # --rank_out rewritten at most this often while ranking
 
 @dataclass
 class Task:
@@ -127,6 +129,7 @@ class Ranker:
         # Where the workers run (LocalWorkers, remote.RayWorkers); the plugin flags of a node's.
         self.pool = None
         self.selection: list[str] = []
+        self.next_snapshot = 0.0  # when --rank_out may be rewritten next (_snapshot)
 
     # --- the whole ranking ------------------------------------------------
 
@@ -399,7 +402,25 @@ class Ranker:
                 "id": result.id, "device": device.spec.label, "timeout": result.timeout,
                 "ratio": result.ratio, "measurement": result.measurement.to_data()})
         if tell:
+            self._snapshot()
             self._tell(result)
+
+    def _snapshot(self) -> None:
+        """``--rank_out`` while the ranking runs, rewritten (atomically) at most every
+        :data:`SNAPSHOT_SECONDS`: the candidates known so far by their first-pass
+        ratio, ``complete`` false and ``stopped`` "running" (the end writes the answer)."""
+        settings = self.settings
+        if not settings.rank_out or time.monotonic() < self.next_snapshot:
+            return
+        self.next_snapshot = time.monotonic() + SNAPSHOT_SECONDS
+        confidence = self.config.getoption("confidence")
+        ranked = rerank.final_order(self.results, None, settings.metric,
+                                    float(confidence) if confidence else None)
+        report.write_ranking(settings.rank_out, dataclasses.replace(
+            self.ranking, candidates=ranked + [r for r in self.results if r.rank is None],
+            baseline=settings.baseline, metric=settings.metric, function=self.rows.function,
+            complete=False, stopped="running", device_seconds=self.device_seconds(),
+            wall_seconds=self.losses.elapsed()))
 
     def _tell(self, result: CandidateResult) -> None:
         """A candidate's result is known: to the stream, and a failure without rows

@@ -388,6 +388,10 @@ def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
         while event is not None and event["event"] != "candidate":
             event = reader.next_event(proc)
         assert event is not None, proc.stderr.read() if proc.poll() is not None else ""
+        # --rank_out holds what is known while it runs (issue 41): the first candidate.
+        running = _ranking(out)
+        assert running["stopped"] == "running" and not running["complete"]
+        assert [c["id"] for c in running["candidates"] if c["state"] == "ok"] == ["fast"]
         proc.send_signal(signal.SIGINT)
         events = []
         while (event := reader.next_event(proc)) is not None:
@@ -973,4 +977,6 @@ def test_a_race_under_a_budget_picks_the_true_winner(ireebench, compile_mlir, tm
     assert result.returncode == 0, result.stderr
     ranking = _ranking(out)
     assert _order(ranking)[0] == "w0", _why(ranking)
-    assert "w0" in ranking["rerank"]["members"] and ranking["rerank"]["rounds"] >= 5
+    # The finalists re-ranked, unless the first pass already left the leader alone.
+    assert ranking["rerank"] is None or ("w0" in ranking["rerank"]["members"]
+                                         and ranking["rerank"]["rounds"] >= 5), ranking["rerank"]
