@@ -59,10 +59,12 @@ class AsyncBatch(Batch):
     def __init__(self, workload, session):
         device = session.device
         count, concurrency = workload.batch_size, workload.concurrency
-        timelines = [device.create_semaphore(0) for _ in range(concurrency)]
-        self.completion = rt.HalFence(concurrency)
-        for timeline in timelines:
-            self.completion.insert(timeline, count // concurrency)
+        # Each invocation signals a semaphore of its own (the native tool: one timeline
+        # per track, value i): a function that signals without waiting (one that returns
+        # a constant) would signal a track's value i + 1 before i, which the runtime
+        # refuses ("semaphore already signaled past"; the native tool's INVALID_ARGUMENT).
+        # The track's order is kept by each waiting on the one before it.
+        self.completion = rt.HalFence(count)
         previous = [rt.HalFence(0) for _ in range(concurrency)]  # nothing to wait on
         invoke = session.context.invoke
         function = workload.function.vm_function
@@ -70,7 +72,9 @@ class AsyncBatch(Batch):
         self._last_outputs = None
         for i in range(count):
             track = i % concurrency
-            signal = rt.HalFence.create_at(timelines[track], i // concurrency + 1)
+            semaphore = device.create_semaphore(0)
+            signal = rt.HalFence.create_at(semaphore, 1)
+            self.completion.insert(semaphore, 1)
             arguments = workload.inputs.clone(extra_capacity=2)
             arguments.push_ref(previous[track])
             arguments.push_ref(signal)

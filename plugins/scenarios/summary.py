@@ -14,11 +14,12 @@ docs/serving.md.
 
 from __future__ import annotations
 
+import bisect
 import math
 from dataclasses import dataclass, field
 
-from ireebench.lib import early_stopping
-from ireebench.measure import new_run
+from ireebench.backend import new_run
+from ireebench.lib import early_stopping, slo
 from ireebench.results import Counter
 
 from .settings import MULTI_STREAM, OFFLINE, SERVER, Settings, format_seconds
@@ -78,13 +79,48 @@ def summarize(timeline, settings: Settings) -> Summary:
             summary.qps = (queries - 1) / last_completed if last_completed > 0 else 0.0
             summary.scheduled_qps = (queries - 1) / last_scheduled if last_scheduled > 0 else 0.0
     _judge(summary, timeline)
+    if timeline.issue_priority:  # its issue lag is the machine's scheduler's too
+        summary.notes.append(timeline.issue_priority)
     _note_missing(summary)
     return summary
+
+
+# A Server run kept up with its arrivals when it completed at least RATE_SHARE of
+# the rate it was offered (the scheduled one: a Poisson schedule's own rate, or a
+# trace's) and its queue did not grow through the run: the queries still in flight
+# when each was issued, on average over its last third, at most BACKLOG_GROWTH
+# times the first third's plus BACKLOG_QUERIES. (Its latency alone would not do: a
+# machine that gets busier mid-run makes every query slower without any queue.)
+RATE_SHARE = 0.9
+BACKLOG_GROWTH, BACKLOG_QUERIES = 2.0, 4
+
+
+def _kept_up(summary: Summary, timeline) -> None:
+    """LoadGen's Server is a result at its rate only when the system kept up: a run
+    whose queue grew all along (24.7 of 50 queries/s completed) is INVALID."""
+    reasons = summary.reasons
+    if summary.queries > 1 and summary.qps < RATE_SHARE * summary.scheduled_qps:
+        reasons.append(f"completed {summary.qps:.4g} queries/s, under {RATE_SHARE:.0%} of "
+                       f"the {summary.scheduled_qps:.4g}/s it was offered: it did not keep up")
+    done = sorted(timeline.completed)
+    # Issued in index order, so the queries done by query i's issue are all before it.
+    waiting = [index - bisect.bisect_right(done, issued)
+               for index, issued in enumerate(timeline.issued)]
+    third = len(waiting) // 3
+    if third >= 10:
+        first, last = (math.fsum(waiting[:third]) / third, math.fsum(waiting[-third:]) / third)
+        if last > BACKLOG_GROWTH * first + BACKLOG_QUERIES:
+            reasons.append(f"its queue grew through the run ({first:.3g} queries in flight "
+                           f"at an issue in its first third, {last:.3g} in its last): a "
+                           f"backlog")
 
 
 def _judge(summary: Summary, timeline) -> None:
     settings, reasons = summary.settings, summary.reasons
     start = timeline.start
+    if settings.scenario == SERVER and settings.bound is None:
+        summary.notes.append("no --latency_bound: VALID says the duration and rate "
+                             "rules held, not how long a query took")
     if settings.scenario == SERVER:
         span, what = timeline.scheduled[-1] - start, "the last query was scheduled"
     elif settings.scenario == OFFLINE:
@@ -119,6 +155,8 @@ def _judge(summary: Summary, timeline) -> None:
             needed = early_stopping.minimum_queries(target)
             reasons.append(f"{early_stopping.percentile_name(target)} needs at least {needed} "
                            f"queries for early stopping, ran {summary.queries}")
+    if settings.scenario == SERVER:
+        _kept_up(summary, timeline)
 
 
 def _count_within(ordered: list[float], limit: float) -> int:
@@ -143,8 +181,11 @@ def _ms(seconds: float) -> Counter:
     return Counter(seconds * 1e3)
 
 
-def scenario_row(workload, repetition, summary: Summary, timeline):
-    """The repetition's Google Benchmark row (see the module docstring)."""
+def scenario_row(workload, repetition, summary: Summary, timeline, slos=None):
+    """The repetition's Google Benchmark row (see the module docstring); with ``slos``
+    (``--goodput``) a Server's row adds its goodput: the queries whose latency met the
+    SLOs (a query's whole answer is its first token too: ``ttft`` and ``e2e`` are its
+    latency; ``tpot`` does not apply) per second of the run."""
     run = new_run(workload, repetition.repetitions, repetition.index)
     settings = summary.settings
     if settings.scenario == OFFLINE:
@@ -170,9 +211,16 @@ def scenario_row(workload, repetition, summary: Summary, timeline):
         counters["issue_lag_p99_ms"] = _ms(early_stopping.sample_percentile(summary.issue_lag,
                                                                             0.99))
         counters["issue_lag_max_ms"] = _ms(summary.issue_lag[-1])
+    if settings.scenario == SERVER and slos:
+        good = sum(slo.met({"ttft": latency, "e2e": latency}, slos)
+                   for latency in summary.latencies)
+        counters["goodput"] = Counter(good / summary.duration if summary.duration > 0 else 0.0,
+                                      is_rate=True)
+        counters["good_queries"] = Counter(float(good))
     if settings.scenario == MULTI_STREAM:
         counters["samples_per_query"] = Counter(float(settings.samples_per_query))
     if settings.bound is not None:
         counters["overlatency"] = Counter(float(summary.overlatency))
-    run.label = summary.verdict()
+    run.label = summary.verdict() + (f"; {slo.describe(slos)}"
+                                     if slos and settings.scenario == SERVER else "")
     return run
