@@ -12,7 +12,8 @@ Defaults for a ranking that holds, where the command line says nothing
 (:data:`RUN_DEFAULTS`): short repetitions (``--benchmark_min_time=0.01s``)
 measured until the median is within 2 % (``--benchmark_min_rel_accuracy=0.02``,
 the ``statistics`` plugin's adaptive stopping), at most 1 s a candidate
-(``--benchmark_max_time=1s``), and only the aggregates on the console.
+(``--benchmark_max_time=1s``), only the aggregates in the rows, and no
+multimodality warning per measurement.
 """
 
 from __future__ import annotations
@@ -45,6 +46,10 @@ RUN_DEFAULTS = {
     "benchmark_min_time": "0.01s",
     "benchmark_min_rel_accuracy": "0.02",
     "benchmark_display_aggregates_only": True,
+    # A ranking's answer is its table: a warning per measurement that forms groups
+    # (the baseline's, every K candidates) would bury it; --multimodal_warnings=true
+    # asks for them.
+    "multimodal_warnings": False,
 }
 ADAPTIVE_MAX_TIME = "1s"  # --benchmark_max_time with the default accuracy
 
