@@ -154,6 +154,8 @@ def run_server(invocations: Invocations, offsets) -> Timeline:
             cpu = process_time() - cpu_start
     except BaseException:
         abandoned.set()
+        for waiter in waiters:  # each returns within POLL_NS: none outlives the run's session
+            waiter.join()
         raise
     _raise_failure(waiters)
     return Timeline(start, targets, issued, completed, 1, [index % invocations.lanes

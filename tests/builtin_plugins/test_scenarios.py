@@ -343,6 +343,21 @@ def test_no_output_replaces_an_input(ireebench, serving, tmp_path):
     assert f"--search_state={trace}: is the same file as --arrival_trace={trace}" in line
 
 
+def test_a_function_that_ignores_its_wait_fence_completes_out_of_order(ireebench,
+                                                                        compile_mlir):
+    """@splat is a constant: the compiler drops its wait fence, so a lane's samples
+    complete out of order; each signals its own semaphore, so none fails (on one
+    timeline per lane: "semaphore already signaled past N"). The subprocess timeout
+    turns a hang in cleanup into a failure."""
+    module = compile_mlir("async_splat", ASYNC)
+    for lanes in (1, 2):
+        result = ireebench(f"--module={module}", "--function=splat", *FAST,
+                           "--scenario=server", "--target_qps=5000", "--min_query_count=5000",
+                           f"--batch_concurrency={lanes}", "--benchmark_format=json",
+                           timeout=120)
+        assert _rows(result)[0]["iterations"] == 5000, result.stdout
+
+
 def test_single_stream_runs_a_sync_function(ireebench, compile_mlir):
     result = ireebench(f"--module={compile_mlir(SERVING)}", *SPIN, *FAST,
                        "--scenario=single_stream", "--min_query_count=5",
