@@ -59,10 +59,11 @@ class AsyncBatch(Batch):
     def __init__(self, workload, session):
         device = session.device
         count, concurrency = workload.batch_size, workload.concurrency
-        timelines = [device.create_semaphore(0) for _ in range(concurrency)]
-        self.completion = rt.HalFence(concurrency)
-        for timeline in timelines:
-            self.completion.insert(timeline, count // concurrency)
+        # A semaphore per call, not a timeline per track: the compiler drops the wait
+        # fence of a function whose results depend on nothing (a constant), so a
+        # track's calls can complete out of order, and a later value signalled
+        # first fails the earlier signal ("semaphore already signaled past N").
+        self.completion = rt.HalFence(count)
         previous = [rt.HalFence(0) for _ in range(concurrency)]  # nothing to wait on
         invoke = session.context.invoke
         function = workload.function.vm_function
@@ -70,7 +71,9 @@ class AsyncBatch(Batch):
         self._last_outputs = None
         for i in range(count):
             track = i % concurrency
-            signal = rt.HalFence.create_at(timelines[track], i // concurrency + 1)
+            semaphore = device.create_semaphore(0)
+            self.completion.insert(semaphore, 1)
+            signal = rt.HalFence.create_at(semaphore, 1)
             arguments = workload.inputs.clone(extra_capacity=2)
             arguments.push_ref(previous[track])
             arguments.push_ref(signal)
