@@ -5,7 +5,8 @@ scheduled time; the Server's issue lag apart), the early-stopping estimate of
 every percentile LoadGen reports (or how many queries it needs,
 :mod:`ireebench.lib.early_stopping`), the throughput, and VALID / INVALID by
 LoadGen's rules (``PerformanceSummary``, ``results.cc``: min duration, min
-queries, the latency bound and its early-stopping test). The row
+queries, the latency bound and its early-stopping test), and for the Server
+whether it kept up with its arrivals (:func:`_kept_up`). The row
 (:func:`scenario_row`): the queries as ``iterations``, their mean latency as
 the real time (Offline: the time per sample), counters in milliseconds as
 vLLM names them, the verdict in the label. Rules, rows and counters:
@@ -22,6 +23,14 @@ from ireebench.measure import new_run
 from ireebench.results import Counter
 
 from .settings import MULTI_STREAM, OFFLINE, SERVER, Settings, format_seconds
+
+# Server: whether the run kept up with its arrivals (docs/serving.md, "Kept up").
+# Both rules compare shares of the run, not absolute times, so they read the same
+# on any machine, and use the middle or the medians of the run, so a stall of a
+# few queries (an issuing thread woken late on a loaded machine) moves neither.
+KEPT_UP = 0.9  # the completed rate may fall this far below the scheduled one
+GROWTH = 0.1  # latency may grow this many seconds per second of schedule
+KEEP_UP_QUERIES = 30  # fewer queries cannot tell a backlog from noise
 
 
 @dataclass
@@ -91,6 +100,8 @@ def _judge(summary: Summary, timeline) -> None:
         span, what = max(timeline.completed) - start, "the last sample completed"
     else:
         span, what = timeline.issued[-1] - timeline.issued[0], "the last query was issued"
+    if settings.scenario == SERVER:
+        _kept_up(summary, timeline)
     if span < settings.min_duration:
         reasons.append(f"{what} {format_seconds(span)} after the start, under "
                        f"--min_duration={format_seconds(settings.min_duration)}")
@@ -113,12 +124,50 @@ def _judge(summary: Summary, timeline) -> None:
                                f"{format_seconds(bound.seconds)}: {bound.name} <= "
                                f"{format_seconds(bound.seconds)} needs at least {needed} "
                                f"queries for early stopping")
+    elif settings.scenario == SERVER:
+        # LoadGen's bound is per model; none fits every function, so none is assumed.
+        summary.notes.append("no --latency_bound: judged by the duration and keep-up "
+                             "rules only")
     elif settings.target_percentile is not None:
         target = settings.target_percentile
         if summary.estimates.get(target) is None:
             needed = early_stopping.minimum_queries(target)
             reasons.append(f"{early_stopping.percentile_name(target)} needs at least {needed} "
                            f"queries for early stopping, ran {summary.queries}")
+
+
+def _kept_up(summary: Summary, timeline) -> None:
+    """The Server's keep-up rules: the rate completed, and the backlog's growth."""
+    scheduled, completed, reasons = timeline.scheduled, timeline.completed, summary.reasons
+    count = len(completed)
+    if count < KEEP_UP_QUERIES:
+        summary.notes.append(f"{count} queries: too few to judge whether it kept up "
+                             f"({KEEP_UP_QUERIES} needed)")
+        return
+    # Rates over the middle 80 % of the queries: a constant latency cancels out, and
+    # neither a late first completion nor a slow last query counts.
+    done, low, high = sorted(completed), count // 10, count - 1 - count // 10
+    offered_span, served_span = scheduled[high] - scheduled[low], done[high] - done[low]
+    if offered_span > 0 and served_span > 0:
+        offered, served = (high - low) / offered_span, (high - low) / served_span
+        if served < KEPT_UP * offered:
+            reasons.append(f"it did not keep up: completed {served:.4g} queries/s, under "
+                           f"{KEPT_UP:.0%} of the {offered:.4g} scheduled")
+    # An overloaded queue's latency grows in proportion to the time run (by 1 - 1/rho
+    # per second); a queue that keeps up has the same latency at the end as at the start.
+    third = count // 3
+    latency = [end - begin for end, begin in zip(completed, scheduled)]
+    first, last = _median(latency[:third]), _median(latency[-third:])
+    elapsed = _median(scheduled[-third:]) - _median(scheduled[:third])
+    growth = (last - first) / elapsed if elapsed > 0 else 0.0
+    if growth > GROWTH and last > 2 * first:
+        reasons.append(f"the backlog grew: median latency {format_seconds(first)} in the "
+                       f"first third of the queries, {format_seconds(last)} in the last "
+                       f"({growth:.2g} s a second of schedule, over {GROWTH:g})")
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
 def _count_within(ordered: list[float], limit: float) -> int:

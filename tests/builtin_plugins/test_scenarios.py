@@ -144,6 +144,23 @@ def test_valid_invalid_and_the_queries_a_percentile_needs(ireebench, serving):
     assert "p99 needs 662 queries, p99.9 6636 (ran 300)" in short["label"]
 
 
+def test_a_server_that_cannot_keep_up_is_invalid(ireebench, serving):
+    """@spin(2*10^6) serves about 200 queries/s on one core: at 20000 qps (100 times
+    over) the backlog grows all run; at 100 qps, a hundredth of @spin(20000)'s rate,
+    it keeps up on any load. No --latency_bound: only the keep-up rules judge."""
+    base = ("--scenario=server", "--min_query_count=100", "--benchmark_format=json", *FAST)
+    slow = _rows(ireebench(f"--module={serving}", "--function=spin", "--input=i32=2000000",
+                           "--target_qps=20000", *base))[0]
+    assert slow["valid"] == 0
+    assert slow["label"].startswith("INVALID: it did not keep up: completed "), slow["label"]
+    assert "under 90% of the " in slow["label"]
+    assert "; the backlog grew: median latency " in slow["label"]
+    fast = _rows(ireebench(f"--module={serving}", *SPIN, "--target_qps=100", *base))[0]
+    assert fast["valid"] == 1, fast["label"]
+    assert fast["label"].startswith("VALID; no --latency_bound: judged by the duration and "
+                                    "keep-up rules only")
+
+
 def test_the_closed_loop_scenarios(ireebench, serving):
     single, multi, offline = (
         _rows(_run(ireebench, serving, *args))[0] for args in (
