@@ -144,22 +144,24 @@ def _kept_up(summary: Summary, timeline) -> None:
         summary.notes.append(f"{count} queries: too few to judge whether it kept up "
                              f"({KEEP_UP_QUERIES} needed)")
         return
-    # Rates over the middle 80 % of the queries: a constant latency cancels out, and
-    # neither a late first completion nor a slow last query counts.
-    done, low, high = sorted(completed), count // 10, count - 1 - count // 10
-    offered_span, served_span = scheduled[high] - scheduled[low], done[high] - done[low]
+    # The rates between the medians of the first and the last third of the queries
+    # (their scheduled times, their completions): a constant latency cancels out, and
+    # a stall of fewer queries than half a third moves neither median.
+    third = count // 3
+    head, tail = slice(None, third), slice(count - third, None)
+    offered_span = _median(scheduled[tail]) - _median(scheduled[head])
+    served_span = _median(completed[tail]) - _median(completed[head])
     if offered_span > 0 and served_span > 0:
-        offered, served = (high - low) / offered_span, (high - low) / served_span
+        queries = count - third  # between the two medians
+        offered, served = queries / offered_span, queries / served_span
         if served < KEPT_UP * offered:
             reasons.append(f"it did not keep up: completed {served:.4g} queries/s, under "
                            f"{KEPT_UP:.0%} of the {offered:.4g} scheduled")
     # An overloaded queue's latency grows in proportion to the time run (by 1 - 1/rho
     # per second); a queue that keeps up has the same latency at the end as at the start.
-    third = count // 3
     latency = [end - begin for end, begin in zip(completed, scheduled)]
-    first, last = _median(latency[:third]), _median(latency[-third:])
-    elapsed = _median(scheduled[-third:]) - _median(scheduled[:third])
-    growth = (last - first) / elapsed if elapsed > 0 else 0.0
+    first, last = _median(latency[head]), _median(latency[tail])
+    growth = (last - first) / offered_span if offered_span > 0 else 0.0
     if growth > GROWTH and last > 2 * first:
         reasons.append(f"the backlog grew: median latency {format_seconds(first)} in the "
                        f"first third of the queries, {format_seconds(last)} in the last "
