@@ -86,6 +86,7 @@ def test_server_replays_a_trace(ireebench, serving, tmp_path):
     assert [round(query["scheduled_s"], 9) for query in _log(log)] == [0.0, 0.001, 0.0015,
                                                                        0.004]
     assert "target_qps" not in rows[0]
+    assert "4 queries: too few to judge whether it kept up (30 needed)" in rows[0]["label"]
 
 
 def test_latency_is_counted_from_the_scheduled_time_across_a_stall(ireebench, serving,
