@@ -144,28 +144,32 @@ def _kept_up(summary: Summary, timeline) -> None:
         summary.notes.append(f"{count} queries: too few to judge whether it kept up "
                              f"({KEEP_UP_QUERIES} needed)")
         return
-    # The rates between the medians of the first and the last third of the queries
-    # (their scheduled times, their completions): a constant latency cancels out, and
-    # a stall of fewer queries than half a third moves neither median.
+    # Rates and growth between the medians of the thirds of the queries (their
+    # scheduled times, completions, latencies): a constant latency cancels out, a
+    # stall of fewer queries than half a third moves no median, and a rule fires only
+    # when it holds from the first third to the second and from the second to the
+    # last (an overloaded queue falls behind all run; one long stall does it once).
     third = count // 3
-    head, tail = slice(None, third), slice(count - third, None)
-    offered_span = _median(scheduled[tail]) - _median(scheduled[head])
-    served_span = _median(completed[tail]) - _median(completed[head])
-    if offered_span > 0 and served_span > 0:
-        queries = count - third  # between the two medians
-        offered, served = queries / offered_span, queries / served_span
-        if served < KEPT_UP * offered:
-            reasons.append(f"it did not keep up: completed {served:.4g} queries/s, under "
-                           f"{KEPT_UP:.0%} of the {offered:.4g} scheduled")
-    # An overloaded queue's latency grows in proportion to the time run (by 1 - 1/rho
-    # per second); a queue that keeps up has the same latency at the end as at the start.
+    thirds = [slice(None, third), slice(third, count - third), slice(count - third, None)]
     latency = [end - begin for end, begin in zip(completed, scheduled)]
-    first, last = _median(latency[head]), _median(latency[tail])
-    growth = (last - first) / offered_span if offered_span > 0 else 0.0
-    if growth > GROWTH and last > 2 * first:
-        reasons.append(f"the backlog grew: median latency {format_seconds(first)} in the "
-                       f"first third of the queries, {format_seconds(last)} in the last "
-                       f"({growth:.2g} s a second of schedule, over {GROWTH:g})")
+    at = [(_median(scheduled[part]), _median(completed[part]), _median(latency[part]))
+          for part in thirds]
+    steps = [(at[0], at[1]), (at[1], at[2]), (at[0], at[2])]  # the last: the label's
+    if any(later[0] <= earlier[0] or later[1] <= earlier[1] for earlier, later in steps):
+        return  # a trace with simultaneous arrivals: no rate to judge
+    served = [(later[0] - earlier[0]) / (later[1] - earlier[1]) for earlier, later in steps]
+    if all(share < KEPT_UP for share in served):
+        queries = count - third  # between the first and the last third's medians
+        offered = queries / (at[2][0] - at[0][0])
+        reasons.append(f"it did not keep up: completed {served[2] * offered:.4g} queries/s, "
+                       f"under {KEPT_UP:.0%} of the {offered:.4g} scheduled")
+    # An overloaded queue's latency grows in proportion to the time run (by 1 - 1/rho
+    # a second); a queue that keeps up has the same latency at the end as at the start.
+    growth = [(later[2] - earlier[2]) / (later[0] - earlier[0]) for earlier, later in steps]
+    if all(rate > GROWTH for rate in growth) and at[2][2] > 2 * at[0][2]:
+        reasons.append(f"the backlog grew: median latency {format_seconds(at[0][2])} in the "
+                       f"first third of the queries, {format_seconds(at[2][2])} in the last "
+                       f"({growth[2]:.2g} s a second of schedule, over {GROWTH:g})")
 
 
 def _median(values: list[float]) -> float:
