@@ -232,7 +232,7 @@ def memory_breakdown() -> list[tuple[str, float]]:
              ("+ import numpy", "import numpy"),
              ("+ import iree.runtime", "import numpy, iree.runtime"),
              ("+ import ireebench (CLI, plugins)",
-              ("import numpy, iree.runtime, ireebench, ireebench.cli, ireebench.pluginmanager as p; "
+              ("import numpy, iree.runtime, ireebench, ireebench._cli, ireebench._pluginmanager as p; "
               "[__import__(m) for m in p.BUILTIN_PLUGINS.values()]"))]
     return [(label, med([run_process([sys.executable, "-c", code]).peak_rss_mib
                          for _ in range(3)])) for label, code in steps]

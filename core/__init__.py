@@ -40,13 +40,13 @@ from __future__ import annotations
 import io
 import os
 
-from ._public import IreebenchDeprecationWarning, lazy_names
+from ._cli import execute
+from ._cli.commands import CommandConfig
+from ._cli.invocation import Invocation
+from ._discovery import module_functions
+from ._public import IreebenchDeprecationWarning, deprecated_names, lazy_names
 from .backend import Backend
-from .cli import execute
-from .cli.commands import CommandConfig
-from .cli.invocation import Invocation
 from .config import Config
-from .discovery import module_functions
 from .errors import PluginError, UsageError
 from .hookcall import call_hook
 from .hookspecs import hookimpl, hookspec
@@ -116,7 +116,7 @@ __all__ = [
     "Backend", "Batch", "CommandConfig", "Config", "Counter", "FunctionInfo", "Invocation",
     "InvocationKind", "IreebenchDeprecationWarning", "PluginError", "ProfilingSink", "Reporter",
     "Run", "RunResult", "StashKey", "Statistic", "UsageError", "Workload", "__version__",
-    "call_hook", "declared_input_types", "element_type", "hookimpl", "hookspec",
-    "module_functions", "parse_inputs", "parse_tensor_type", "point_of_row", "prepare_inputs",
+    "call_hook", "declared_input_types", "deprecated_names", "element_type", "hookimpl",
+    "hookspec", "lazy_names", "module_functions", "parse_inputs", "parse_tensor_type", "point_of_row", "prepare_inputs",
     "rank", "run", "stamp_rows",
 ]

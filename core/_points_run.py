@@ -7,12 +7,14 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from . import names
+from ._discovery import module_functions, planned_run_names, unloaded_run_name
+from ._modules import last_images
+from ._processes import CONTEXT_KEY, PROCESS_KEY, merge_repetitions, process_command, processes_of
+from ._session import check_drivers
 from .backend import machine_context, runs_from_benchmark_json
-from .discovery import module_functions, planned_run_names, unloaded_run_name
 from .errors import Terminated, UsageError, one_line, signal_name
 from .executor import PointJob, outcomes, select_executor
 from .lib.gbench_json import split_benchmark_json
-from .modules import last_images
 from .native.backend import named_workload
 from .outfiles import refuse_unmeasured
 from .points import (
@@ -27,9 +29,7 @@ from .points import (
     session_key,
     stamp_rows,
 )
-from .processes import CONTEXT_KEY, PROCESS_KEY, merge_repetitions, process_command, processes_of
 from .results import Run
-from .session import check_drivers
 from .stats import EXTRA_STATISTICS, STATISTICS
 
 
@@ -304,7 +304,7 @@ def _report_outcome(config, hub, plan: PointPlan, outcome, family: Family,
 
 def measure_processes(config, hub) -> tuple[int, list | None]:
     """``--benchmark_processes=N``: the run's repetitions measured by N processes of
-    its own, each benchmark reported once with all of them (:mod:`ireebench.processes`),
+    its own, each benchmark reported once with all of them (:mod:`ireebench._processes`),
     the reports finalized; the exit code and the workloads (None: ended unmeasured).
 
     Every point's names are learnt first, as for a run of points (a mistyped
@@ -388,7 +388,7 @@ def _process_report(config, outcome) -> tuple[dict | None, str]:
 def _report_processes(config, hub, plans: list[PointPlan], reports: dict,
                       failures: dict) -> tuple[int, list]:
     """Each planned benchmark once, in the points' order: the rows of every process
-    that measured it (:func:`ireebench.processes.merge_repetitions`), then the extra
+    that measured it (:func:`ireebench._processes.merge_repetitions`), then the extra
     rows that follow it (a cold start, dispatch statistics) from the first process
     that reported them."""
     exit_code, workloads = 0, []

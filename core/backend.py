@@ -1,7 +1,7 @@
 """Measurement backends: what ``--backend=NAME`` runs, and what each one can do.
 
 A backend measures and reports; the core opens and closes the run around
-it (:mod:`ireebench.runner`). Plugins provide backends through
+it (:mod:`ireebench._runner`). Plugins provide backends through
 ``ireebench_backends``; a :class:`Backend` says what it can do in
 :attr:`Backend.capabilities` (strings, so a plugin can declare one of its
 own), and a feature that needs something of the backend asks for the
@@ -16,8 +16,8 @@ docs/plugins.md, "Writing a backend".
 
 from __future__ import annotations
 
+from ._argscan import scan_options
 from ._public import lazy_names
-from .argscan import scan_options
 from .errors import UsageError, flag_error
 from .hookcall import collect_named
 
@@ -191,16 +191,24 @@ def _as_given(value) -> str:
 # modules, the native tools), imported when first read (PEP 562): a plugin
 # that only declares a backend imports none of it.
 HELPERS = {
-    "machine_context": ".context",
+    "machine_context": "._context",
     "runs_from_benchmark_json": ".lib.gbench_json",
     "context_from_benchmark_json": ".lib.gbench_json",
     "split_benchmark_json": ".lib.gbench_json",
-    "module_files": ".modules",
     "tool_path": ".native.tools",
     "native_error_line": ".native.tools",
     "BENCHMARK_TOOL": ".native.tools",
     "aggregates": ".native.backend",
-    "check_kinds": ".discovery",
+    # The run's steps a backend (or a plugin that measures, as rank does) repeats.
+    **{name: "._discovery" for name in ("check_kinds", "classify", "invocation_kinds")},
+    **{name: "._measure" for name in (
+        "BenchmarkFailure", "Repetition", "error_run", "failure_message", "iteration_count",
+        "measure_workload", "new_run", "run_iterations", "time_repetition")},
+    **{name: "._modules" for name in ("ModuleImage", "file_sha256", "last_images",
+                                       "module_files")},
+    **{name: "._session" for name in ("Session", "open_vm_module")},
+    "run_here": "._runner",
+    "Scratch": "._scratch",
 }
 __getattr__, __dir__ = lazy_names(__name__, HELPERS)
 

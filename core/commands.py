@@ -12,14 +12,16 @@ options owned by a plugin in ``--help`` (:class:`OptionParser`,
 as ``ireebench`` derives it (:func:`load_plugins`, :func:`parse_args`,
 :func:`configure`, :func:`parse_points`, :func:`parse_runtime_flag`,
 :func:`execute` runs one); and bounded readers of a command's files
-(:func:`read_small_file`, :func:`read_json_file`).
+(:func:`read_small_file`, :func:`read_json_file`); :func:`scan_options`, the
+options of a command line found as click reads them, before it is parsed.
 """
 
 from __future__ import annotations
 
-from .cli import execute
-from .cli.argv import prescan_plugins, read_json_file, read_small_file, without_plugin_flags
-from .cli.command import (
+from ._argscan import Occurrence, scan_options
+from ._cli import execute
+from ._cli.argv import prescan_plugins, read_json_file, read_small_file, without_plugin_flags
+from ._cli.command import (
     GroupedCommand,
     add_plugin_options,
     build_command,
@@ -32,15 +34,15 @@ from .cli.command import (
     parse_points,
     parse_runtime_flag,
 )
-from .cli.commands import (
+from ._cli.commands import (
     ArgvCommand,
     CommandConfig,
     DeferredCommand,
     build_command_group,
     mark_reads_reports,
 )
-from .cli.invocation import Invocation
-from .cli.options import (
+from ._cli.invocation import Invocation
+from ._cli.options import (
     CORE,
     CORE_GROUP,
     IREEBENCH_GROUP,
@@ -51,10 +53,35 @@ from .cli.options import (
 )
 
 __all__ = [
-    "CORE", "CORE_GROUP", "IREEBENCH_GROUP", "ArgvCommand", "CommandConfig", "DeferredCommand",
-    "GroupedCommand", "GroupedOption", "Invocation", "OptionParser", "add_core_options",
-    "add_plugin_options", "build_command", "build_command_group", "command_stdout", "configure",
-    "execute", "known_names", "load_plugins", "make_context", "mark_reads_reports", "option_specs",
-    "parse_args", "parse_points", "parse_runtime_flag", "prescan_plugins", "read_json_file",
-    "read_small_file", "without_plugin_flags",
+    "CORE",
+    "CORE_GROUP",
+    "IREEBENCH_GROUP",
+    "ArgvCommand",
+    "CommandConfig",
+    "DeferredCommand",
+    "GroupedCommand",
+    "GroupedOption",
+    "Invocation",
+    "Occurrence",
+    "OptionParser",
+    "add_core_options",
+    "add_plugin_options",
+    "build_command",
+    "build_command_group",
+    "command_stdout",
+    "configure",
+    "execute",
+    "known_names",
+    "load_plugins",
+    "make_context",
+    "mark_reads_reports",
+    "option_specs",
+    "parse_args",
+    "parse_points",
+    "parse_runtime_flag",
+    "prescan_plugins",
+    "read_json_file",
+    "read_small_file",
+    "scan_options",
+    "without_plugin_flags",
 ]

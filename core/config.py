@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from ._scratch import Scratch
 from .backend import select_backend
 from .errors import EXIT_FAILED, RUN_FAILURE_CODES, UsageError, one_line
 from .hookcall import guarded, plugin_of_files
-from .scratch import Scratch
 from .stash import Stash
 
 
@@ -179,7 +179,7 @@ class Config:
         self.name_prefix = ""
         self.point_label = ""
         self.run = self
-        self.inifile = None  # the configuration file (ireebench.inifile), set by the CLI
+        self.inifile = None  # the configuration file (ireebench._inifile), set by the CLI
 
     def getini(self, name: str):
         """The setting ``name`` of the configuration file, declared with
@@ -270,7 +270,7 @@ class Config:
 
     def scratch_dir(self) -> Path:
         """A private (0700) directory for this run, removed when it ends (or, the run
-        killed first, by a later run's: :mod:`ireebench.scratch`)."""
+        killed first, by a later run's: :mod:`ireebench._scratch`)."""
         run = self.run
         if run._scratch is None:
             run._scratch = Scratch("ireebench-")
@@ -303,3 +303,8 @@ class Config:
         if self._scratch is not None:
             self._scratch.remove()
             self._scratch = None
+
+
+__all__ = [
+    "Config", "OptionSpec"
+]

@@ -2,7 +2,7 @@
 
 Plugins that only need to know which devices a run names (native passes,
 provenance, the MLIR compiler's target) read them here; asking the
-runtime whether a driver exists is :func:`ireebench.session.check_drivers`.
+runtime whether a driver exists is :func:`ireebench._session.check_drivers`.
 """
 
 from __future__ import annotations
@@ -19,3 +19,8 @@ def device_uris(config) -> list[str]:
 def driver_of(uri: str) -> str:
     """``cuda://0`` -> ``cuda``, ``local-task`` -> ``local-task``."""
     return uri.split("://", 1)[0].split(":", 1)[0]
+
+
+__all__ = [
+    "device_uris", "driver_of"
+]

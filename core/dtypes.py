@@ -129,3 +129,8 @@ def f32_to_bf16(values):
     as_int = np.asarray(values, dtype=np.float32).view(np.uint32)
     rounding = ((as_int >> 16) & 1) + 0x7FFF
     return ((as_int + rounding) >> 16).astype(np.uint16)
+
+
+__all__ = [
+    "by_name"
+]

@@ -13,7 +13,7 @@
   stdout went away (``| head``), the run ends quietly with status 141.
 
 Neither ever reaches the user as a traceback: :func:`exit_status` and the
-CLI's edge (``ireebench.cli.run_cli``) turn them into one line.
+CLI's edge (``ireebench._cli.run_cli``) turn them into one line.
 
 A :class:`UsageError` for something iree-benchmark-module refuses too
 carries the status code IREE's tools print for it (``status``, one of
@@ -171,3 +171,10 @@ def exit_status(exc: BaseException) -> int:
 def signal_name(exc: BaseException) -> str:
     """The signal an interrupt stands for: ``SIGINT`` (KeyboardInterrupt) or ``SIGTERM``."""
     return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+
+
+__all__ = [
+    "EXIT_COMPARE_USAGE", "EXIT_FAILED", "EXIT_OK", "EXIT_PLUGIN_ERROR", "INVALID_ARGUMENT",
+    "PluginError", "Terminated", "UsageError", "flag_error", "one_line", "printable",
+    "signal_name"
+]

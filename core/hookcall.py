@@ -27,8 +27,8 @@ import os
 
 import pluggy
 
+from ._pluginmanager import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS, loaded_plugin_names, plugin_file
 from .errors import OutputClosed, PluginError, Terminated, UsageError
-from .pluginmanager import BUILTIN_PLUGINS, plugin_file
 
 
 def _plugin_paths(pm: pluggy.PluginManager) -> list[tuple[str, str]]:
@@ -276,3 +276,10 @@ def described(value) -> str:
     """``str 'console'``: a value's type and a short repr, for a line that blames."""
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+__all__ = [
+    "ESSENTIAL_PLUGINS", "call_hook", "collect_named", "described", "guarded",
+    "guarded_for", "implementations", "loaded_plugin_names", "named_objects",
+    "passes_through"
+]

@@ -106,7 +106,7 @@ def ireebench_addhooks(pluginmanager):
     implementing plugin. ``ireebench plugins`` lists who declared
     each hook.
 
-    :param pluginmanager: the run's :class:`ireebench.pluginmanager.PluginManager`.
+    :param pluginmanager: the run's :class:`ireebench._pluginmanager.PluginManager`.
     """
 
 
@@ -145,7 +145,7 @@ def ireebench_addoption(parser):
     modules alike. An option name or flag already defined (by the core or
     by another plugin) is an error naming both plugins.
 
-    :param parser: an :class:`ireebench.cli.options.OptionParser`; call
+    :param parser: an :class:`ireebench._cli.options.OptionParser`; call
         ``parser.addoption("--my_flag", help=..., group="My plugin", ...)``.
         Keyword arguments are those of :class:`click.Option`, and ireebench's
         marks (``native_flag``, ``per_point``, ``requires=CAPABILITY``: an
@@ -305,7 +305,7 @@ def ireebench_sessionstart(config, session):
     """Called once the VM instance, devices, modules and context are open.
 
     :param config: the run's :class:`Config`.
-    :param session: the :class:`ireebench.session.Session`.
+    :param session: the :class:`ireebench._session.Session`.
     """
 
 # -------------------------------------------------------------------------
@@ -411,7 +411,7 @@ def ireebench_report_context(config, context):
     implementation without ``tryfirst`` already sees its keys.
 
     :param config: the run's :class:`Config`.
-    :param context: the :class:`ireebench.context.Context`.
+    :param context: the :class:`ireebench._context.Context`.
     """
 
 
@@ -495,7 +495,7 @@ def ireebench_measure_repetition(config, workload, repetition):
 
     :param config: the run's :class:`Config`.
     :param workload: the :class:`Workload`.
-    :param repetition: an :class:`ireebench.measure.Repetition` (``index``,
+    :param repetition: an :class:`ireebench._measure.Repetition` (``index``,
         ``repetitions``, ``iterations``, the prepared ``batch``, the
         ``session``, and ``retry``: as Google Benchmark does, a first
         repetition that falls short of a time ``--benchmark_min_time`` is

@@ -484,3 +484,9 @@ def null_reference(device):
         raise UsageError("--input=(null): this iree.runtime cannot make a null reference "
                          f"(hal.devices.get returned {nulls!r})")
     return captured[0]
+
+
+__all__ = [
+    "Null", "PreparedInputs", "Scalar", "Tensor", "parse_inputs", "prepare_inputs",
+    "to_vm_list"
+]

@@ -83,3 +83,8 @@ class InvocationKind:
         that would need to refuses in one line naming the kind.
         """
         return None
+
+
+__all__ = [
+    "Batch", "InvocationKind"
+]

@@ -86,3 +86,9 @@ def ere_escape(text: str) -> str:
     that are undefined in a POSIX ERE.
     """
     return "".join("\\" + c if c in _ERE_SPECIAL else c for c in text)
+
+
+__all__ = [
+    "TIMING_SUFFIX", "ere_escape", "family_of", "format_value", "function_of",
+    "is_internal", "row_name"
+]

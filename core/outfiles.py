@@ -8,7 +8,7 @@ special files and the process's own descriptors written through, never
 replaced; an I/O error one line at :meth:`OutputFile.close`, the old file
 left); :func:`written_by_tool` is the same promise for a native tool's file;
 :func:`observe_temporaries` names each temporary file to a forked worker's
-supervisor (:mod:`ireebench.worker`); :class:`RunFiles` knows every file a
+supervisor (:mod:`ireebench._worker`); :class:`RunFiles` knows every file a
 run reads and writes, so that no output replaces an input, the store or
 another output (same device and inode, or the same path). The promises in
 full: docs/reliability.md.
@@ -478,3 +478,10 @@ def value_file(text: str) -> str | None:
     if equals and contents[:1] in ("@", "+"):
         return contents[1:] or None
     return None
+
+
+__all__ = [
+    "OutputFile", "RunFiles", "check_output_path", "file_identity", "is_special_file",
+    "register_input", "register_inputs", "register_output", "run_files", "value_file",
+    "write_to", "written_by_tool"
+]

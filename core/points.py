@@ -9,7 +9,7 @@ A plain run is one point without parameters: its own config.
 Where points come from: a plugin turns the benchmark run's command line
 into the command lines of its points (``ireebench_expand_command_line``:
 the ``sweeps`` plugin's ``--sweep``), or builds them itself (its ``ireebench
-run SUITE.toml``) and has the core parse them (:func:`ireebench.cli.command.parse_points`);
+run SUITE.toml``) and has the core parse them (:func:`ireebench._cli.command.parse_points`);
 then, once the run is configured, every plugin may add or rewrite points
 (``ireebench_generate_points``, as pytest's ``pytest_generate_tests``), and
 the core checks them (:func:`check_points`) and keeps them in
@@ -43,12 +43,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import names
+from ._processes import process_options, processes_of, spreads_repetitions
 from .backend import SWEEPS
 from .errors import PluginError, UsageError
 from .executor import measures_here, select_executor
 from .hookcall import implementations
 from .native import USER_PASS_FLAGS
-from .processes import process_options, processes_of, spreads_repetitions
 from .results import RUN_KEYS
 from .stash import StashKey
 
@@ -314,12 +314,12 @@ def point_process_options(options: dict, option_specs: dict) -> dict:
 
     In a process started with ``--point_index`` (:func:`point_command`) or
     ``--process_index`` (one of the processes of ``--benchmark_processes``,
-    :mod:`ireebench.processes`) every option marked ``run_output`` has its
+    :mod:`ireebench._processes`) every option marked ``run_output`` has its
     default: the run that started it writes ``--benchmark_out``, saves to the
     store and draws the report once for all its points, so a two-point run
     is stored once, not three times; with ``--process_index`` its
     ``--benchmark_repetitions`` is the process's share
-    (:func:`ireebench.processes.process_options`). Any other run's options
+    (:func:`ireebench._processes.process_options`). Any other run's options
     are returned as they are.
     """
     if options.get("point_index") is None and options.get("process_index") is None:
@@ -372,3 +372,9 @@ def stamp_rows(config, rows) -> None:
     if entries:
         for row in rows:
             row.provenance = {**entries, **row.provenance}
+
+
+__all__ = [
+    "MAX_POINTS", "POINTS", "PointSpec", "describe_params", "interleaves", "is_sweep",
+    "point_of_row", "points_of", "stamp_rows"
+]

@@ -7,16 +7,16 @@ hook's docstring says what it gets). The in-process backend
 instead of the hooks, so that every plugin sees the same run:
 :func:`start_session` once the session is open, :func:`finish_discovery`,
 then per workload :func:`start_workload` (its cold start's rows come
-last), :func:`ireebench.measure.measure_workload`, :func:`finish_workload`
+last), :func:`ireebench._measure.measure_workload`, :func:`finish_workload`
 (the extra rows), and once the reports are finalized
 :func:`finish_measurements`.
 
 Before each workload the run tells the hub (``hub.begin``), so that a
 benchmark that never finishes is an error row; a worker resumed after a
-crash (:mod:`ireebench.worker`) skips the benchmarks its predecessor
+crash (:mod:`ireebench._worker`) skips the benchmarks its predecessor
 reported (``hub.already_reported``). The session's release is a cleanup
 of the run, so it is still open during ``ireebench_sessionfinish``
-(:mod:`ireebench.runner`). A run of several points (a sweep or suite)
+(:mod:`ireebench._runner`). A run of several points (a sweep or suite)
 plans them first (:mod:`ireebench._points_run`), then opens one session
 per group of points that share their modules' bytes, parameters, devices
 and runtime flags: interleaved (the default), every session first and the
@@ -33,17 +33,17 @@ import random
 
 from . import _points_run as points_run
 from . import names
+from ._discovery import SKIPPED, discover_workloads
+from ._measure import WorkloadMeasurement, error_run, measure_workload
+from ._processes import spreads_repetitions
+from ._runner import SESSION
+from ._session import Session
 from .backend import machine_context
-from .discovery import SKIPPED, discover_workloads
 from .errors import UsageError
 from .executor import measures_here
 from .hookcall import call_hook
-from .measure import WorkloadMeasurement, error_run, measure_workload
 from .points import PointPlan, interleaves, is_sweep, runtime_flags_vary, stamp_rows
-from .processes import spreads_repetitions
 from .results import Run
-from .runner import SESSION
-from .session import Session
 from .signature import example_inputs
 
 __all__ = ["finish_discovery", "finish_measurements", "finish_workload", "run_in_process",

@@ -8,6 +8,7 @@ so later statistics (percentiles, confidence intervals) are computed from data.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 
@@ -24,6 +25,10 @@ RUN_KEYS = frozenset({
     "label", "skipped", "skip_message", "big_o", "rms", "complexity_n",
     "device_time", "params", *MEMORY_KEYS,
 })
+
+
+# The fields Run.copy copies itself (the others that are containers: deep copies).
+_COPIED = frozenset({"counters", "samples", "batch_samples"})
 
 
 @dataclass
@@ -195,6 +200,18 @@ class Run:
             return self.cpu_accumulated_time
         return self.cpu_accumulated_time / self.iterations if self.iterations else 0.0
 
+    def copy(self) -> Run:
+        """A copy sharing nothing mutable with this row, as ``copy.deepcopy`` makes, at a
+        fraction of its cost (the hub gives one to each streaming hook of each row)."""
+        new = copy.copy(self)
+        new.counters = {name: copy.copy(counter) for name, counter in self.counters.items()}
+        new.samples, new.batch_samples = list(self.samples), list(self.batch_samples)
+        new.memory = copy.copy(self.memory)
+        for name, value in vars(new).items():  # params, provenance, a plugin's own
+            if isinstance(value, (dict, list, set)) and name not in _COPIED:
+                setattr(new, name, copy.deepcopy(value))
+        return new
+
     def to_dict(self) -> dict:
         """Plain data, for the Python API and notebooks: every field of the row.
 
@@ -276,3 +293,13 @@ class RunResult:
     def to_dicts(self) -> list[dict]:
         """Every row as plain data (:meth:`Run.to_dict`)."""
         return [run.to_dict() for run in self.runs]
+
+
+__all__ = [
+    "RUN_KEYS",
+    "TIME_UNIT_MULTIPLIER",
+    "Counter",
+    "MemoryResult",
+    "Run",
+    "RunResult"
+]

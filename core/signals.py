@@ -7,7 +7,7 @@
   written, so a record is never cut in half. A second signal while one is
   held gets through at once: a reporter that hangs can always be
   interrupted (its unfinished file is discarded, the previous one kept).
-* :func:`observe_signals` lets a forked worker (:mod:`ireebench.worker`)
+* :func:`observe_signals` lets a forked worker (:mod:`ireebench._worker`)
   tell its supervisor that a signal reached Python code, also while it is
   held back here, and :func:`observe_deferring` that signals are being held
   back (so it is not taken for stuck in native code);
@@ -147,3 +147,8 @@ def signals_deferred():
         if len(pending) == 1:
             signum, frame = pending[0]
             _deliver(previous.get(signum), signum, frame)
+
+
+__all__ = [
+    "held_signal", "signals_deferred"
+]

@@ -188,3 +188,8 @@ def example_inputs(function) -> list[str]:
     if not types:
         return ["--input=..."]
     return [f"--input={example_input(declared)}" for declared in types]
+
+
+__all__ = [
+    "check_inputs", "declared_input_types", "parse_tensor_type", "tensor_checker"
+]

@@ -63,3 +63,8 @@ class Stash:
 
     def __len__(self) -> int:
         return len(self._storage)
+
+
+__all__ = [
+    "Stash", "StashKey"
+]

@@ -253,3 +253,10 @@ def aggregate_device_time(reports: list[Run], aggregates: list[Run],
         if value is not None and statistic.unit == "time":
             value *= rescale
         run.device_accumulated_time = value
+
+
+__all__ = [
+    "EXTRA_STATISTICS", "STATISTICS", "Statistic", "aggregate_counters",
+    "aggregate_device_time", "compute_aggregates", "median", "median_ci",
+    "minimum_repetitions"
+]

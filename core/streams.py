@@ -118,3 +118,8 @@ def prints_to_stderr(stdout, stderr):
         return
     with contextlib.redirect_stdout(stderr):
         yield
+
+
+__all__ = [
+    "CliStream"
+]

@@ -46,9 +46,9 @@ from pathlib import Path
 import pytest
 
 from . import run as run_ireebench
-from .cli import error_outcome
-from .context import Context
-from .pluginmanager import DISABLE_AUTOLOAD_ENV
+from ._cli import error_outcome
+from ._context import Context
+from ._pluginmanager import DISABLE_AUTOLOAD_ENV
 from .results import Run, RunResult
 
 # The module the tester measures: one function that runs without inputs

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import platform
 
-from .installed import distribution_version
+from ._installed import distribution_version
 
 __version__ = "0.1.0"
 
@@ -41,3 +41,8 @@ def version_lines(pm=None) -> list[str]:
             where = info.distribution or info.path
             lines.append(f"  {info.name}{version} ({info.origin}: {where})")
     return lines
+
+
+__all__ = [
+    "__version__", "compiler_version", "runtime_version"
+]

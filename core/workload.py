@@ -13,7 +13,7 @@ class FunctionInfo:
     """What discovery knows about one exported VM function."""
 
     # The exported name; bytes that are not UTF-8 are surrogate escapes
-    # (``vm_function.name`` is then the repaired name, see ireebench.vmfb).
+    # (``vm_function.name`` is then the repaired name, see ireebench._vmfb).
     name: str
     vm_function: Any  # iree.runtime.VmFunction
     reflection: dict[str, str]
@@ -109,3 +109,8 @@ def split_cconv(arguments: str) -> list[str]:
             types.append(char)
             i += 1
     return types
+
+
+__all__ = [
+    "FunctionInfo", "Workload", "split_cconv"
+]

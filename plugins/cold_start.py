@@ -13,8 +13,14 @@ Without the flag nothing changes. See docs/statistics.md.
 from __future__ import annotations
 
 from ireebench import hookimpl
-from ireebench.backend import IN_PROCESS, require
-from ireebench.measure import BenchmarkFailure, error_run, new_run, run_iterations
+from ireebench.backend import (
+    IN_PROCESS,
+    BenchmarkFailure,
+    error_run,
+    new_run,
+    require,
+    run_iterations,
+)
 from ireebench.names import family_of, row_name
 from ireebench.results import Run
 

@@ -27,9 +27,8 @@ from ireebench.commands import (
     make_context,
 )
 from ireebench.errors import PluginError, UsageError, one_line
-from ireebench.hookcall import implementations, named_objects
+from ireebench.hookcall import ESSENTIAL_PLUGINS, implementations, named_objects
 from ireebench.hookspecs import named_objects_of
-from ireebench.pluginmanager import ESSENTIAL_PLUGINS
 from ireebench.results import RunResult
 
 HELP = """List the loaded plugins: origin, version, hooks (implemented and declared),

@@ -4,7 +4,7 @@ An essential plugin. The in-process backend measures a run's points in
 this process (sessions shared, repetitions interleaved); only points that
 cannot share it (their runtime flags differ: IREE's flags are
 process-global) are handed to this executor, and so are the processes of
-``--benchmark_processes`` (:mod:`ireebench.processes`); it measures each in a
+``--benchmark_processes`` (:mod:`ireebench._processes`); it measures each in a
 process of its own, one after the other: ``python -m ireebench`` with the
 point's command line (:class:`ireebench.executor.PointJob`), its JSON report
 read from stdout. See :mod:`ireebench.executor`.

@@ -138,10 +138,11 @@ def ireebench_statistics(config):
 
 
 def _checks(config) -> bool:
-    """On, and not one of the processes of ``--benchmark_processes`` (which measures a
-    share of the repetitions: the run that started it checks them all)."""
+    """On, and not the process of one point (``--point_index``: a point measured in a
+    process of its own or on a Ray node, whose rows the run that started it checks,
+    once) or of ``--benchmark_processes`` (a share of the repetitions)."""
     return config.getoption("multimodal_warnings") and \
-        config.getoption("process_index") is None
+        config.getoption("process_index") is None and config.getoption("point_index") is None
 
 
 @hookimpl

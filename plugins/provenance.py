@@ -16,10 +16,10 @@ from __future__ import annotations
 import os
 
 from ireebench import __version__, hookimpl
+from ireebench.backend import last_images
 from ireebench.comparison.machine import combined_provenance
 from ireebench.devices import device_uris
-from ireebench.modules import last_images
-from ireebench.pluginmanager import loaded_plugin_names
+from ireebench.hookcall import loaded_plugin_names
 from ireebench.points import is_sweep, points_of
 from ireebench.version import runtime_version
 

@@ -28,7 +28,13 @@ from pathlib import Path
 
 from click.core import ParameterSource
 from ireebench import hookimpl, native
-from ireebench.backend import NATIVE_ENVIRONMENT, NATIVE_FLAGS, REPETITION_SAMPLES, Backend
+from ireebench.backend import (
+    NATIVE_ENVIRONMENT,
+    NATIVE_FLAGS,
+    REPETITION_SAMPLES,
+    Backend,
+    file_sha256,
+)
 from ireebench.commands import (
     CORE,
     CORE_GROUP,
@@ -43,7 +49,6 @@ from ireebench.commands import (
 from ireebench.config import Config
 from ireebench.devices import device_uris
 from ireebench.errors import UsageError
-from ireebench.modules import file_sha256
 from ireebench.native import REPLAY_TOOL
 from ireebench.results import RunResult
 

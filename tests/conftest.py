@@ -353,3 +353,26 @@ def store_url(request, tmp_path):
     """A new, empty results store: an SQLite file, then a PostgreSQL database (the
     same test on both)."""
     return new_store_url(request, request.param, tmp_path)
+
+
+# The components the README's test command does not install (`.ci/run` does, as
+# root): a skip reason naming one is counted in the session's last lines, so a
+# user sees what was not tested and how to test it (issue 39).
+COMPONENTS = {"Chromium": "chromium", "compare.py": "libbenchmark-tools",
+              "PostgreSQL": "postgresql", "unshare": "util-linux", "nsenter": "util-linux",
+              "ip is not": "iproute2"}
+
+
+def pytest_terminal_summary(terminalreporter):
+    counts: dict[str, int] = {}
+    for report in terminalreporter.stats.get("skipped", []):
+        reason = str(report.longrepr[-1] if isinstance(report.longrepr, tuple)
+                     else report.longrepr)
+        for word, package in COMPONENTS.items():
+            if word in reason:
+                counts[package] = counts.get(package, 0) + 1
+                break
+    if counts:
+        listed = ", ".join(f"{package} ({count} skipped)" for package, count in counts.items())
+        terminalreporter.write_line(f"not tested here, for want of Debian packages: {listed}; "
+                                    "`bash .ci/run` as root installs them", yellow=True)

@@ -238,7 +238,7 @@ class RayCluster:
 
     def node_scratch(self) -> list[str]:
         """The folders a point's task or a ranking's actor left in the nodes' temporary
-        directory (core/scratch.py)."""
+        directory (core/_scratch.py)."""
         return sorted(path.name for path in self.tmp.iterdir()
                       if path.name.startswith(("ireebench-ray-", "ireebench-rank-")))
 

@@ -1,6 +1,6 @@
 """A library for a process and its forked worker: the channel between them.
 
-What ``--isolation=worker`` (:mod:`ireebench.worker`) and the ``rank``
+What ``--isolation=worker`` (:mod:`ireebench._worker`) and the ``rank``
 plugin's warm workers share, as pyperf's ``_worker`` is to its ``_manager``:
 length-prefixed JSON messages (never pickle), forwarded streams, errors as
 data, parent death, process-group signals, how a process ended in words.
@@ -18,7 +18,7 @@ import signal
 import struct
 import sys
 
-from ..codec import decode, encode
+from .._codec import decode, encode
 from ..errors import (
     EXIT_FAILED,
     EXIT_PLUGIN_ERROR,

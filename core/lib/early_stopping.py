@@ -117,14 +117,19 @@ def estimates(ordered: list[float]) -> dict[float, float | None]:
 
 
 def missing_note(found: dict[float, float | None], count: int, what: str = "queries") -> str:
-    """``p99 needs 662 queries, p99.9 6636 (ran 300)`` for the percentiles without an
-    estimate, or ``""``."""
+    """What the percentile counters are, and which are missing: ``pNN_ms: bounds at 99 %
+    confidence (early stopping); p99 needs 662 queries, p99.9 6636 (ran 300)``, or ``""``.
+    Each ``pNN_ms`` is LoadGen's estimate, an upper bound the true percentile stays
+    under, so it is at least the sample percentile: the label says so."""
+    parts = []
+    if any(value is not None for value in found.values()):
+        parts.append(f"pNN_ms: bounds at {CONFIDENCE:.0%} confidence (early stopping)")
     needs = [f"{percentile_name(p)} {minimum_queries(p)}" for p, value in found.items()
              if value is None]
-    if not needs:
-        return ""
-    needs[0] = needs[0].replace(" ", " needs ", 1) + f" {what}"
-    return f"{', '.join(needs)} (ran {count})"
+    if needs:
+        needs[0] = needs[0].replace(" ", " needs ", 1) + f" {what}"
+        parts.append(f"{', '.join(needs)} (ran {count})")
+    return "; ".join(parts)
 
 
 def sample_percentile(ordered: list[float], p: float) -> float:

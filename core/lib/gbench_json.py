@@ -30,8 +30,9 @@ path, so an interrupted run still leaves valid JSON.
 from __future__ import annotations
 
 import json
+import re
 
-from ireebench.context import CacheInfo, Context
+from ireebench._context import CacheInfo, Context
 from ireebench.errors import UsageError
 from ireebench.names import function_of
 from ireebench.reporting import Reporter
@@ -181,6 +182,8 @@ def context_from_benchmark_json(report: dict, global_context: dict | None = None
     )
 
 
+# Text without a character StrEscape escapes, a control character or a surrogate.
+_PLAIN = re.compile(r'[^\x00-\x1f"\\\ud800-\udfff]*')
 _ESCAPES = {"\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t",
             "\\": "\\\\", '"': '\\"'}
 
@@ -192,8 +195,11 @@ def json_string(text) -> str:
     the surrogate escapes of bytes that were not UTF-8 (a flag value, a
     path), so the output is always valid UTF-8 JSON.
     """
+    text = str(text)
+    if _PLAIN.fullmatch(text):  # most names and values: nothing to escape
+        return f'"{text}"'
     out = []
-    for char in str(text):
+    for char in text:
         if char in _ESCAPES:
             out.append(_ESCAPES[char])
         elif ord(char) < 0x20 or 0xD800 <= ord(char) <= 0xDFFF:

@@ -16,7 +16,7 @@ The package gives their names on first use (PEP 562, :data:`NAMES`): a
 plugin that runs a native pass writes ``from ireebench import native`` and
 calls ``native.run_tool(...)`` when it runs one, so loading it (``--help``,
 ``ireebench plugins``, a subcommand) imports neither ``subprocess`` nor the
-modules' copies (:mod:`ireebench.modules`).
+modules' copies (:mod:`ireebench._modules`).
 """
 
 from .._public import lazy_names
@@ -44,3 +44,6 @@ NAMES = {
     **{name: ".backend" for name in ("NativeRun", "named_workload", "aggregates")},
 }
 __getattr__, __dir__ = lazy_names(__name__, NAMES)
+
+__all__ = ["BENCHMARK_TOOL", "PROFILE_TOOL", "REPLAY_TOOL", "USER_PASS_FLAGS"]
+__all__.extend(NAMES)  # public, imported on first use

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from .. import names
-from ..context import gather
+from .._context import gather
 from ..errors import UsageError
 from ..lib.gbench_json import context_from_benchmark_json, runs_by_benchmark, split_benchmark_json
 from ..names import ere_escape

@@ -12,9 +12,9 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from .._modules import module_files
 from ..devices import device_uris
 from ..errors import UsageError
-from ..modules import module_files
 from ..names import ere_escape, run_name
 from ..stash import StashKey
 from . import USER_PASS_FLAGS
@@ -53,7 +53,7 @@ def native_inputs(config, workload) -> list[str] | None:
     if workload.name not in known:
         parent = config.scratch_dir() / "native-inputs"
         parent.mkdir(exist_ok=True)
-        # A fresh directory: a worker resumed after a crash (ireebench.worker)
+        # A fresh directory: a worker resumed after a crash (ireebench._worker)
         # starts its count again in the same scratch directory.
         directory = Path(tempfile.mkdtemp(prefix=f"{len(known)}-", dir=parent))
         known[workload.name] = workload.kind.native_inputs(workload, directory)

@@ -5,7 +5,7 @@
   CSV reporters;
 * :mod:`.hub`: the :class:`ReportHub` that builds the display and
   ``--benchmark_out`` reporters and sends every row to them (imported by
-  the run, :mod:`ireebench.runner`);
+  the run, :mod:`ireebench._runner`);
 * :mod:`.reported`: what the run reported so far (:func:`reported`), and
   the reporters plugins provide;
 * :mod:`.humanize`: numbers printed as Google Benchmark prints them;

@@ -9,14 +9,14 @@ interrupted run still leaves a usable report:
   (:func:`ireebench.signals.signals_deferred`), so a record is never cut in
   the middle;
 - the hub is closed on every exit path (by the core's run,
-  ``ireebench.runner.run_config``), so the JSON reporter closes its arrays,
+  ``ireebench._runner.run_config``), so the JSON reporter closes its arrays,
   and ``--benchmark_out`` files are written to a temporary name and renamed
   into place only once complete (:class:`ireebench.outfiles.OutputFile`).
 
 So after Ctrl-C the output file holds every run finished so far as valid
 JSON (or CSV), and the exit code is 130 (143 for SIGTERM).
 
-In a forked worker (:mod:`ireebench.worker`) the hub also tells the
+In a forked worker (:mod:`ireebench._worker`) the hub also tells the
 supervisor what it reported (the context, "benchmark X is starting"
 through :meth:`ReportHub.begin`, each benchmark's rows, the reports
 finalized), so that the supervisor can finish the reports of a worker that
@@ -31,13 +31,13 @@ from __future__ import annotations
 
 import copy
 
-from ..context import name_field_width
+from .._context import name_field_width
+from .._worker import REPORT_CHANNEL, RESUME
 from ..errors import OutputClosed, PluginError, UsageError, signal_name
 from ..hookcall import call_hook, guarded, guarded_for
 from ..outfiles import OutputFile
 from ..results import Run
 from ..signals import signals_deferred
-from ..worker import REPORT_CHANNEL, RESUME
 from .reported import REPORT_HUB, reporter_factories
 from .reporter import Reporter
 
@@ -150,7 +150,7 @@ class ReportHub:
                  file_handle: OutputFile | None = None, muted_streams=()):
         self.config = config
         # A forked worker's channel to its supervisor, and what a resumed
-        # worker replays (ireebench.worker); None in a plain run.
+        # worker replays (ireebench._worker); None in a plain run.
         self._channel = config.stash.get(REPORT_CHANNEL, None)
         self._resume = config.stash.get(RESUME, None)
         self._muted_streams = list(muted_streams)
@@ -248,7 +248,7 @@ class ReportHub:
 
     @property
     def resumed(self) -> bool:
-        """This hub continues the reports of a worker that died (ireebench.worker)."""
+        """This hub continues the reports of a worker that died (ireebench._worker)."""
         return self._resume is not None
 
     def replay(self) -> None:
@@ -324,7 +324,7 @@ class ReportHub:
         try:
             for run in rows:
                 call_hook(self.config.pm, "ireebench_benchmark_result", config=self.config,
-                          run=copy.deepcopy(run))
+                          run=run.copy())
         except BaseException as exc:  # noqa: BLE001 - raised once the rows are reported
             failure = exc
         with signals_deferred():

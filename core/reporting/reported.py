@@ -8,8 +8,6 @@ report drawn from the run: :func:`reported`) or every reporter
 
 from __future__ import annotations
 
-import copy
-
 from ..hookcall import collect_named
 from ..results import Run
 from ..stash import StashKey
@@ -25,7 +23,7 @@ def reported(config) -> tuple[object, list[Run]]:
 
     For a plugin that needs the whole run at its end (a results store, a
     report drawn from the run) rather than each row as it streams: it is
-    complete also in a worker resumed after a crash (:mod:`ireebench.worker`),
+    complete also in a worker resumed after a crash (:mod:`ireebench._worker`),
     whose rows before the crash are replayed into the hub but not streamed
     to ``ireebench_benchmark_result`` again. Copies: changing them changes
     nothing the reporters see.
@@ -33,7 +31,7 @@ def reported(config) -> tuple[object, list[Run]]:
     hub = config.stash.get(REPORT_HUB, None)
     if hub is None:
         return None, []
-    return hub.context, copy.deepcopy(hub.runs)
+    return hub.context, [run.copy() for run in hub.runs]
 
 
 def reporter_factories(config, owners: dict | None = None) -> dict:

@@ -59,10 +59,12 @@ class AsyncBatch(Batch):
     def __init__(self, workload, session):
         device = session.device
         count, concurrency = workload.batch_size, workload.concurrency
-        # A semaphore per call, not a timeline per track: the compiler drops the wait
-        # fence of a function whose results depend on nothing (a constant), so a
-        # track's calls can complete out of order, and a later value signalled
-        # first fails the earlier signal ("semaphore already signaled past N").
+        # Each invocation signals a semaphore of its own (the native tool: one timeline
+        # per track, value i): the compiler drops the wait fence of a function whose
+        # results depend on nothing (a constant), so a track's calls can complete out of
+        # order, and a later value signalled first fails the earlier signal ("semaphore
+        # already signaled past N"). The track's order is kept by each waiting on the
+        # one before it.
         self.completion = rt.HalFence(count)
         previous = [rt.HalFence(0) for _ in range(concurrency)]  # nothing to wait on
         invoke = session.context.invoke
@@ -72,8 +74,8 @@ class AsyncBatch(Batch):
         for i in range(count):
             track = i % concurrency
             semaphore = device.create_semaphore(0)
-            self.completion.insert(semaphore, 1)
             signal = rt.HalFence.create_at(semaphore, 1)
+            self.completion.insert(semaphore, 1)
             arguments = workload.inputs.clone(extra_capacity=2)
             arguments.push_ref(previous[track])
             arguments.push_ref(signal)

@@ -20,6 +20,7 @@ import functools
 from ireebench import InvocationKind, hookimpl
 from ireebench.backend import IN_PROCESS, PLUGIN_KINDS, require
 from ireebench.errors import flag_error
+from ireebench.lib import slo
 from ireebench.names import family_of, function_of, row_name
 from ireebench.outfiles import register_input
 
@@ -166,8 +167,9 @@ class GenerationKeeper:
             return run
         inputs = workload.inputs  # a generation.LlmInputs
         inputs.measured[repetition.index] = batch.generations  # a retry replaces its first
-        run.counters.update(metrics.repetition_counters(batch.generations, inputs.batch))
-        run.label = inputs.settings.describe()
+        slos = config.stash.get(slo.SLOS, None)
+        run.counters.update(metrics.repetition_counters(batch.generations, inputs.batch, slos))
+        run.label = inputs.settings.describe() + (f"; {slo.describe(slos)}" if slos else "")
         return run
 
 

@@ -135,8 +135,37 @@ def build(workload, session, specs, settings: GenerationSettings) -> LlmInputs:
             fixed.append(_upload(session, np.full((batch, 1), prompt_token(position,
                                                                            vocab_limit)),
                                  int_type))
-    return LlmInputs(settings, batch, prefill, function.vm_function, cache, int_type,
-                     vocab_limit, prefill_arguments, steps, fixed)
+    inputs = LlmInputs(settings, batch, prefill, function.vm_function, cache, int_type,
+                       vocab_limit, prefill_arguments, steps, fixed)
+    _trial(session, inputs, function.name, prefill_name)
+    return inputs
+
+
+def _trial(session, inputs: LlmInputs, decode_name: str, prefill_name: str) -> None:
+    """The prefill and the last decode step once, before anything is timed: a module that
+    takes its cache as a ``!hal.buffer_view`` (sharktank's exports) checks its shape and
+    type only when called, and a config or a context it does not take would otherwise be
+    the runtime's INVALID_ARGUMENT in an error row, after measuring started."""
+    token = _upload(session, np.ones((inputs.batch, 1), dtype=np.int64), inputs.int_type)
+    calls = [(prefill_name, inputs.prefill, [*inputs.prefill_arguments, inputs.cache]),
+             (decode_name, inputs.decode, [token, *inputs.steps[-1], inputs.cache])]
+    for name, function, views in calls:
+        arguments = rt.VmVariantList(len(views))
+        for view in views:
+            arguments.push_ref(view)
+        try:
+            session.context.invoke(function, arguments, rt.VmVariantList(2))
+        except (RuntimeError, ValueError) as error:  # the bindings raise ValueError
+            found = re.search(r"INVALID_ARGUMENT; (.*?); while ", str(error))
+            if found is None:
+                raise
+            settings = inputs.settings
+            flag = "--llm_config" if settings.layout is not None and "cache" in found.group(1) \
+                else "--llm_decode_steps"
+            cache = "x".join(map(str, inputs.cache.shape))
+            raise UsageError(f"{flag}: {name} does not take what the settings make (prompt "
+                             f"{settings.prompt_length}, {settings.decode_steps} decode steps, "
+                             f"a {cache} cache): {found.group(1)}") from None
 
 
 def _integer_type(decode_types: list[str]):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import math
 
-from ireebench.lib import early_stopping
+from ireebench.lib import early_stopping, slo
 from ireebench.names import row_name
 from ireebench.results import Counter, Run
 
@@ -41,8 +41,19 @@ def step_times(generation) -> list[float]:
     return [after - before for before, after in itertools.pairwise(stamps)]
 
 
-def repetition_counters(generations, batch: int) -> dict[str, Counter]:
-    """The counters of a repetition's row: mean TTFT and TPOT, output tokens/s, decode calls."""
+def request_times(generation) -> dict[str, float]:
+    """A generation as a request, for ``--goodput``: its TTFT, TPOT and end-to-end time."""
+    end = generation.steps[-1] if generation.steps else generation.first_token
+    times = {"ttft": generation.first_token - generation.start, "e2e": end - generation.start}
+    if generation.steps:
+        times["tpot"] = (end - generation.first_token) / len(generation.steps)
+    return times
+
+
+def repetition_counters(generations, batch: int, slos=None) -> dict[str, Counter]:
+    """The counters of a repetition's row: mean TTFT and TPOT, output tokens/s, decode
+    calls; with ``slos`` (``--goodput``) the goodput, requests per second that met every
+    one (each generation is ``batch`` requests, one after the other)."""
     import statistics  # here: every command loads this plugin
 
     if not generations:
@@ -58,6 +69,10 @@ def repetition_counters(generations, batch: int) -> dict[str, Counter]:
     values = tpots(generations)
     if values:
         counters["tpot_ms"] = _ms(statistics.fmean(values))
+    if slos:
+        good = sum(slo.met(request_times(generation), slos) for generation in generations)
+        counters["goodput"] = Counter(batch * good / total if total else 0.0, is_rate=True)
+        counters["good_requests"] = Counter(float(batch * good))
     return counters
 
 

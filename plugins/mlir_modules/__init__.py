@@ -120,8 +120,9 @@ def _warn(config, spec: str, line: str) -> None:
     config.stderr.write(f"ireebench: warning: --module={spec}: {line}\n")
 
 
-def compile_mlir(config, spec: str) -> Path:
-    """The cached .vmfb of ``spec``, compiling it on a cache miss."""
+def compile_mlir(config, spec: str, announce: bool = False) -> Path:
+    """The cached .vmfb of ``spec``, compiling it on a cache miss (``announce``: saying so
+    when it starts, for the compiles of a suite, which run before its first row)."""
     tools = _compiler_tools()
     version = compiler_version()
     if tools is None or version is None:
@@ -145,6 +146,8 @@ def compile_mlir(config, spec: str) -> Path:
         found = cache.lookup(stem, key, functools.partial(_warn, config, spec))
         if found is not None:
             return found
+    if announce:
+        config.stderr.write(f"ireebench: compiling {spec} ...\n")
     start = time.monotonic()
     try:
         binary = tools.compile_str(source, extra_args=flags, input_type="auto")
@@ -175,7 +178,7 @@ def _cpus() -> int:
 
 def _compiled_or_error(config, spec: str):
     try:
-        return compile_mlir(config, spec)
+        return compile_mlir(config, spec, announce=True)
     except UsageError as exc:  # that point's error row; the others are measured
         return exc
 

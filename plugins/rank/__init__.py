@@ -43,8 +43,7 @@ ranking runs or one of their public names is first read (PEP 562,
 
 from __future__ import annotations
 
-from ireebench import hookimpl
-from ireebench._public import lazy_names
+from ireebench import hookimpl, lazy_names
 from ireebench.commands import DeferredCommand
 from ireebench.lib.statistics import continue_until_precise
 

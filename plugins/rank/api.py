@@ -48,11 +48,10 @@ import iree.runtime as rt
 import numpy as np
 from iree.runtime.benchmark import BenchmarkResult, BenchmarkTimeoutError, BenchmarkToolError
 from ireebench import UsageError
+from ireebench.backend import Scratch, file_sha256
 from ireebench.commands import build_command_group, load_plugins, parse_args
 from ireebench.lib.channel import decode_error
 from ireebench.lib.gbench_json import run_lines
-from ireebench.modules import file_sha256
-from ireebench.scratch import Scratch
 
 from .devices import DeviceSpec
 from .losses import START_SECONDS

@@ -34,9 +34,9 @@ import sys
 import time
 from pathlib import Path
 
+from ireebench.backend import file_sha256
 from ireebench.errors import UsageError, printable
 from ireebench.lib.compile_cache import cache_location
-from ireebench.modules import file_sha256
 
 from .results import Measurement
 

@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ireebench import UsageError, call_hook
+from ireebench.backend import file_sha256
 from ireebench.errors import one_line, printable
-from ireebench.modules import file_sha256
 
 from .results import State
 

@@ -6,13 +6,14 @@ the candidates as its arguments. It is parsed into an ordinary run
 :class:`~ireebench.Config` (checked and configured as a run is: every
 plugin's ``ireebench_configure``), whose ``--module`` is the baseline and
 whose devices are the ranking's, and the ranking runs as that run's
-backend (:func:`ireebench.runner.run_here`): the reports, ``--benchmark_out``,
+backend (``ireebench.backend.run_here``): the reports, ``--benchmark_out``,
 ``--benchmark_save`` and ``ireebench_sessionfinish`` work as in any run.
 """
 
 from __future__ import annotations
 
 from click.core import ParameterSource
+from ireebench import backend
 from ireebench.backend import EXECUTORS, Backend
 from ireebench.commands import (
     CORE,
@@ -31,6 +32,7 @@ from ireebench.outfiles import register_input, register_output, run_files
 from ireebench.points import POINTS
 
 from . import candidates as candidate_files
+from . import race
 from .results import Ranking
 from .settings import ADAPTIVE_MAX_TIME, RUN_DEFAULTS, add_options, derived, settings
 
@@ -159,6 +161,11 @@ def main(argv: list[str], invocation) -> Ranking:
     # Reported as the run's module and devices (provenance, the store's fingerprint).
     config = derived(config, module=(options.baseline,),
                      device=tuple(dict.fromkeys(options.devices)))
+    if options.race_budget is not None and found \
+            and config.getoption("benchmark_max_time") in (ADAPTIVE_MAX_TIME, "", None):
+        # A race's first pass: each candidate's share of a third of the budget.
+        cap = race.screen_cap(options.race_budget, len(found))
+        config = derived(config, benchmark_max_time=f"{cap:.6g}s")
     register_files(config, options, found)
     config = configure(config, invocation.selection)
     if POINTS in config.stash:
@@ -166,16 +173,15 @@ def main(argv: list[str], invocation) -> Ranking:
         raise UsageError("rank: a plugin made points of this run; a ranking measures its "
                          "candidates")
     # The coordinator and its workers measure (the runtime), in a run (the core's
-    # machinery: the worker, the report hub): imported when a ranking runs.
-    from ireebench import runner
-
+    # machinery: the worker, the report hub, read through ireebench.backend's
+    # run_here): imported when a ranking runs.
     from .schedule import Ranker
     ranker = Ranker(config, options, found)
     # A worker on a cluster's node loads the plugins this command line loaded.
     ranker.selection = [*(f"--plugin={spec}" for spec in invocation.selection.specs),
                         *(f"-pno:{name}" for name in invocation.selection.blocked)]
     # EXECUTORS: the workers run where --executor says (this machine, a Ray cluster).
-    result = runner.run_here(config, Backend("rank", ranker.run, capabilities={EXECUTORS}))
+    result = backend.run_here(config, Backend("rank", ranker.run, capabilities={EXECUTORS}))
     ranking = ranker.ranking
     ranking.exit_code, ranking.runs, ranking.context = (result.exit_code, result.runs,
                                                         result.context)

@@ -23,6 +23,7 @@ driver, and for a GPU its URI, for a CPU worker how many CPUs it has.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -168,6 +169,7 @@ def _cpu_text(cpus: list[int]) -> str:
     return "CPU " + ",".join(map(str, cpus))
 
 
+@functools.cache  # read once: every candidate's fingerprint asks
 def _cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as handle:

@@ -8,7 +8,7 @@ from its file, a context made for it with the same support modules, the
 function looked up and checked against the baseline's signature, then the
 measurement of an ordinary run (the phases of :mod:`ireebench.protocol`:
 :func:`~ireebench.protocol.start_workload`,
-:func:`ireebench.measure.measure_workload` with the run's stopping rule,
+:func:`ireebench._measure.measure_workload` with the run's stopping rule,
 :func:`~ireebench.protocol.finish_workload`), the outputs of its last
 iteration compared with the baseline's (``--check_outputs``, with the
 output comparison of ``--expected_output``), and the context released.
@@ -28,30 +28,34 @@ import hashlib
 import mmap
 import os
 import random
+import tempfile
 import time
 from dataclasses import dataclass, field
 
 import iree.runtime as rt
+import numpy as np
 from ireebench import names
-from ireebench.discovery import classify, invocation_kinds
+from ireebench.backend import (
+    BenchmarkFailure,
+    ModuleImage,
+    Repetition,
+    Session,
+    classify,
+    invocation_kinds,
+    iteration_count,
+    measure_workload,
+    open_vm_module,
+    time_repetition,
+)
 from ireebench.errors import UsageError, one_line
-from ireebench.inputs import Null, Scalar, Tensor
+from ireebench.inputs import Null, Scalar, Tensor, parse_inputs
 from ireebench.lib.channel import decode, encode
 from ireebench.lib.outputs import COMPARISON_FLAGS, parse_tolerances
 from ireebench.lib.outputs.compare import compare_lists
 from ireebench.lib.outputs.values import snapshot
 from ireebench.lib.profiling_pass import DEVICE_TIME_ERRORS
 from ireebench.lib.statistics import DEFAULT_CONFIDENCE, relative_precision
-from ireebench.measure import (
-    BenchmarkFailure,
-    Repetition,
-    iteration_count,
-    measure_workload,
-    time_repetition,
-)
-from ireebench.modules import ModuleImage
 from ireebench.protocol import finish_discovery, finish_workload, start_session, start_workload
-from ireebench.session import Session, open_vm_module
 from ireebench.stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates, median
 from ireebench.workload import FunctionInfo, Workload, split_cconv
 
@@ -79,6 +83,39 @@ class Job:
 
 class LoadFailed(Exception):
     """The module cannot be measured with the baseline's function and inputs."""
+
+
+def _other_inputs(specs: list[str], function: FunctionInfo, count: int, build) -> list:
+    """``build(specs)`` of ``count - 1`` input sets besides ``specs`` (``--rotate_inputs``):
+    each float tensor redrawn around its values (normal, seeded by the set's number,
+    scaled by the values' spread or 1), written as ``.npy`` files the kind reads (and
+    uploads) like any ``--input=@x.npy``; integers and scalars as given (sizes, indices,
+    counts). None without a float tensor."""
+    if count < 2 or not specs:
+        return []
+    values = parse_inputs(specs, split_cconv(function.arguments))
+    if len(values) != len(specs):  # a spec of several values: left as it is
+        return []
+    floats = [isinstance(value, Tensor) and not value.storage_only
+              and getattr(value.array, "dtype", None) is not None
+              and value.array.dtype.kind == "f" for value in values]
+    if not any(floats):
+        return []
+    built = []
+    with tempfile.TemporaryDirectory(prefix="ireebench-rotate-") as folder:
+        for number in range(1, count):
+            generator = np.random.default_rng(number)
+            other = list(specs)
+            for index, value in enumerate(values):
+                if floats[index]:
+                    array = value.array
+                    scale = float(np.std(array)) or 1.0
+                    drawn = array + generator.standard_normal(array.shape) * scale
+                    path = os.path.join(folder, f"set{number}-{index}.npy")
+                    np.save(path, drawn.astype(array.dtype))
+                    other[index] = f"@{path}"
+            built.append(build(other))
+    return built
 
 
 def _expected(values) -> list:
@@ -120,6 +157,8 @@ class WarmDevice:
         self.kind = None
         self.inputs = None
         self.expected: list | None = None  # the baseline's outputs on this device
+        self.other_inputs: list = []  # --rotate_inputs: the sets checked after timing
+        self.other_expected: list[list] = []  # the baseline's outputs on each of them
         self.batch_size = 1
         self.concurrency = 1
 
@@ -149,6 +188,11 @@ class WarmDevice:
         workload = self._workload(point, self.function, self.baseline)
         specs = list(point.getoption("input") or [])
         workload.inputs = self.inputs = self.kind.build_inputs(workload, session, specs)
+        if self.check_outputs:
+            count = int(point.getoption("rotate_inputs", 1) or 1)
+            self.other_inputs = _other_inputs(
+                specs, self.function, count,
+                lambda other: self.kind.build_inputs(workload, session, other))
         finish_discovery(point, session, [workload])
         return self
 
@@ -217,20 +261,36 @@ class WarmDevice:
                              f"baseline's ({declared[0] or function.cconv}; baseline: "
                              f"{declared[1] or base.cconv})")
 
-    def compare_outputs(self, batch, session, job: Job) -> str:
-        """"" when the outputs of ``batch`` are the baseline's (which the
-        baseline's own measurement sets), else the first mismatch's report."""
+    def compare_outputs(self, batch, session, job: Job, workload: Workload) -> str:
+        """"" when the outputs of ``batch`` (the last timed call), then of one untimed
+        call on each other input set, are the baseline's (which the baseline's own
+        measurement sets), else the first mismatch's report. The other sets follow
+        the timed calls, so each checked call's previous call had other inputs."""
         if batch is None:
             return ""
-        values = snapshot(batch.outputs(), session.device, split_cconv(self.function.results))
+        results = split_cconv(self.function.results)
+        values = [snapshot(batch.outputs(), session.device, results)]
+        saved = workload.inputs
+        try:
+            for inputs in self.other_inputs:
+                workload.inputs = inputs
+                call = workload.kind.prepare(workload, session)
+                call.execute()
+                values.append(snapshot(call.outputs(), session.device, results))
+        finally:
+            workload.inputs = saved
         if job.baseline:
-            self.expected = _expected(values)
+            self.expected, *self.other_expected = [_expected(each) for each in values]
             return ""
         if not self.check_outputs or self.expected is None:
             return ""
-        failures = compare_lists(self.expected, values, self.tolerances)
-        # The report's first line (the expected and actual views follow it).
-        return failures[0].splitlines()[0] if failures else ""
+        for index, (expected, actual) in enumerate(zip([self.expected, *self.other_expected],
+                                                       values)):
+            failures = compare_lists(expected, actual, self.tolerances)
+            if failures:  # the report's first line (the expected and actual views follow)
+                where = f"input set {index + 1} of {len(values)}: " if index else ""
+                return where + failures[0].splitlines()[0]
+        return ""
 
 
 def release(session: Session | None, workload: Workload | None) -> None:
@@ -266,7 +326,7 @@ def measure_candidate(warm: WarmDevice, job: Job) -> Measurement:
         point = session.config
         extra = start_workload(point, session, workload)
         runs = measure_workload(point, session, workload)
-        mismatch = warm.compare_outputs(workload.last_batch, session, job)
+        mismatch = warm.compare_outputs(workload.last_batch, session, job, workload)
         extra.extend(finish_workload(point, session, workload, runs))
         confidence = float(point.getoption("confidence") or DEFAULT_CONFIDENCE)
         measurement = _summary(runs, extra, mismatch, start, loaded, confidence)

@@ -52,7 +52,7 @@ ACTOR_THREADS = 4
 # folders removed); one that has not answered by then is killed, its folder left to the
 # node's next (an actor of a node that died without Ray knowing it yet never answers).
 SHUTDOWN_SECONDS = 5.0
-SCRATCH_PREFIX = "ireebench-rank-"  # a node's folder for a ranking's actor (core/scratch.py)
+SCRATCH_PREFIX = "ireebench-rank-"  # a node's folder for a ranking's actor (core/_scratch.py)
 
 
 # --- the devices ------------------------------------------------------------------
@@ -215,7 +215,7 @@ class RayWorkers:
     def close(self) -> None:
         """Every actor shut down (its workers killed, its folder removed) at once, and
         killed; one that has not answered within :data:`SHUTDOWN_SECONDS` leaves its
-        folder to the node's next (:mod:`ireebench.scratch`)."""
+        folder to the node's next (:mod:`ireebench._scratch`)."""
         actors = list(self.actors.values())
         self.actors.clear()
         if actors:

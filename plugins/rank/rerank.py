@@ -38,12 +38,13 @@ def device(devices: list, retired):
     return (free or startable or [None])[0]
 
 
-def timeout(settings: RankSettings, members: list[CandidateResult], first) -> float:
+def timeout(settings: RankSettings, members: list[CandidateResult], first,
+            rounds: int) -> float:
     """The re-rank's seconds: each member's (``first``: the baseline's first
     measurement on its device) as a candidate's, for its share of the rounds."""
     if settings.candidate_timeout is not None:
         return settings.candidate_timeout * (len(members) + 1)
-    total = sum(each.elapsed * (1 + settings.rerank_rounds / len(each.samples))
+    total = sum(each.elapsed * (1 + rounds / len(each.samples))
                 for each in [*(member.measurement for member in members), first]
                 if each is not None and each.samples)
     return settings.timeout_factor * total + TIMEOUT_SLACK * (len(members) + 1)

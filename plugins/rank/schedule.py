@@ -15,6 +15,7 @@ configuration derived for the ranking (``--function`` the baseline's).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import select
@@ -22,14 +23,13 @@ import time
 from dataclasses import dataclass, field
 
 import iree.runtime as rt
-from ireebench import names
+from ireebench import module_functions, names
 from ireebench.backend import machine_context
-from ireebench.discovery import module_functions
 from ireebench.errors import Terminated, UsageError
 from ireebench.lib.channel import decode_error
 
 from . import cache as rank_cache
-from . import report, rerank
+from . import race, report, rerank
 from .candidates import Candidate, resolve, resolve_all
 from .devices import DeviceSpec, fingerprint, worker_devices
 from .drift import BASELINE_ID, Baselines
@@ -49,6 +49,7 @@ from .settings import RankSettings
 from .stash import RANKED_METRIC
 from .worker import LocalWorkers, WorkerProcess
 
+SNAPSHOT_SECONDS = 1.0  # --rank_out rewritten at most this often while ranking
 
 @dataclass
 class Task:
@@ -128,6 +129,7 @@ class Ranker:
         # Where the workers run (LocalWorkers, remote.RayWorkers); the plugin flags of a node's.
         self.pool = None
         self.selection: list[str] = []
+        self.next_snapshot = 0.0  # when --rank_out may be rewritten next (_snapshot)
 
     # --- the whole ranking ------------------------------------------------
 
@@ -175,6 +177,19 @@ class Ranker:
             self.stream.close()
         report.print_ranking(config, self.ranking)
         return 0
+
+    def _drift(self, result: CandidateResult) -> float:
+        """How far apart the baseline's measurements on ``result``'s device are
+        (largest over smallest, minus 1)."""
+        device = next((d for d in self.devices if d.spec.label == result.device), None)
+        values = [metric_of(entry, self.settings.metric) for entry in
+                  (device.baselines if device else [])]
+        values = [value for value in values if value]
+        return max(values) / min(values) - 1 if len(values) > 1 else 0.0
+
+    def device_seconds(self) -> float:
+        """The time workers held their devices so far (a race's budget is spent on it)."""
+        return sum(device.seconds for device in self.devices)
 
     # --- 1. what to measure -------------------------------------------------
 
@@ -321,7 +336,7 @@ class Ranker:
         worker.started_at = worker.deadline = None
         if task.kind == "rerank":
             sent = worker.send("rerank", [job.to_data() for job in task.jobs],
-                               self.settings.rerank_rounds, self.settings.seed)
+                               self.rerank.rounds, self.settings.seed)
         else:
             sent = worker.send("measure", task.job.to_data())
             if task.kind == "candidate":
@@ -387,7 +402,25 @@ class Ranker:
                 "id": result.id, "device": device.spec.label, "timeout": result.timeout,
                 "ratio": result.ratio, "measurement": result.measurement.to_data()})
         if tell:
+            self._snapshot()
             self._tell(result)
+
+    def _snapshot(self) -> None:
+        """``--rank_out`` while the ranking runs, rewritten (atomically) at most every
+        :data:`SNAPSHOT_SECONDS`: the candidates known so far by their first-pass
+        ratio, ``complete`` false and ``stopped`` "running" (the end writes the answer)."""
+        settings = self.settings
+        if not settings.rank_out or time.monotonic() < self.next_snapshot:
+            return
+        self.next_snapshot = time.monotonic() + SNAPSHOT_SECONDS
+        confidence = self.config.getoption("confidence")
+        ranked = rerank.final_order(self.results, None, settings.metric,
+                                    float(confidence) if confidence else None)
+        report.write_ranking(settings.rank_out, dataclasses.replace(
+            self.ranking, candidates=ranked + [r for r in self.results if r.rank is None],
+            baseline=settings.baseline, metric=settings.metric, function=self.rows.function,
+            complete=False, stopped="running", device_seconds=self.device_seconds(),
+            wall_seconds=self.losses.elapsed()))
 
     def _tell(self, result: CandidateResult) -> None:
         """A candidate's result is known: to the stream, and a failure without rows
@@ -413,19 +446,28 @@ class Ranker:
         settings = self.settings
         if self.losses.stopped or settings.rerank_top < 2:
             return
-        members = sorted((result for result in self.results
-                          if result.state is State.OK and result.first_pass_ratio is not None
-                          and not result.same_as),
-                         key=lambda result: result.first_pass_ratio)[:settings.rerank_top]
+        rounds = settings.rerank_rounds
+        if settings.race_budget is None:
+            members = sorted((result for result in self.results
+                              if result.state is State.OK and result.first_pass_ratio is not None
+                              and not result.same_as),
+                             key=lambda result: result.first_pass_ratio)[:settings.rerank_top]
+        else:  # the finalists, for what is left of the budget
+            members = race.finalists(self.results, settings.metric,
+                                     race.most_finalists(len(self.results), settings.rerank_top),
+                                     self._drift)
+            rounds = race.rounds(settings.race_budget, self.device_seconds(), len(members),
+                                 race.repetition_seconds(
+                                     self.config.getoption("benchmark_min_time")))
         if len(members) < 2:
             return
         device = rerank.device(self.devices, self.losses.retired)
-        self.rerank = Rerank(device.spec.label if device else "", settings.rerank_rounds,
+        self.rerank = Rerank(device.spec.label if device else "", rounds,
                              settings.seed, [member.id for member in members])
         if device is None:
             self.rerank.message = "no device is left for the re-rank (their nodes were lost)"
             return
-        rerank_key = rank_cache.key(kind="rerank", rounds=settings.rerank_rounds,
+        rerank_key = rank_cache.key(kind="rerank", rounds=rounds,
                                     members=[self.key(module=m.sha256) for m in members],
                                     device=fingerprint(device.spec))
         record = self.cache.get(rerank_key)
@@ -439,7 +481,8 @@ class Ranker:
         if device.worker is None:
             self.start(device)
         self.pending_rerank = Task("rerank", jobs=jobs,
-                                   timeout=rerank.timeout(settings, members, device.first))
+                                   timeout=rerank.timeout(settings, members, device.first,
+                                                          rounds))
         self._loop()
         if self.rerank.order:
             self.cache.put(rerank_key, {"rerank": self.rerank.to_dict()})
@@ -474,7 +517,7 @@ class Ranker:
         ranking.metric = settings.metric
         ranking.function = self.rows.function
         ranking.devices = [device.to_dict() for device in self.devices]
-        ranking.device_seconds = sum(device.seconds for device in self.devices)
+        ranking.device_seconds = self.device_seconds()
         ranking.stopped = self.losses.stopped
         ranking.complete = not ranking.stopped and not any(
             result.state is State.NOT_MEASURED for result in self.results)

@@ -34,6 +34,7 @@ DEFAULT_BASELINE_EVERY = 8
 DEFAULT_RERANK_TOP = 5
 DEFAULT_RERANK_ROUNDS = 10
 DEFAULT_TIMEOUT_FACTOR = 3.0
+DEFAULT_ROTATE_INPUTS = 3  # the --input values and two redrawn sets
 # Added to every derived timeout: a worker's own jitter (a context made, a
 # page fault) must not turn a candidate as fast as the baseline into a timeout.
 TIMEOUT_SLACK = 0.5
@@ -84,9 +85,18 @@ def add_options(parser) -> None:
              "local-sync, whose worker thread does all the work and whose wall clock counts "
              "waits for a CPU on a shared machine; real_time elsewhere), or any of "
              "real_time, cpu_time, device_time.")
-    add("--check_outputs", "check_outputs", type=bool, group=GROUP,
+    add("--check_outputs", "check_outputs", type=bool, default=True, group=GROUP,
         help="Compare each candidate's outputs with the baseline's (--expected_*_threshold, "
-             "--expected_rtol, --equality_mode): a mismatch is wrong_output.")
+             "--expected_rtol, --equality_mode): a mismatch is wrong_output. Default true: "
+             "a tuned kernel that wins by doing less is caught.")
+    add("--rotate_inputs", "rotate_inputs", type=int, default=DEFAULT_ROTATE_INPUTS,
+        group=GROUP, metavar="N",
+        help="With --check_outputs, N distinct input sets: the timed calls take the --input "
+             "values, then each candidate runs once, untimed, on each of N-1 others (float "
+             "tensors redrawn from a seeded generator; integers and scalars as given), its "
+             "outputs compared with the baseline's on the same set: a result kept across "
+             "calls, or right for one input only, is wrong_output. 1: the --input values "
+             f"only. Default {DEFAULT_ROTATE_INPUTS}.")
     add("--candidate_timeout", "candidate_timeout", default="", group=GROUP,
         metavar="SECONDS",
         help="Seconds a candidate may hold its device, from the moment it starts there; "
@@ -100,6 +110,11 @@ def add_options(parser) -> None:
     add("--rank_budget", "rank_budget", default="", group=GROUP, metavar="SECONDS",
         help="Time budget of the whole ranking: then it stops, keeping what it measured "
              "(rerun the same command to resume from the cache).")
+    add("--race_budget", "race_budget", default="", group=GROUP, metavar="DEVICE_SECONDS",
+        help="Race the candidates within this much device time: a third on a brief first "
+             "pass (each candidate's measurement capped at its share), then every candidate "
+             "not clearly slower than the leader (at most --rerank_top) re-ranked paired "
+             "with the rest (docs/tuning.md, 'Racing under a budget').")
     add("--rank_out", "rank_out", default="", group=GROUP, metavar="FILE",
         help="Write the ranking as JSON (atomically, also when stopped early).")
     add("--rank_stream", "rank_stream", default="", group=GROUP, metavar="FILE",
@@ -125,9 +140,11 @@ class RankSettings:
     rerank_rounds: int
     seed: int
     check_outputs: bool
+    rotate_inputs: int
     candidate_timeout: float | None
     timeout_factor: float
     budget: float | None
+    race_budget: float | None
     rank_out: str
     rank_stream: str
     cache: str | None
@@ -191,9 +208,11 @@ def settings(config) -> RankSettings:
         rerank_rounds=_at_least(config, "rerank_rounds", 2),
         seed=seed if seed is not None else random.SystemRandom().randrange(2 ** 31),
         check_outputs=bool(config.getoption("check_outputs")),
+        rotate_inputs=_at_least(config, "rotate_inputs", 1),
         candidate_timeout=_seconds("candidate_timeout", config.getoption("candidate_timeout")),
         timeout_factor=factor if factor is not None else DEFAULT_TIMEOUT_FACTOR,
         budget=_seconds("rank_budget", config.getoption("rank_budget")),
+        race_budget=_seconds("race_budget", config.getoption("race_budget")),
         rank_out=config.getoption("rank_out"),
         rank_stream=config.getoption("rank_stream"),
         cache=None if not cache or cache in CACHE_OFF else cache,

@@ -3,7 +3,7 @@
 An essential plugin: the backend, whose run is the core's protocol
 (:func:`ireebench.protocol.run_in_process`, imported when the backend runs:
 loading the plugin imports no runtime), and the last implementations of
-``ireebench_measure_repetition`` (:func:`ireebench.measure.time_repetition`)
+``ireebench_measure_repetition`` (:func:`ireebench._measure.time_repetition`)
 and ``ireebench_continue_repetitions`` (``--benchmark_repetitions``).
 """
 
@@ -21,8 +21,8 @@ from ireebench.backend import (
     REPETITION_SAMPLES,
     SWEEPS,
     Backend,
+    time_repetition,
 )
-from ireebench.measure import time_repetition
 
 
 def run_in_process(config, hub) -> int:

@@ -14,10 +14,10 @@ import dataclasses
 import json
 
 from ireebench import StashKey, hookimpl
-from ireebench.backend import IN_PROCESS, require
+from ireebench.backend import IN_PROCESS, BenchmarkFailure, error_run, new_run, require
 from ireebench.errors import UsageError, flag_error
 from ireebench.executor import select_executor
-from ireebench.measure import BenchmarkFailure, error_run, new_run
+from ireebench.lib import slo
 from ireebench.outfiles import register_input, register_output, write_to
 
 from . import search
@@ -246,7 +246,7 @@ def ireebench_measure_repetition(config, workload, repetition):
     except BenchmarkFailure as exc:
         return error_run(workload, repetition.repetitions, repetition.index, str(exc))
     _log(config, workload, repetition, timeline, summary)
-    return scenario_row(workload, repetition, summary, timeline)
+    return scenario_row(workload, repetition, summary, timeline, config.stash.get(slo.SLOS, None))
 
 
 def _search(config, workload, repetition, settings: Settings):
@@ -255,7 +255,8 @@ def _search(config, workload, repetition, settings: Settings):
     def measure_at(trial_settings):
         summary, timeline = measure(workload, repetition.session, trial_settings)
         _log(config, workload, repetition, timeline, summary)
-        return scenario_row(workload, repetition, summary, timeline), summary.valid
+        return (scenario_row(workload, repetition, summary, timeline,
+                             config.stash.get(slo.SLOS, None)), summary.valid)
 
     module = (config.getoption("module") or [""])[-1]
     key = search.search_key(settings, module)

@@ -3,12 +3,9 @@
 One invocation is one *sample* (LoadGen's word): one call of the
 function. An async (coarse-fences) function gets, as in the native tool's
 async batches (``--batch_concurrency``), lanes: sample ``i`` runs on lane
-``i % lanes`` and waits on the signal of the lane's previous sample, so a
-lane executes its samples in order while the lanes overlap. Each sample
-signals a semaphore of its own: the compiler drops the wait fence of a
-function whose results do not depend on it (a constant, a tiny function),
-so a lane's samples can complete out of order, and on one shared timeline
-the earlier sample's signal then fails ("semaphore already signaled past"). Each sample's argument list (the inputs, uploaded once, then its
+``i % lanes`` and waits on the signal of the lane's previous sample (each
+sample signals a semaphore of its own), so a lane executes its samples in
+order while the lanes overlap. Each sample's argument list (the inputs, uploaded once, then its
 wait and signal fences) and result list are made here, untimed; issuing is
 then one ``invoke``, which returns as soon as the work is queued.
 
@@ -59,6 +56,8 @@ class Invocations:
                                       None, 0))
                 continue
             lane = index % self.lanes
+            # A semaphore a sample (not a lane's timeline at value i): a function that
+            # signals without waiting would signal i + 1 before i (see kinds' batches).
             done = rt.HalFence.create_at(self._device.create_semaphore(0), 1)
             arguments = self._inputs.clone(extra_capacity=2)
             arguments.push_ref(self._previous[lane])

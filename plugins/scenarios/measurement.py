@@ -10,8 +10,8 @@ it.
 
 from __future__ import annotations
 
+from ireebench.backend import BenchmarkFailure, failure_message
 from ireebench.errors import UsageError
-from ireebench.measure import BenchmarkFailure, failure_message
 
 from . import driver
 from .invocations import Invocations

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ireebench.lib import early_stopping
-from ireebench.measure import new_run
+from ireebench.backend import new_run
+from ireebench.lib import early_stopping, slo
 from ireebench.results import Counter
 
 from .settings import MULTI_STREAM, OFFLINE, SERVER, Settings, format_seconds
@@ -87,6 +87,8 @@ def summarize(timeline, settings: Settings) -> Summary:
             summary.qps = (queries - 1) / last_completed if last_completed > 0 else 0.0
             summary.scheduled_qps = (queries - 1) / last_scheduled if last_scheduled > 0 else 0.0
     _judge(summary, timeline)
+    if timeline.issue_priority:  # its issue lag is the machine's scheduler's too
+        summary.notes.append(timeline.issue_priority)
     _note_missing(summary)
     return summary
 
@@ -100,8 +102,6 @@ def _judge(summary: Summary, timeline) -> None:
         span, what = max(timeline.completed) - start, "the last sample completed"
     else:
         span, what = timeline.issued[-1] - timeline.issued[0], "the last query was issued"
-    if settings.scenario == SERVER:
-        _kept_up(summary, timeline)
     if span < settings.min_duration:
         reasons.append(f"{what} {format_seconds(span)} after the start, under "
                        f"--min_duration={format_seconds(settings.min_duration)}")
@@ -134,6 +134,8 @@ def _judge(summary: Summary, timeline) -> None:
             needed = early_stopping.minimum_queries(target)
             reasons.append(f"{early_stopping.percentile_name(target)} needs at least {needed} "
                            f"queries for early stopping, ran {summary.queries}")
+    if settings.scenario == SERVER:
+        _kept_up(summary, timeline)
 
 
 def _kept_up(summary: Summary, timeline) -> None:
@@ -198,8 +200,11 @@ def _ms(seconds: float) -> Counter:
     return Counter(seconds * 1e3)
 
 
-def scenario_row(workload, repetition, summary: Summary, timeline):
-    """The repetition's Google Benchmark row (see the module docstring)."""
+def scenario_row(workload, repetition, summary: Summary, timeline, slos=None):
+    """The repetition's Google Benchmark row (see the module docstring); with ``slos``
+    (``--goodput``) a Server's row adds its goodput: the queries whose latency met the
+    SLOs (a query's whole answer is its first token too: ``ttft`` and ``e2e`` are its
+    latency; ``tpot`` does not apply) per second of the run."""
     run = new_run(workload, repetition.repetitions, repetition.index)
     settings = summary.settings
     if settings.scenario == OFFLINE:
@@ -225,9 +230,16 @@ def scenario_row(workload, repetition, summary: Summary, timeline):
         counters["issue_lag_p99_ms"] = _ms(early_stopping.sample_percentile(summary.issue_lag,
                                                                             0.99))
         counters["issue_lag_max_ms"] = _ms(summary.issue_lag[-1])
+    if settings.scenario == SERVER and slos:
+        good = sum(slo.met({"ttft": latency, "e2e": latency}, slos)
+                   for latency in summary.latencies)
+        counters["goodput"] = Counter(good / summary.duration if summary.duration > 0 else 0.0,
+                                      is_rate=True)
+        counters["good_queries"] = Counter(float(good))
     if settings.scenario == MULTI_STREAM:
         counters["samples_per_query"] = Counter(float(settings.samples_per_query))
     if settings.bound is not None:
         counters["overlatency"] = Counter(float(summary.overlatency))
-    run.label = summary.verdict()
+    run.label = summary.verdict() + (f"; {slo.describe(slos)}"
+                                     if slos and settings.scenario == SERVER else "")
     return run

@@ -162,7 +162,11 @@ def ireebench_sessionfinish(config, exitstatus):
     # are replayed into the hub, not streamed again).
     context, runs = reported(config)
     if context is None:
-        config.stderr.write("ireebench: --benchmark_save: nothing saved (no benchmark ran)\n")
+        # A run that failed (1..127) says why in its own error line, one is enough; an
+        # interrupted one (128+: a signal) or one that ends without measuring says it here.
+        if not 0 < exitstatus < 128:
+            config.stderr.write("ireebench: --benchmark_save: nothing saved (no benchmark "
+                                "ran)\n")
         return
     text = render_report(config, context, runs)
     record = record_of_report(

@@ -20,8 +20,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ireebench.argscan import Occurrence, scan_options
-from ireebench.commands import parse_runtime_flag
+from ireebench.commands import Occurrence, parse_runtime_flag, scan_options
 from ireebench.config import OptionSpec
 from ireebench.errors import UsageError, printable
 from ireebench.names import format_value

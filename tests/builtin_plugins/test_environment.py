@@ -16,7 +16,7 @@ import sys
 
 import ireebench
 import pytest
-from ireebench.context import gather
+from ireebench._context import gather
 from ireebench.plugins import environment
 from ireebench.plugins.environment import ProcessSnapshot, busy_processes, read_processes
 

@@ -185,3 +185,67 @@ def test_sizes_beyond_a_machine_are_one_line_before_measuring(ireebench, toy_llm
         args.append(flag)
     line = one_error_line(ireebench(*args))
     assert message in line, line
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"paged_kv_block_size_elements_per_device": [512]},
+     "cache shape dimension 1 mismatch; expected 1024 but have 512"),
+    ({"kv_cache_dtype": "float16"}, "cache element type mismatch; expected f32"),
+])
+def test_a_config_the_module_does_not_take_is_one_line_before_measuring(
+        ireebench, toy_llm, tmp_path, change, message):
+    """The toy LLM takes its cache as a !hal.buffer_view, as sharktank's exports: only a
+    call checks it, so the kind calls the prefill and the last decode step once before
+    timing (issue 40): one line naming --llm_config, not an error row."""
+    config = tmp_path / "config.json"
+    config.write_text(json.dumps({"paged_kv_cache": {
+        "block_seq_stride": STRIDE, "device_block_count": 64, "kv_cache_dtype": "float32",
+        "paged_kv_block_size_elements_per_device": [1024], **change}}))
+    line = one_error_line(ireebench(f"--module={toy_llm}", f"--llm_config={config}",
+                                    "--llm_decode_steps=4", "--benchmark_min_time=1x"))
+    assert line.startswith("ireebench: error: --llm_config: prefill_bs1 does not take what "
+                           "the settings make (prompt 128, 4 decode steps, a 64x"), line
+    assert message in line, line
+
+
+def test_percentile_counters_say_they_are_bounds(ireebench, toy_llm, tmp_path):
+    """An LLM row's p50_ms is LoadGen's early-stopping estimate, a bound at 99 %
+    confidence above the sample median (issue 39: it equalled max_ms at 2.5x the mean):
+    the row's label says what its pNN_ms are."""
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={toy_llm}", *LLM, "--benchmark_min_time=12x",
+                       "--device=local-sync", f"--benchmark_out={out}")
+    assert result.returncode == 0, result.stdout[-2000:]
+    rows = {row["name"].rsplit("/", 1)[-1]: row for row in json.loads(out.read_text())[
+        "benchmarks"]}
+    ttft = rows["ttft"]
+    assert "p50_ms" in ttft and "pNN_ms: bounds at 99% confidence (early stopping); p90 " \
+        "needs 64 generations" in ttft["label"], ttft
+
+
+@pytest.mark.parametrize(("slos", "good"), [("e2e:1000s,ttft:1000s,tpot:1000s", True),
+                                            ("ttft:1us", False)])
+def test_goodput_counts_the_generations_that_met_every_slo(ireebench, toy_llm, tmp_path,
+                                                           slos, good):
+    """--goodput (issue 42): every generation meets SLOs of 1000 s, none a TTFT of 1 us:
+    good_requests is all or none of the row's generations, goodput the good ones per
+    second of generation (each repetition row, with what it counted in its label)."""
+    out = tmp_path / "out.json"
+    result = ireebench(f"--module={toy_llm}", *LLM, "--benchmark_min_time=5x",
+                       "--benchmark_repetitions=2", "--device=local-sync", f"--goodput={slos}",
+                       f"--benchmark_out={out}")
+    assert result.returncode == 0, result.stderr
+    rows = [row for row in json.loads(out.read_text())["benchmarks"]
+            if row["run_type"] == "iteration" and row["name"].endswith("/real_time")]
+    assert len(rows) == 2
+    for row in rows:
+        assert row["good_requests"] == (row["iterations"] if good else 0), row
+        assert (row["goodput"] > 0) == good, row
+        assert "; goodput: " in row["label"], row
+
+
+def test_a_bad_goodput_is_one_line(ireebench, toy_llm):
+    line = one_error_line(ireebench(f"--module={toy_llm}", *LLM, "--goodput=ttft:200"))
+    assert line == ("ireebench: error: --goodput=ttft:200: expected NAME:TIME[,NAME:TIME...] "
+                    "with NAME one of ttft, tpot, e2e and TIME in us, ms or s (e.g. "
+                    "ttft:200ms,tpot:20ms,e2e:1s)")

@@ -75,7 +75,7 @@ def test_without_the_compiler_one_line_says_how_to_install_it(compile_mlir, tmp_
                XDG_CACHE_HOME=str(tmp_path / "cache"))
     hide_compiler = ("import sys; sys.modules['iree.compiler'] = None; "
                      "sys.modules['iree.compiler.tools'] = None; "
-                     "from ireebench.cli import main; main()")
+                     "from ireebench._cli import main; main()")
     proc = subprocess.run([sys.executable, "-c", hide_compiler, f"--module={source}", *LOCAL],
                           capture_output=True, text=True, env=env, timeout=120, check=False)
     assert proc.returncode == 1

@@ -35,8 +35,8 @@ import numpy as np
 import pytest
 from conftest import ireebench_lines
 from iree.runtime.benchmark import benchmark_exe
+from ireebench._context import gather
 from ireebench.backend import REPETITION_SAMPLES, Backend, aggregates, runs_from_benchmark_json
-from ireebench.context import gather
 from ireebench.plugins.modality import (
     describe,
     outside_main_group,
@@ -262,3 +262,17 @@ def test_native_rows_are_checked(spin, monkeypatch):
     modes = result.by_name(f"{NAME}_modes")
     assert modes.cpu_time == pytest.approx(outside_main_group([row["cpu_time"] for row in rows]))
     assert modes.cpu_time >= 0.5
+
+
+def test_points_in_processes_of_their_own_warn_once(spin, ireebench):
+    """Points whose runtime flags differ are measured in processes of their own (a Ray
+    node's too): the run that started them warns once per point, not the point's
+    process as well (issue 39: the Ray run printed each warning twice)."""
+    result = ireebench(f"--module={spin}", *FLIPPING, "--benchmark_format=json",
+                       "--sweep=task_topology_max_group_count=1,2")
+    assert result.returncode == 0, result.stderr
+    points = [line.split(": ")[2] for line in ireebench_lines(result)
+              if ": repetitions form" in line]
+    assert sorted(points) == [f"BM_spin/task_topology_max_group_count:{n}/process_time/real_time"
+                              for n in (1, 2)], result.stderr
+    assert set(result.json()["findings"]["multimodal_repetitions"]) == set(points)

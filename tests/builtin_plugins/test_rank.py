@@ -298,10 +298,11 @@ def test_a_hang_is_a_timeout_derived_from_the_baseline(ireebench, modules, tmp_p
 
 
 def test_without_check_outputs_a_wrong_output_is_ranked(ireebench, modules, tmp_path):
+    """Outputs are checked by default (issue 41); --check_outputs=false ranks them all."""
     wrong, good = _candidates(modules, tmp_path, "wrong", "mid")
     out = tmp_path / "ranking.json"
     result = ireebench("rank", wrong, good, f"--baseline={good}", *FAST, "--rerank_top=0",
-                       f"--rank_out={out}")
+                       f"--rank_out={out}", "--check_outputs=false")
     assert result.returncode == 0, result.stderr
     assert set(_states(_ranking(out)).values()) == {"ok"}
 
@@ -373,7 +374,7 @@ def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
     os.mkfifo(stream)
     args = [sys.executable, "-m", "ireebench", "-p", "worker_probe", "rank", *candidates,
             f"--baseline={candidates[0]}", *FAST, f"--rank_cache={cache}", "--rerank_top=0",
-            f"--rank_out={out}"]
+            f"--rank_out={out}", "--check_outputs=false"]
     env = dict(os.environ, IREEBENCH_DISABLE_PLUGIN_AUTOLOAD="1",
                PYTHONPATH=os.pathsep.join([str(FIXTURE_PLUGINS),
                                            os.environ.get("PYTHONPATH", "")]))
@@ -387,6 +388,10 @@ def test_an_interrupted_ranking_resumes_where_it_stopped(modules, tmp_path):
         while event is not None and event["event"] != "candidate":
             event = reader.next_event(proc)
         assert event is not None, proc.stderr.read() if proc.poll() is not None else ""
+        # --rank_out holds what is known while it runs (issue 41): the first candidate.
+        running = _ranking(out)
+        assert running["stopped"] == "running" and not running["complete"]
+        assert [c["id"] for c in running["candidates"] if c["state"] == "ok"] == ["fast"]
         proc.send_signal(signal.SIGINT)
         events = []
         while (event := reader.next_event(proc)) is not None:
@@ -856,7 +861,7 @@ def test_loading_the_plugin_imports_none_of_its_measuring_modules():
     measuring = ["ireebench.plugins.rank." + name
                  for name in ("schedule", "measure", "worker", "api")]
     script = f"""
-import sys, ireebench.pluginmanager as pm
+import sys, ireebench._pluginmanager as pm
 pm.build_plugin_manager(pm.PluginSelection(), autoload=False)
 print([name for name in {measuring!r} if name in sys.modules])
 from ireebench.plugins.rank import benchmark_module
@@ -915,3 +920,63 @@ def test_a_baseline_that_hangs_ends_at_candidate_timeout(ireebench, modules, tmp
     [line] = [line for line in result.stderr.splitlines() if line.startswith("ireebench: error")]
     assert line.startswith(f"ireebench: error: --baseline={hang}: timeout on "), line
     assert "(its timeout: 1.00 s); the worker was killed" in line, line
+
+
+CHEATS = ("constant", "stale", "half", "nothing")
+
+
+def test_candidates_that_win_by_doing_less_are_wrong_output(ireebench, compile_mlir, tmp_path):
+    """Issue 41's four cheats (tests/fixtures/mlir/cheat_*.mlir), each right for the
+    --input of ones or faster by skipping work: a constant, a result kept from the
+    first call, half the output, a buffer never written. Outputs are checked by
+    default and the inputs rotate: every cheat is wrong_output, the honest candidate
+    (another schedule of the same values) and a copy of the baseline are ranked."""
+    paths = {}
+    for name in ("base", "honest", *CHEATS):
+        paths[name] = tmp_path / f"{name}.vmfb"
+        paths[name].write_bytes(compile_mlir(
+            (MLIR_DIR / f"cheat_{name}.mlir").read_text()).read_bytes())
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", paths["honest"], paths["base"], *(paths[n] for n in CHEATS),
+                       f"--baseline={paths['base']}", "--devices=local-sync",
+                       "--input=1024xf32=1", "--benchmark_min_time=0.005s",
+                       "--benchmark_repetitions=3", "--benchmark_min_rel_accuracy=",
+                       "--rank_cache=off", NO_TIMEOUT, "--rerank_top=0", f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _states(ranking) == {"honest": "ok", "base": "ok",
+                                **{name: "wrong_output" for name in CHEATS}}, _why(ranking)
+    messages = {c["id"]: c["message"] for c in ranking["candidates"]}
+    # The constant and the kept result are right on the --input values: the other sets
+    # catch them.
+    assert messages["constant"].startswith("input set 2 of 3: "), messages
+    assert messages["stale"].startswith("input set 2 of 3: "), messages
+    # Without the rotation, only the cheats that are wrong on the --input values are seen.
+    single = ireebench("rank", paths["constant"], paths["stale"],
+                       f"--baseline={paths['base']}", "--devices=local-sync",
+                       "--input=1024xf32=1", "--benchmark_min_time=0.005s",
+                       "--benchmark_repetitions=3", "--benchmark_min_rel_accuracy=",
+                       "--rank_cache=off", NO_TIMEOUT, "--rerank_top=0", "--rotate_inputs=1",
+                       f"--rank_out={out}")
+    assert single.returncode == 0, single.stderr
+    assert set(_states(_ranking(out)).values()) == {"ok"}
+
+
+def test_a_race_under_a_budget_picks_the_true_winner(ireebench, compile_mlir, tmp_path):
+    """--race_budget (issue 41): candidates 10 % apart in work; a brief first pass, the
+    finalists re-ranked paired with the rest of the budget; the least work wins."""
+    work = {f"w{index}": int((1 << 17) * 1.1 ** index) // 64 * 64 for index in range(4)}
+    paths = []
+    for name in ("w2", "w0", "w3", "w1"):  # not in the order of their work
+        paths.append(tmp_path / f"{name}.vmfb")
+        paths[-1].write_bytes(compile_mlir(fixture("sum", work[name])).read_bytes())
+    out = tmp_path / "ranking.json"
+    result = ireebench("rank", *paths, f"--baseline={paths[2]}", "--devices=local-sync",
+                       INPUT, "--race_budget=2", "--rank_cache=off", NO_TIMEOUT,
+                       f"--rank_out={out}")
+    assert result.returncode == 0, result.stderr
+    ranking = _ranking(out)
+    assert _order(ranking)[0] == "w0", _why(ranking)
+    # The finalists re-ranked, unless the first pass already left the leader alone.
+    assert ranking["rerank"] is None or ("w0" in ranking["rerank"]["members"]
+                                         and ranking["rerank"]["rounds"] >= 5), ranking["rerank"]

@@ -12,10 +12,10 @@ from ireebench._public import PUBLIC_MODULES
 
 RANK = pathlib.Path(__file__).parents[2] / "plugins" / "rank"
 # What rank still reaches inside the core (the measurement's internals): only shrinks.
-STILL_INTERNAL = {"ireebench._public", "ireebench.config", "ireebench.discovery",
-                  "ireebench.errors", "ireebench.inputs", "ireebench.measure",
-                  "ireebench.modules", "ireebench.outfiles", "ireebench.points",
-                  "ireebench.results", "ireebench.scratch", "ireebench.session",
+STILL_INTERNAL = {"ireebench._public", "ireebench.config", "ireebench._discovery",
+                  "ireebench.errors", "ireebench.inputs", "ireebench._measure",
+                  "ireebench._modules", "ireebench.outfiles", "ireebench.points",
+                  "ireebench.results", "ireebench._scratch", "ireebench._session",
                   "ireebench.stats", "ireebench.streams", "ireebench.workload"}
 # The warm workers' machinery is the core's shared libraries, nothing internal.
 MACHINERY = ("worker.py", "remote.py", "serve.py")

@@ -550,7 +550,7 @@ def test_bad_ray_flags_are_one_line(ireebench, dynamic, flags, message):
 def test_without_the_extra_the_executor_names_it(dynamic):
     # Python without Ray: `import ray` fails and find_spec finds nothing, as when the
     # package is not installed.
-    code = ("import sys; sys.modules['ray'] = None; from ireebench.cli import main; "
+    code = ("import sys; sys.modules['ray'] = None; from ireebench._cli import main; "
             "main(sys.argv[1:])")
     proc = subprocess.run([sys.executable, "-c", code, f"--module={dynamic}", *LEAN,
                            "--input=1x512xf32=0", *RAY], capture_output=True, text=True,

@@ -222,6 +222,7 @@ def test_a_save_that_measured_nothing_fails(compile_mlir, ireebench, tmp_path):
     assert "Failed to match any benchmarks" in result.stderr
     assert "ireebench: error: --benchmark_save: no benchmark was measured" in result.stderr
     assert "Traceback" not in result.stderr
+    assert "nothing saved" not in result.stderr  # said once, by the error line
 
 
 def test_sigkill_during_a_save_leaves_no_partial_run(store_url, modules, ireebench):
@@ -348,7 +349,7 @@ def test_a_store_that_is_not_a_database_is_refused_and_left_as_it_was(ireebench,
 def test_without_the_extra_one_line_names_it(modules, tmp_path):
     """SQLAlchemy missing (made unimportable): --benchmark_save says which extra to install."""
     code = ("import sys; sys.modules['sqlalchemy'] = None; "
-            "from ireebench.cli import main; sys.exit(main())")
+            "from ireebench._cli import main; sys.exit(main())")
     proc = subprocess.run(
         [sys.executable, "-c", code, f"--module={modules['simple']}", *QUICK,
          "--benchmark_save", f"--benchmark_storage={tmp_path / 'r.sqlite'}"],

@@ -504,8 +504,11 @@ def test_a_sweep_survives_a_bad_point(ireebench, tmp_path, monkeypatch):
         for m in ("good.mlir", "broken.mlir", "same.mlir", "other.mlir")}
     assert by_point["same.mlir"][0]["iree_module_sha256"] == \
         by_point["good.mlir"][0]["iree_module_sha256"]
-    # Compiled before the first measurement, each distinct module once.
+    # Compiled before the first measurement, each distinct module once, each compile
+    # said when it starts (the broken one too): a suite is not silent while it compiles.
     assert result.stderr.count("ireebench: compiled ") == 3
+    assert result.stderr.count("ireebench: compiling ") == 4
+    assert result.stderr.index("ireebench: compiling ") < result.stderr.index("ireebench: compiled ")
     assert result.stderr.rindex("ireebench: compiled ") < result.stderr.index(" done, ")
 
 

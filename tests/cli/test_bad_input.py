@@ -6,7 +6,7 @@ Every case runs in its own process. Starting ``python -m ireebench`` costs
 about half a second of CPU, mostly imports, which for ~75 cases is more than
 this suite may spend; so the cases run in processes forked from a helper
 that has already imported ireebench (see ``forked_cli``): each child runs
-``ireebench.cli.run_cli`` (what ``python -m ireebench`` runs) with its own
+``ireebench._cli.run_cli`` (what ``python -m ireebench`` runs) with its own
 stdin, stdout and stderr and exits with its return code. A few cases also
 go through ``python -m ireebench`` itself, to show both agree.
 """
@@ -241,8 +241,8 @@ def bad_files(tmp_path_factory, compile_mlir) -> dict[str, str]:
 # child points fds 0/1/2 at files and runs the CLI; answers {returncode}.
 _FORK_SERVER = r"""
 import io, json, os, sys, traceback
-from ireebench.cli import run_cli
-import ireebench.discovery, ireebench.runner, ireebench.session  # warm imports
+from ireebench._cli import run_cli
+import ireebench._discovery, ireebench._runner, ireebench._session  # warm imports
 import ireebench.plugins.kinds, iree.runtime
 protocol_in, protocol_out = sys.stdin.buffer, sys.stdout
 for line in protocol_in:

@@ -2,7 +2,7 @@
 
 The runtime maps the module into memory; a mapped file changed under it
 would end the process with SIGBUS and lose every result. ireebench loads a
-private copy (core/modules.py), so the run finishes normally, as the native
+private copy (core/_modules.py), so the run finishes normally, as the native
 tool's does.
 """
 

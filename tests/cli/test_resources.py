@@ -64,7 +64,7 @@ import ireebench
 from ireebench.inputs import PreparedInputs
 from ireebench.kinds import Batch
 from ireebench.reporting.hub import ReportHub
-from ireebench.session import Session
+from ireebench._session import Session
 from ireebench.workload import Workload
 
 paths = json.loads(sys.argv[1])

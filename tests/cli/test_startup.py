@@ -29,7 +29,7 @@ import sys
 
 import pytest
 from conftest import _env
-from ireebench.pluginmanager import BUILTIN_PLUGINS
+from ireebench._pluginmanager import BUILTIN_PLUGINS
 
 # The comparison engine (statistics, the U test) is for the commands that compare.
 ENGINE = "ireebench.comparison.model"

@@ -1,4 +1,4 @@
-"""The measurement survives the function it measures (core/worker.py).
+"""The measurement survives the function it measures (core/_worker.py).
 
 Through the real CLI, with real compiled MLIR: a function that never returns
 ends on the first SIGINT/SIGTERM with the finished rows committed; a

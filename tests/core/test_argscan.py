@@ -1,4 +1,4 @@
-"""``ireebench.argscan``: options found in a command line as click reads them.
+"""``ireebench._argscan``: options found in a command line as click reads them.
 
 Against the real option table (the core's and the built-in plugins' options,
 from the real plugin manager) and click's own parse of the same command line.
@@ -7,11 +7,11 @@ from the real plugin manager) and click's own parse of the same command line.
 from __future__ import annotations
 
 import pytest
-from ireebench.argscan import scan_options
+from ireebench._argscan import scan_options
+from ireebench._cli.command import build_command, option_specs
+from ireebench._pluginmanager import PluginSelection, build_plugin_manager
 from ireebench.backend import forwarded_argv
-from ireebench.cli.command import build_command, option_specs
 from ireebench.config import Config
-from ireebench.pluginmanager import PluginSelection, build_plugin_manager
 
 
 @pytest.fixture(scope="module")

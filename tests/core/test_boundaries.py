@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
 from conftest import ROOT
 
 PLUGINS = ROOT / "plugins"
@@ -89,22 +88,21 @@ def nonpublic_core_imports(root: Path = PLUGINS, core: Path = CORE) -> list[str]
     found = []
     for path in sorted(root.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            for name in _imported(path, root, node):
+            names = _imported(path, root, node)
+            if isinstance(node, ast.ImportFrom) and all(
+                    _is_core_module(name, core) and _public(name) for name in names[1:]):
+                names = names[1:]  # `from ireebench.lib import statistics`: the public module
+            for name in names:
                 if (name.split(".")[:2] != ["ireebench", "plugins"] and name.startswith("ireebench")
                         and _is_core_module(name, core) and not _public(name)):
                     found.append(f"{path.relative_to(root.parent)}:{node.lineno} imports {name}")
     return found
 
 
-# Issue 38's open item: the built-ins still import internal core modules
-# (benchmarks/structure.py counts them). Strict, so the day the rewrite
-# lands this fails and the marker must go.
-@pytest.mark.xfail(strict=True, reason="issue 38: plugins still import internal core modules")
 def test_plugins_import_only_the_public_api():
     assert nonpublic_core_imports() == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 38: rank still imports internal core modules")
 def test_rank_imports_only_the_public_api():
     """rank is the litmus: it would work moved into its own distribution."""
     assert nonpublic_core_imports(PLUGINS / "rank") == []
@@ -113,14 +111,16 @@ def test_rank_imports_only_the_public_api():
 def test_the_scan_finds_a_private_import(tmp_path):
     root, core = tmp_path / "plugins", tmp_path / "core"
     (core / "lib").mkdir(parents=True)
-    for name in ("errors.py", "measure.py", "_x.py", "lib/__init__.py", "lib/outputs.py"):
+    for name in ("errors.py", "unlisted.py", "_measure.py", "_x.py", "lib/__init__.py",
+                 "lib/outputs.py"):
         (core / name).write_text("")
     (root / "alpha").mkdir(parents=True)
     (root / "alpha" / "a.py").write_text(
-        "from ireebench import errors, measure, Run\nfrom ireebench.lib.outputs import v\n"
+        "from ireebench import errors, unlisted, _measure as measure, Run\n"
+        "from ireebench.lib.outputs import v\nfrom ireebench.lib import outputs\n"
         "def f():\n    import ireebench._x\n")
     assert nonpublic_core_imports(root, core) == [
-        "plugins/alpha/a.py:1 imports ireebench.errors",  # not in PUBLIC_MODULES
-        "plugins/alpha/a.py:1 imports ireebench.measure",
-        "plugins/alpha/a.py:4 imports ireebench._x",
+        "plugins/alpha/a.py:1 imports ireebench.unlisted",  # not in PUBLIC_MODULES
+        "plugins/alpha/a.py:1 imports ireebench._measure",
+        "plugins/alpha/a.py:5 imports ireebench._x",
     ]

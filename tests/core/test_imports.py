@@ -15,7 +15,7 @@ module a run or ``--help`` imports may reach them through module-level
 imports (checked below). The public packages whose names are imported on
 first use (PEP 562, ``ireebench._public.lazy_names``) are
 :data:`LAZY_NAMES`, and the built-ins' subcommands whose code is imported
-when they run (``ireebench.cli.commands.DeferredCommand``) are checked in
+when they run (``ireebench._cli.commands.DeferredCommand``) are checked in
 ``tests/cli/test_startup.py`` with what each command imports.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 from conftest import ROOT
-from ireebench.pluginmanager import BUILTIN_PLUGINS
+from ireebench._pluginmanager import BUILTIN_PLUGINS
 
 PACKAGES = {"core": "ireebench", "plugins": "ireebench.plugins"}
 
@@ -54,8 +54,8 @@ RUNTIME = ("iree", "numpy")  # iree.runtime imports numpy
 LAZY_IMPORTS = {
     # The IREE runtime: a run imports it when it first reads a module's functions
     # (its discovery) or hands the runtime a flag ireebench does not own.
-    "ireebench.discovery": {"ireebench.session": RUNTIME},
-    "ireebench.cli.command": {"ireebench.session": RUNTIME},
+    "ireebench._discovery": {"ireebench._session": RUNTIME},
+    "ireebench._cli.command": {"ireebench._session": RUNTIME},
     # Parsing --input and element types needs neither (a kind's plugin imports them
     # at startup: ireebench.parse_inputs); making values and device buffers does.
     "ireebench.inputs": {"numpy": RUNTIME, "iree.runtime": RUNTIME},
@@ -68,7 +68,7 @@ LAZY_IMPORTS = {
                                             RUNTIME},
     # The run's machinery (the worker, the report hub, the modules' copies), imported
     # when a run starts: --help and the subcommands that measure nothing never need it.
-    "ireebench.cli.commands": {"ireebench.runner": ("ireebench.runner", "ireebench.worker",
+    "ireebench._cli.commands": {"ireebench._runner": ("ireebench._runner", "ireebench._worker",
                                                     "ireebench.reporting.hub")},
     # Several .mlir modules compiled at once: a thread pool (concurrent.futures, logging).
     "ireebench.plugins.mlir_modules": {"ireebench.plugins.mlir_modules.parallel":
@@ -77,7 +77,7 @@ LAZY_IMPORTS = {
     "ireebench.comparison.utest": {"ireebench.comparison.pairs": ("numpy",)},
     # importlib.metadata (email, zipfile, csv), only when a distribution declares
     # ireebench entry points or a version is asked for.
-    "ireebench.installed": {"ireebench.distributions": ("importlib.metadata",)},
+    "ireebench._installed": {"ireebench._distributions": ("importlib.metadata",)},
     # The results store's database code is the `store` extra (SQLAlchemy, psycopg):
     # opened only by --benchmark_save, `ireebench history`, stored: references.
     "ireebench.plugins.store.location": {"ireebench.plugins.store.database": ("sqlalchemy",
@@ -90,8 +90,7 @@ LAZY_IMPORTS = {
     # On a cluster's node, a worker of one device (--rank_serve) is a ranking's command
     # line too; the ranking on a cluster (--executor=ray) is the `ray` extra.
     "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": RUNTIME,
-                                       "ireebench.plugins.rank.serve": RUNTIME,
-                                       "ireebench.runner": ("ireebench.runner",)},
+                                       "ireebench.plugins.rank.serve": RUNTIME},
     "ireebench.plugins.rank.schedule": {"ireebench.plugins.rank.remote": ("ray",)},
     # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
     "ireebench.plugins.ray_executor": {"ireebench.lib.ray_cluster.cluster": ("ray",)},
@@ -165,8 +164,8 @@ def _graph() -> dict[str, set[str]]:
 
 def test_the_graph_was_read():
     graph = _graph()
-    assert "ireebench.cli.command" in graph and "ireebench.plugins.kinds" in graph
-    assert "ireebench.errors" in graph["ireebench.cli.command"]
+    assert "ireebench._cli.command" in graph and "ireebench.plugins.kinds" in graph
+    assert "ireebench.errors" in graph["ireebench._cli.command"]
 
 
 def test_no_import_cycle():
@@ -218,7 +217,7 @@ def test_every_import_is_at_module_level():
 def test_lazy_imports_stay_out_of_a_plain_start():
     """Loading every built-in plugin (what --help and every run do) loads none of the
     packages the lazy imports keep out (the runtime, numpy, the extras)."""
-    code = ("import sys, ireebench.pluginmanager as pm; "
+    code = ("import sys, ireebench._pluginmanager as pm; "
             "pm.build_plugin_manager(pm.PluginSelection(), autoload=False); "
             f"print([m for m in {list(KEPT_OUT)!r} if m in sys.modules])")
     found = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -284,7 +283,7 @@ def test_the_lazy_imports_exist():
 def _startup_modules() -> set[str]:
     """The ireebench modules ``import ireebench``, the CLI and the built-in plugins reach
     through module-level imports (a package's parents included)."""
-    start = ["ireebench", "ireebench.cli"] + list(BUILTIN_PLUGINS.values())
+    start = ["ireebench", "ireebench._cli"] + list(BUILTIN_PLUGINS.values())
     seen, stack = set(), list(start)
     while stack:
         module = stack.pop()

@@ -1,4 +1,4 @@
-"""Scratch folders (core/scratch.py: a run's, a Ray node's): one whose holder was
+"""Scratch folders (core/_scratch.py: a run's, a Ray node's): one whose holder was
 killed before its cleanup is removed by the next made beside it; a held one, or one
 that is not ireebench's, stays. Real processes holding real locks."""
 
@@ -11,13 +11,13 @@ import subprocess
 import sys
 import tempfile
 
-from ireebench.scratch import Scratch, sweep
+from ireebench._scratch import Scratch, sweep
 
 PREFIX = "ireebench-ray-"
 # Holds a folder until its stdin closes; its child (every descriptor it may pass on,
 # passed) outlives it, as a ranking's worker may outlive its killed actor for a moment.
 HOLD = ("import subprocess, sys\n"
-        "from ireebench.scratch import Scratch\n"
+        "from ireebench._scratch import Scratch\n"
         "path = Scratch(sys.argv[1]).path\n"
         "child = subprocess.Popen([sys.executable, '-c', 'import sys; sys.stdin.read()'],\n"
         "                         stdin=subprocess.PIPE, close_fds=False)\n"

@@ -17,7 +17,7 @@ import re
 
 from conftest import ROOT
 from ireebench import hookspecs
-from ireebench.pluginmanager import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS
+from ireebench._pluginmanager import BUILTIN_PLUGINS, ESSENTIAL_PLUGINS
 
 BEGIN, END = "<!-- hook reference: begin -->", "<!-- hook reference: end -->"
 

@@ -6,7 +6,7 @@ import fnmatch
 import re
 
 from conftest import ROOT
-from ireebench.cli.command import INFORMATION_FLAGS
+from ireebench._cli.command import INFORMATION_FLAGS
 
 BEGIN, END = "<!-- flags: begin -->", "<!-- flags: end -->"
 # Flags of the native tool's --help that are not flags (its usage text).

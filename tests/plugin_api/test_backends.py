@@ -7,8 +7,8 @@ import json
 
 import pytest
 from conftest import FIXTURE_PLUGINS, ROOT, one_error_line
+from ireebench._cli.command import build_command, load_plugins, option_specs, parse_args
 from ireebench.backend import forwarded_argv
-from ireebench.cli.command import build_command, load_plugins, option_specs, parse_args
 
 LOCAL = ["--device=local-sync", "--benchmark_min_time=2x", "--benchmark_filter=noargs"]
 SUBPROCESS = ROOT / "examples" / "plugins" / "subprocess_backend" / "ireebench_subprocess.py"

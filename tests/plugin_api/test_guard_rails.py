@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 from conftest import one_error_line
-from ireebench.pluginmanager import (
+from ireebench._pluginmanager import (
     BUILTIN_PLUGINS,
     ESSENTIAL_PLUGINS,
     PluginSelection,

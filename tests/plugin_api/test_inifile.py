@@ -1,5 +1,5 @@
 """The configuration file: ``[tool.ireebench]`` of pyproject.toml or ireebench.toml
-(ireebench.inifile), read through the real command line."""
+(ireebench._inifile), read through the real command line."""
 
 from __future__ import annotations
 

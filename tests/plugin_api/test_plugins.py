@@ -10,9 +10,9 @@ import types
 import pytest
 from conftest import ROOT, one_error_line, plugin_error_line
 from ireebench import run as run_in_process  # the fixture `ireebench` is the CLI
+from ireebench._pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
 from ireebench.errors import UsageError
 from ireebench.hookcall import collect_named
-from ireebench.pluginmanager import BUILTIN_PLUGINS, PluginSelection, build_plugin_manager
 
 ECHO_PLUGIN = """
 from ireebench import hookimpl

@@ -85,13 +85,13 @@ def violations(source: str) -> list[str]:
 
 
 def test_the_checker_finds_internal_names():
-    hookcall, config, runner = "ireebench.hookcall", "ireebench.config", "ireebench.runner"
-    assert sorted(violations(f"from {hookcall} import call_hook\n"
-                             f"import {config}\n"
+    measure, session, runner = "ireebench._measure", "ireebench._session", "ireebench._runner"
+    assert sorted(violations(f"from {measure} import new_run\n"
+                             f"import {session}\n"
                              f"import ireebench\n{runner}.run_config\n"
                              "from ireebench.plugins.store import location\n")) == sorted([
-        f"from {hookcall} import call_hook", "from ireebench.plugins.store import location",
-        f"import {config}", runner])
+        f"from {measure} import new_run", "from ireebench.plugins.store import location",
+        f"import {session}", runner])
     assert violations("import ireebench\nfrom ireebench import backend\n"
                       "from ireebench.backend import forwarded_argv\n"
                       "ireebench.run([]); ireebench.backend.require; backend.aggregates\n") == []

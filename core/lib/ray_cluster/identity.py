@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
+from ireebench._pluginmanager import DISABLE_AUTOLOAD_ENV
 from ireebench.commands import GroupedOption, build_command, prescan_plugins
-from ireebench.pluginmanager import DISABLE_AUTOLOAD_ENV
 from ireebench.version import version_lines
 
 # The lines of `ireebench --version` that must be the same on the driver and every

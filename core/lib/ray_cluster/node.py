@@ -8,7 +8,7 @@ says). A point is measured exactly as on the driver's machine: by
 its plugins and ireebench's worker, its JSON report read from stdout. The
 files it needs arrive through the object store, each checked by sha256
 (:mod:`.shipping`), in a private directory that is removed afterwards (or,
-the task killed first, by the next task on the node: :mod:`ireebench.scratch`).
+the task killed first, by the next task on the node: :mod:`ireebench._scratch`).
 
 A point still running after ``--ray_point_timeout`` is interrupted as
 Ctrl-C interrupts a local run (SIGINT to its process group: the worker
@@ -34,9 +34,9 @@ import threading
 import time
 
 import ray
+from ireebench._scratch import Scratch
 from ireebench.errors import UsageError
 from ireebench.executor import POINT_PROCESS_ENV
-from ireebench.scratch import Scratch
 
 from .identity import compared_lines
 from .shipping import ARGUMENT, MODULE, NodeFiles
@@ -44,7 +44,7 @@ from .shipping import ARGUMENT, MODULE, NodeFiles
 # The environment variable that tells a point's process which node measures it.
 NODE_ENV = "IREEBENCH_RAY_NODE_ID"
 # A point's folder on its node, which a task killed before its cleanup leaves to the
-# next (core/scratch.py).
+# next (core/_scratch.py).
 SCRATCH_PREFIX = "ireebench-ray-"
 # How long an interrupted point has to write its report before it is killed.
 INTERRUPT_GRACE_SECONDS = 30.0
@@ -239,7 +239,7 @@ class ProcessActor:
     frames of :mod:`ireebench.lib.channel` on a pipe: the actor relays those bytes and the
     driver's requests (its stdin), and passes on what the worker writes. Its files (the
     modules, once each, by sha256; the session's ``--input`` and ``--parameters``
-    files) live in its folder (:mod:`ireebench.scratch`), removed at :meth:`shutdown`."""
+    files) live in its folder (:mod:`ireebench._scratch`), removed at :meth:`shutdown`."""
 
     def __init__(self, scratch_prefix: str):
         self.scratch = Scratch(scratch_prefix)

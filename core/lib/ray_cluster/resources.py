@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ireebench._session import device_uris, driver_of
 from ireebench.errors import UsageError
-from ireebench.session import device_uris, driver_of
 
 # Drivers whose devices Ray knows as GPUs (it sets their visible devices).
 GPU_DRIVERS = ("cuda", "hip", "rocm")

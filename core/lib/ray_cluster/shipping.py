@@ -2,7 +2,7 @@
 
 The driver ships, through Ray's object store, what a point reads:
 
-* its modules' bytes, as the driver took them (:mod:`ireebench.modules`:
+* its modules' bytes, as the driver took them (:mod:`ireebench._modules`:
   a ``.vmfb``, an ``x.mlir`` compiled here, ``--module=-`` read from
   stdin), so the node measures the very bytes whose sha256 this run
   reports, and compiles nothing;
@@ -32,9 +32,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ireebench.argscan import scan_options
+from ireebench._argscan import scan_options
+from ireebench._modules import last_images
 from ireebench.errors import UsageError
-from ireebench.modules import last_images
 
 MODULE, FILE, ARGUMENT = "module", "file", "argument"
 

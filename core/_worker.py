@@ -13,10 +13,10 @@ pyperf (a benchmark measured in worker processes that stream results to
 the runner) and pytest-forked (a test run in a forked child whose death
 becomes a failed report).
 
-* **Where.** :func:`ireebench.runner.run_config` asks :func:`wanted`, then
+* **Where.** :func:`ireebench._runner.run_config` asks :func:`wanted`, then
   calls :func:`supervise`: the original process becomes a small
   supervisor and ``os.fork()`` s a worker that runs the normal run
-  (:func:`ireebench.runner.run_here`: reports, backend, every hook of the
+  (:func:`ireebench._runner.run_here`: reports, backend, every hook of the
   run's plugins, the display on the real stdout/stderr) and ends with
   ``os._exit`` (no interpreter teardown, no atexit handler run twice).
   Plugins are loaded and ``ireebench_configure`` has run before the fork,
@@ -95,8 +95,9 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+from ._context import Context
+from ._modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
 from .backend import IN_PROCESS, Backend
-from .context import Context
 from .errors import (
     DEBUG_ENV,
     EXIT_FAILED,
@@ -109,7 +110,6 @@ from .errors import (
 )
 from .hookcall import observe_calls, plugin_of_files
 from .lib import channel as wire
-from .modules import TAKEN_BEFORE, observe_module_images, read_stdin_module
 from .outfiles import is_special_file, observe_temporaries
 from .results import Run, RunResult
 from .signals import observe_deferring, observe_signals
@@ -142,7 +142,7 @@ def wanted(config, backend) -> bool:
     """Whether this run measures in a worker: the one place that decides.
 
     ``--isolation=worker`` (or ``IREEBENCH_ISOLATION=worker``), or no
-    choice on the command line (``ireebench.cli.run_cli``, whose streams
+    choice on the command line (``ireebench._cli.run_cli``, whose streams
     are :class:`~ireebench.streams.CliStream`); never for the Python API
     unless asked, never where ``os.fork`` is missing or outside the main
     thread (signal handlers), and only for a backend that measures in this
@@ -174,7 +174,7 @@ def reports_closed(config, status: int, error: BaseException | None) -> None:
 def supervise(config, backend, run) -> RunResult:
     """Runs ``run(config, backend)`` in forked workers; see the module docstring.
 
-    :param run: :func:`ireebench.runner.run_here`.
+    :param run: :func:`ireebench._runner.run_here`.
     """
     held = None
     try:

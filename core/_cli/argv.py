@@ -18,8 +18,8 @@ import json
 import os
 import stat
 
+from .._pluginmanager import PluginSelection
 from ..errors import UsageError, one_line
-from ..pluginmanager import PluginSelection
 
 FLAGFILE = "--flagfile="
 # Flag files are a few lines; anything larger is a mistake (a device, a binary).

@@ -15,7 +15,7 @@ class Invocation:
     :ivar pm: the plugin manager, built from the whole command line
         (``--plugin``, ``-p`` anywhere in it, entry points, Python API objects).
     :ivar argv: the command line after flag files were expanded.
-    :ivar selection: the :class:`ireebench.pluginmanager.PluginSelection`
+    :ivar selection: the :class:`ireebench._pluginmanager.PluginSelection`
         the command line and the Python API asked for.
     :ivar plugins: the plugin objects the Python API passed.
     :ivar commands: the :class:`ireebench.cli.commands.CommandGroup` of

@@ -19,10 +19,10 @@ from __future__ import annotations
 import os
 
 from . import names
+from ._modules import module_images
 from .backend import PLUGIN_KINDS, Backend, refusal
 from .errors import NOT_FOUND, UsageError
 from .hookcall import call_hook, collect_named
-from .modules import module_images
 from .stash import StashKey
 from .workload import FunctionInfo, Workload
 
@@ -61,10 +61,10 @@ def module_functions(config) -> list[FunctionInfo]:
     session opens: ``ireebench_generate_points``).
 
     The first thing a run asks of the runtime, so the runtime is imported
-    here (:mod:`ireebench.session`), not when this module is: listing the
+    here (:mod:`ireebench._session`), not when this module is: listing the
     plugins or reading reports never loads it.
     """
-    from . import session  # the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
+    from . import _session as session  # the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
 
     module, renamed = session.module_without_device(module_images(config)[-1])
     return _functions_of(module, renamed)

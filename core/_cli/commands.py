@@ -37,10 +37,10 @@ import re
 import click
 
 from .. import comparison
+from .._pluginmanager import PluginSelection, build_plugin_manager
 from ..config import Config
 from ..errors import EXIT_FAILED, PluginError, UsageError, one_line
 from ..hookcall import guarded, guarded_for, implementations
-from ..pluginmanager import PluginSelection, build_plugin_manager
 from ..results import RunResult
 from .argv import without_plugin_flags
 from .command import make_context, plugin_inifile
@@ -303,7 +303,7 @@ def _loaded(invocation: Invocation, name: str, command: click.Command) -> click.
 
 
 def run_benchmark(config: Config) -> RunResult:
-    """Runs the parsed benchmark run ``config`` (:func:`ireebench.runner.run_config`):
+    """Runs the parsed benchmark run ``config`` (:func:`ireebench._runner.run_config`):
     the one place where the CLI, and a subcommand that returns a run's
     configuration (``ireebench replay``, ``ireebench run SUITE``), start a run.
 
@@ -312,7 +312,7 @@ def run_benchmark(config: Config) -> RunResult:
     run starts: ``--help``, the subcommands that measure nothing and the
     loading of the plugins never import it.
     """
-    from .. import runner  # the run: see LAZY_IMPORTS in tests/core/test_imports.py
+    from .. import _runner as runner  # the run: see LAZY_IMPORTS in tests/core/test_imports.py
 
     return runner.run_config(config)
 

@@ -28,7 +28,8 @@ from pathlib import Path
 
 import pluggy
 
-from . import hookspecs, installed
+from . import _installed as installed
+from . import hookspecs
 from .errors import PluginError, Terminated, UsageError, one_line
 
 ENTRY_POINT_GROUP = "ireebench"
@@ -65,6 +66,7 @@ BUILTIN_PLUGINS = {
     "sweeps": "ireebench.plugins.sweeps",
     "scenarios": "ireebench.plugins.scenarios",
     "llm": "ireebench.plugins.llm",
+    "goodput": "ireebench.plugins.goodput",
     "ray_executor": "ireebench.plugins.ray_executor",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",

@@ -19,7 +19,7 @@ signal), in this order:
 
 With ``--isolation=worker`` (the command line's default for a backend with
 the ``in_process`` capability) all of this runs in a forked worker process and this process
-supervises it (:mod:`ireebench.worker`), so that a function that crashes or
+supervises it (:mod:`ireebench._worker`), so that a function that crashes or
 never returns cannot take the finished results with it.
 
 A backend only measures and reports; it never has to remember any of this.
@@ -30,8 +30,8 @@ from __future__ import annotations
 import contextlib
 import traceback
 
-from . import worker
-from .discovery import check_kinds
+from . import _worker as worker
+from ._discovery import check_kinds
 from .errors import EXIT_OK, Terminated, exit_status, printable
 from .hookcall import call_hook, guarded
 from .reporting.hub import build_hub
@@ -40,7 +40,7 @@ from .stash import StashKey
 
 # The open runtime session of the run, if its backend opened one (the in-process
 # backend): what ``ireebench_sessionfinish`` receives.
-SESSION = StashKey["ireebench.session.Session"]()
+SESSION = StashKey["ireebench._session.Session"]()
 
 
 def run_config(config) -> RunResult:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 
-from .context import CacheInfo, Context
+from ._context import CacheInfo, Context
 from .results import Counter, MemoryResult, Run
 
 # The dataclasses that cross the channel, by name (nothing else is built).

@@ -23,22 +23,23 @@ import importlib
 import click
 
 from .. import native
-from ..backend import check_capabilities, check_runtime_flags_honoured
-from ..config import Config, OptionSpec
-from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
-from ..executor import select_executor
-from ..hookcall import call_hook, collect_named, implementations
-from ..inifile import IniFile
-from ..installed import entry_points
-from ..native import BENCHMARK_TOOL
-from ..outfiles import run_files
-from ..pluginmanager import (
+from .._inifile import IniFile
+from .._installed import entry_points
+from .._pluginmanager import (
     BUILTIN_PLUGINS,
     ENTRY_POINT_GROUP,
     MERGED_PLUGINS,
     PluginSelection,
     build_plugin_manager,
 )
+from .._processes import check_process_outputs
+from ..backend import check_capabilities, check_runtime_flags_honoured
+from ..config import Config, OptionSpec
+from ..errors import INVALID_ARGUMENT, PluginError, UsageError, one_line
+from ..executor import select_executor
+from ..hookcall import call_hook, collect_named, implementations
+from ..native import BENCHMARK_TOOL
+from ..outfiles import run_files
 from ..points import (
     MAX_POINTS,
     POINTS,
@@ -48,7 +49,6 @@ from ..points import (
     point_process_options,
     runtime_flags_vary,
 )
-from ..processes import check_process_outputs
 from .argv import expand_flagfiles, prescan_plugins
 from .invocation import Invocation
 from .options import (
@@ -252,8 +252,8 @@ def blocked_plugin_of_flag(flag_name: str, blocked) -> str | None:
 
 # Flags of the native tools' own loaders, unknown to the Python bindings'
 # flag registry: accepted, and handed to every native pass as they are. In
-# process --module_mode and --parameter_mode are honoured (ireebench.modules,
-# ireebench.session); the others change nothing: one device leads, the VM is
+# process --module_mode and --parameter_mode are honoured (ireebench._modules,
+# ireebench._session); the others change nothing: one device leads, the VM is
 # not traced.
 NATIVE_LOADER_FLAGS = frozenset({"module_mode", "parameter_mode", "device_lead_allocator",
                                  "trace_execution"})
@@ -305,12 +305,14 @@ def parse_runtime_flag(flag: str) -> None:
     tool's flag parser does.
 
     The runtime is imported here, when a command line first has a flag
-    ireebench does not own (:mod:`ireebench.session`): ``--help``, the
+    ireebench does not own (:mod:`ireebench._session`): ``--help``, the
     subcommands and a run without such flags never load it for this.
 
     :raises ValueError: the runtime does not know the flag or refuses its value.
     """
-    from .. import session  # the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
+    from .. import (
+        _session as session,  # the runtime: see LAZY_IMPORTS in tests/core/test_imports.py
+    )
 
     session.parse_runtime_flag(flag)
 

@@ -48,17 +48,17 @@ CONFIG_IMAGES = StashKey["weakref.WeakKeyDictionary"]()
 MODULE_MODES = ("preload", "mmap")
 PARAMETER_MODES = ("file", "preload")
 
-# In a worker resumed after a crash (ireebench.worker): what its predecessors
+# In a worker resumed after a crash (ireebench._worker): what its predecessors
 # took, [spec, resolved or None] -> (a file with its bytes or None, sha256).
 TAKEN_BEFORE = StashKey["dict[tuple, tuple[str | None, str]]"]()
 
 # Called with each module as it is taken (``[spec, resolved]``, a file with its
 # bytes or None, its sha256): a forked worker tells its supervisor, so that a
-# worker resumed after a crash takes the same bytes (ireebench.worker).
+# worker resumed after a crash takes the same bytes (ireebench._worker).
 _observer = None
 
 # Standard input's module (its image and sha256), read by a worker's supervisor
-# before its first fork (ireebench.worker): every worker, a resumed one too,
+# before its first fork (ireebench._worker): every worker, a resumed one too,
 # inherits the same bytes in memory, as standard input cannot be read again.
 STDIN_MODULE = StashKey["tuple[mmap.mmap, str]"]()
 

@@ -26,14 +26,18 @@ def entry_points(group: str) -> list:
     """The installed entry points of ``group`` (:class:`importlib.metadata.EntryPoint`)."""
     if not may_declare_entry_points(group):
         return []
-    from . import distributions  # importlib.metadata: see LAZY_IMPORTS in test_imports.py
+    from . import (
+        _distributions as distributions,  # importlib.metadata: see LAZY_IMPORTS in test_imports.py
+    )
 
     return distributions.entry_points(group)
 
 
 def distribution_version(*names: str) -> str | None:
     """The version of the first of ``names`` that is installed, or None."""
-    from . import distributions  # importlib.metadata: see LAZY_IMPORTS in test_imports.py
+    from . import (
+        _distributions as distributions,  # importlib.metadata: see LAZY_IMPORTS in test_imports.py
+    )
 
     return distributions.distribution_version(*names)
 

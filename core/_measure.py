@@ -45,9 +45,9 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
+from ._pluginmanager import plugin_file
 from .errors import DEBUG_ENV, PluginError, one_line
 from .hookcall import call_hook, plugin_of_exception, plugin_of_files
-from .pluginmanager import plugin_file
 from .results import Counter, Run
 from .stats import EXTRA_STATISTICS, STATISTICS, compute_aggregates
 

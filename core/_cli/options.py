@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import click
 
+from .._inifile import TYPES as INI_TYPES
+from .._inifile import IniSpec
+from .._processes import check_processes
 from ..backend import EXECUTORS, PROCESS_REPETITIONS
 from ..config import OptionSpec
 from ..errors import INVALID_ARGUMENT, UsageError
-from ..inifile import TYPES as INI_TYPES
-from ..inifile import IniSpec
 from ..outfiles import register_input, register_output, value_file
-from ..processes import check_processes
 from ..version import version_lines
 from .invocation import Invocation
 
@@ -29,7 +29,7 @@ CORE = "ireebench"  # the owner of the core options
 CORE_GROUP = "Module, function and inputs (iree-benchmark-module)"
 BENCHMARK_GROUP = "Measurement and output (Google Benchmark)"
 IREEBENCH_GROUP = "ireebench"
-# --isolation's values (ireebench.worker).
+# --isolation's values (ireebench._worker).
 ISOLATIONS = ("none", "worker")
 
 
@@ -144,7 +144,7 @@ class OptionParser:
 
     def addini(self, name: str, help: str, type: str = "string", default=None) -> None:
         """Declares the setting ``name`` of the configuration file (``[tool.ireebench]``
-        of pyproject.toml, or ireebench.toml: :mod:`ireebench.inifile`), read with
+        of pyproject.toml, or ireebench.toml: :mod:`ireebench._inifile`), read with
         ``config.getini(name)``; ``type`` is one of string, bool, int, float, list
         (of strings) or paths (relative to the file); ``default`` when it is not set."""
         if type not in INI_TYPES:

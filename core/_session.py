@@ -1,6 +1,6 @@
 """The in-process runtime session: VM instance, HAL devices, modules, parameters, context.
 
-Modules are loaded as ``--module_mode`` says (see :mod:`ireebench.modules`);
+Modules are loaded as ``--module_mode`` says (see :mod:`ireebench._modules`);
 parameter archives as ``--parameter_mode`` says, with the native tool's
 default: ``file`` reads them with the platform's file API as the program
 asks (``ParameterIndex.load(mode="file_async")``), so an archive truncated
@@ -18,6 +18,8 @@ import stat
 
 import iree.runtime as rt
 
+from ._modules import PARAMETER_MODES, ModuleImage, loader_mode, module_images
+from ._vmfb import repaired_names
 from .devices import device_uris, driver_of
 from .errors import (
     INVALID_ARGUMENT,
@@ -27,8 +29,6 @@ from .errors import (
     one_line,
     runtime_status,
 )
-from .modules import PARAMETER_MODES, ModuleImage, loader_mode, module_images
-from .vmfb import repaired_names
 
 # The parameter file formats the runtime reads, by file extension.
 PARAMETER_FORMATS = ("irpa", "gguf", "safetensors")
@@ -38,7 +38,7 @@ def open_vm_module(instance, image: ModuleImage):
     """``(VmModule, renamed)``: ``image`` loaded for the Python runtime.
 
     ``renamed`` maps each function name that had to be made decodable to
-    the original (see :mod:`ireebench.vmfb`). A preloaded image is loaded
+    the original (see :mod:`ireebench._vmfb`). A preloaded image is loaded
     from its memory without a copy; a mapped one is mapped read-only (the
     bindings' own ``VmModule.mmap`` opens the file for writing, which a
     read-only mount refuses).

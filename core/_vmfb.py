@@ -4,7 +4,7 @@ The native tools run a module whose function name or reflection attribute
 is not valid UTF-8 (they never decode names); the Python bindings cannot:
 ``VmModule.function_names`` and ``VmFunction.reflection`` raise, and
 ``lookup_function`` takes only valid strings. So, before the in-process
-session loads a module (:func:`ireebench.modules.open_vm_module`), :func:`repaired_names`
+session loads a module (:func:`ireebench._modules.open_vm_module`), :func:`repaired_names`
 reads the strings the bindings decode — the module name, the exported
 function names and the reflection attributes of the bytecode module's
 flatbuffer (``iree/schemas/bytecode_module_def.fbs``) — and, only if one
