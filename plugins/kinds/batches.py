@@ -60,10 +60,11 @@ class AsyncBatch(Batch):
         device = session.device
         count, concurrency = workload.batch_size, workload.concurrency
         # Each invocation signals a semaphore of its own (the native tool: one timeline
-        # per track, value i): a function that signals without waiting (one that returns
-        # a constant) would signal a track's value i + 1 before i, which the runtime
-        # refuses ("semaphore already signaled past"; the native tool's INVALID_ARGUMENT).
-        # The track's order is kept by each waiting on the one before it.
+        # per track, value i): the compiler drops the wait fence of a function whose
+        # results depend on nothing (a constant), so a track's calls can complete out of
+        # order, and a later value signalled first fails the earlier signal ("semaphore
+        # already signaled past N"). The track's order is kept by each waiting on the
+        # one before it.
         self.completion = rt.HalFence(count)
         previous = [rt.HalFence(0) for _ in range(concurrency)]  # nothing to wait on
         invoke = session.context.invoke

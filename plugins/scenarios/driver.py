@@ -9,8 +9,8 @@ and fences, the Server's whole schedule); inside, a query costs one
 * **Server** (open loop): query ``i`` is issued at its scheduled time
   whatever happened before; the issuing thread sleeps until then (the GIL
   released, its timer slack lowered to 1 ns and its priority real-time
-  where Linux allows: :class:`_Priority`) and never waits for a result. One thread per lane waits on that lane's fences in
-  order and stamps each completion, so a query that waits behind a slow
+  where Linux allows: :class:`_Priority`) and never waits for a result.
+  One thread per lane waits on that lane's fences in order and stamps each completion, so a query that waits behind a slow
   one is late by the whole wait: latency is completion - *scheduled* time,
   and no stall can hide by delaying the queries after it (coordinated
   omission). The issue lag (issued - scheduled) is kept apart.
@@ -188,6 +188,8 @@ def run_server(invocations: Invocations, offsets) -> Timeline:
             cpu = process_time() - cpu_start
     except BaseException:
         abandoned.set()
+        for waiter in waiters:  # each returns within POLL_NS: none outlives the run's session
+            waiter.join()
         raise
     _raise_failure(waiters)
     timeline = Timeline(start, targets, issued, completed, 1,

@@ -102,7 +102,7 @@ class Settings:
     min_duration: float
     min_queries: int
     samples_per_query: int  # MultiStream (1 elsewhere)
-    lanes: int  # --batch_concurrency: fence timelines, queries round robin
+    lanes: int  # --batch_concurrency: fence chains, queries round robin
     bound: LatencyBound | None
     search: bool
     log_path: str | None

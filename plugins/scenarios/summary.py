@@ -5,7 +5,8 @@ scheduled time; the Server's issue lag apart), the early-stopping estimate of
 every percentile LoadGen reports (or how many queries it needs,
 :mod:`ireebench.lib.early_stopping`), the throughput, and VALID / INVALID by
 LoadGen's rules (``PerformanceSummary``, ``results.cc``: min duration, min
-queries, the latency bound and its early-stopping test). The row
+queries, the latency bound and its early-stopping test), and for the Server
+whether it kept up with its arrivals (:func:`_kept_up`). The row
 (:func:`scenario_row`): the queries as ``iterations``, their mean latency as
 the real time (Offline: the time per sample), counters in milliseconds as
 vLLM names them, the verdict in the label. Rules, rows and counters:
@@ -14,7 +15,6 @@ docs/serving.md.
 
 from __future__ import annotations
 
-import bisect
 import math
 from dataclasses import dataclass, field
 
@@ -23,6 +23,14 @@ from ireebench.lib import early_stopping, slo
 from ireebench.results import Counter
 
 from .settings import MULTI_STREAM, OFFLINE, SERVER, Settings, format_seconds
+
+# Server: whether the run kept up with its arrivals (docs/serving.md, "Kept up").
+# Both rules compare shares of the run, not absolute times, so they read the same
+# on any machine, and use the middle or the medians of the run, so a stall of a
+# few queries (an issuing thread woken late on a loaded machine) moves neither.
+KEPT_UP = 0.9  # the completed rate may fall this far below the scheduled one
+GROWTH = 0.1  # latency may grow this many seconds per second of schedule
+KEEP_UP_QUERIES = 30  # fewer queries cannot tell a backlog from noise
 
 
 @dataclass
@@ -85,42 +93,9 @@ def summarize(timeline, settings: Settings) -> Summary:
     return summary
 
 
-# A Server run kept up with its arrivals when it completed at least RATE_SHARE of
-# the rate it was offered (the scheduled one: a Poisson schedule's own rate, or a
-# trace's) and its queue did not grow through the run: the queries still in flight
-# when each was issued, on average over its last third, at most BACKLOG_GROWTH
-# times the first third's plus BACKLOG_QUERIES. (Its latency alone would not do: a
-# machine that gets busier mid-run makes every query slower without any queue.)
-RATE_SHARE = 0.9
-BACKLOG_GROWTH, BACKLOG_QUERIES = 2.0, 4
-
-
-def _kept_up(summary: Summary, timeline) -> None:
-    """LoadGen's Server is a result at its rate only when the system kept up: a run
-    whose queue grew all along (24.7 of 50 queries/s completed) is INVALID."""
-    reasons = summary.reasons
-    if summary.queries > 1 and summary.qps < RATE_SHARE * summary.scheduled_qps:
-        reasons.append(f"completed {summary.qps:.4g} queries/s, under {RATE_SHARE:.0%} of "
-                       f"the {summary.scheduled_qps:.4g}/s it was offered: it did not keep up")
-    done = sorted(timeline.completed)
-    # Issued in index order, so the queries done by query i's issue are all before it.
-    waiting = [index - bisect.bisect_right(done, issued)
-               for index, issued in enumerate(timeline.issued)]
-    third = len(waiting) // 3
-    if third >= 10:
-        first, last = (math.fsum(waiting[:third]) / third, math.fsum(waiting[-third:]) / third)
-        if last > BACKLOG_GROWTH * first + BACKLOG_QUERIES:
-            reasons.append(f"its queue grew through the run ({first:.3g} queries in flight "
-                           f"at an issue in its first third, {last:.3g} in its last): a "
-                           f"backlog")
-
-
 def _judge(summary: Summary, timeline) -> None:
     settings, reasons = summary.settings, summary.reasons
     start = timeline.start
-    if settings.scenario == SERVER and settings.bound is None:
-        summary.notes.append("no --latency_bound: VALID says the duration and rate "
-                             "rules held, not how long a query took")
     if settings.scenario == SERVER:
         span, what = timeline.scheduled[-1] - start, "the last query was scheduled"
     elif settings.scenario == OFFLINE:
@@ -149,6 +124,10 @@ def _judge(summary: Summary, timeline) -> None:
                                f"{format_seconds(bound.seconds)}: {bound.name} <= "
                                f"{format_seconds(bound.seconds)} needs at least {needed} "
                                f"queries for early stopping")
+    elif settings.scenario == SERVER:
+        # LoadGen's bound is per model; none fits every function, so none is assumed.
+        summary.notes.append("no --latency_bound: judged by the duration and keep-up "
+                             "rules only")
     elif settings.target_percentile is not None:
         target = settings.target_percentile
         if summary.estimates.get(target) is None:
@@ -157,6 +136,46 @@ def _judge(summary: Summary, timeline) -> None:
                            f"queries for early stopping, ran {summary.queries}")
     if settings.scenario == SERVER:
         _kept_up(summary, timeline)
+
+
+def _kept_up(summary: Summary, timeline) -> None:
+    """The Server's keep-up rules: the rate completed, and the backlog's growth."""
+    scheduled, completed, reasons = timeline.scheduled, timeline.completed, summary.reasons
+    count = len(completed)
+    if count < KEEP_UP_QUERIES:
+        summary.notes.append(f"{count} queries: too few to judge whether it kept up "
+                             f"({KEEP_UP_QUERIES} needed)")
+        return
+    # Rates and growth between the medians of the thirds of the queries (their
+    # scheduled times, completions, latencies): a constant latency cancels out, a
+    # stall of fewer queries than half a third moves no median, and a rule fires only
+    # when it holds from the first third to the second and from the second to the
+    # last (an overloaded queue falls behind all run; one long stall does it once).
+    third = count // 3
+    thirds = [slice(None, third), slice(third, count - third), slice(count - third, None)]
+    latency = [end - begin for end, begin in zip(completed, scheduled)]
+    at = [(_median(scheduled[part]), _median(completed[part]), _median(latency[part]))
+          for part in thirds]
+    steps = [(at[0], at[1]), (at[1], at[2]), (at[0], at[2])]  # the last: the label's
+    if any(later[0] <= earlier[0] or later[1] <= earlier[1] for earlier, later in steps):
+        return  # a trace with simultaneous arrivals: no rate to judge
+    served = [(later[0] - earlier[0]) / (later[1] - earlier[1]) for earlier, later in steps]
+    if all(share < KEPT_UP for share in served):
+        queries = count - third  # between the first and the last third's medians
+        offered = queries / (at[2][0] - at[0][0])
+        reasons.append(f"it did not keep up: completed {served[2] * offered:.4g} queries/s, "
+                       f"under {KEPT_UP:.0%} of the {offered:.4g} scheduled")
+    # An overloaded queue's latency grows in proportion to the time run (by 1 - 1/rho
+    # a second); a queue that keeps up has the same latency at the end as at the start.
+    growth = [(later[2] - earlier[2]) / (later[0] - earlier[0]) for earlier, later in steps]
+    if all(rate > GROWTH for rate in growth) and at[2][2] > 2 * at[0][2]:
+        reasons.append(f"the backlog grew: median latency {format_seconds(at[0][2])} in the "
+                       f"first third of the queries, {format_seconds(at[2][2])} in the last "
+                       f"({growth[2]:.2g} s a second of schedule, over {GROWTH:g})")
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2]
 
 
 def _count_within(ordered: list[float], limit: float) -> int:

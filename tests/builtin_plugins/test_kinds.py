@@ -173,3 +173,16 @@ def ireebench_configure(config):
     assert _rows(twice.stdout)["BM_increment/process_time/real_time"][2] == 10
     assert "result[0]: i32=10" in twice.stdout  # 5 batches of 2 invocations
     assert "--twice" in ireebench(f"--plugin={plugin}", "--help").stdout
+
+
+@pytest.mark.parametrize("concurrency", [1, 2])
+def test_async_batches_of_a_function_without_a_wait(compile_mlir, ireebench, concurrency):
+    """@splat's wait fence is dropped by the compiler, so a track's calls complete out of
+    order: each call signals its own semaphore (one timeline per track failed with
+    "semaphore already signaled past N")."""
+    path = compile_mlir("async_splat", ASYNC)
+    result = ireebench(f"--module={path}", "--function=splat", "--batch_size=64",
+                       f"--batch_concurrency={concurrency}", "--benchmark_min_time=2000x",
+                       timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert _rows(result.stdout)["BM_splat/process_time/real_time"][2] == 2048
