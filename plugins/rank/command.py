@@ -157,7 +157,7 @@ def main(argv: list[str], invocation) -> Ranking:
 
         return serve(config, invocation)
     options = settings(config)
-    found = candidate_files.collect(arguments)
+    found = candidate_files.collect(arguments, payloads=bool(options.replay))
     # Reported as the run's module and devices (provenance, the store's fingerprint).
     config = derived(config, module=(options.baseline,),
                      device=tuple(dict.fromkeys(options.devices)))
