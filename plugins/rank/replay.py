@@ -33,6 +33,7 @@ import re
 import signal
 import tempfile
 import time
+from pathlib import Path
 
 from ireebench import UsageError, names, native
 from ireebench.errors import one_line
@@ -43,6 +44,7 @@ from ireebench.stats import median
 from .drift import BASELINE_ID
 from .measure import Job, RerankResult
 from .results import Measurement, State
+from .stash import RANKED_METRIC
 
 FUNCTION = "replay"  # the rows' function: BM_replay/candidate:ID/...
 CHUNK = 5  # repetitions per native process while adaptive stopping asks for more
@@ -50,30 +52,47 @@ EXECUTABLE = re.compile(r"(\d+)(@\S+)?")
 DUMP_TOOL = "iree-dump-replay"
 
 
-def executables(capture: str) -> list[int]:
-    """The ids of the executables a capture prepares (``iree-dump-replay``)."""
+def executables(capture: str) -> dict[int, str]:
+    """The executables a capture prepares (``iree-dump-replay``): id -> its format and
+    exports as the capture records them (``embedded-elf-x86_64: main_dispatch_0_...``)."""
     proc = native.run_tool(DUMP_TOOL, ["--format=jsonl", capture])
     if proc.returncode != 0:
         raise UsageError(f"--replay={capture}: {DUMP_TOOL} failed: "
                          f"{native.native_error_line(proc.stderr, proc.returncode)}")
-    found = []
-    for line in proc.stdout.splitlines():
-        if '"executable_cache.prepare_executable"' in line:
-            found.append(int(json.loads(line)["related_object_id"]))
+    found = {}
+    with open(capture, "rb") as handle:
+        for line in proc.stdout.splitlines():
+            if '"executable_cache.prepare_executable"' not in line:
+                continue
+            record = json.loads(line)
+            payload = record.get("payload") or {}
+            # The metadata ends with the exports' names (uncompressed in ireebench's
+            # captures; a compressed range is left unnamed).
+            described = []
+            for key, tail in (("format_range", None),
+                              ("metadata_range", "metadata_function_name_storage_length")):
+                where = payload.get(key) or {}
+                if where.get("compression_type", 0) or not where.get("length"):
+                    continue
+                handle.seek(where["offset"])
+                data = handle.read(where["length"])
+                if tail is not None:
+                    data = data[len(data) - int(payload.get(tail) or 0):]
+                described.append(data.decode("utf-8", "replace"))
+            found[int(record["related_object_id"])] = ": ".join(filter(None, described))
     return found
 
 
 def check_executable(capture: str, executable: str) -> None:
-    """``--executable`` names one of the capture's executables (one line if not)."""
-    match = EXECUTABLE.fullmatch(executable or "")
-    if match is None:
-        raise UsageError(f"--executable={executable}: expected ID or ID@FORMAT, the id of "
-                         f"one of the capture's executables (iree-dump-replay {capture})")
+    """``--executable`` names one of the capture's executables (one line, listing
+    them, if not)."""
     known = executables(capture)
-    if int(match.group(1)) not in known:
-        raise UsageError(f"--executable={executable}: {capture} prepares no executable "
-                         f"{match.group(1)} (its executables: "
-                         f"{', '.join(map(str, known)) or 'none'})")
+    listed = "; ".join(f"{key} ({what})" if what else str(key) for key, what in known.items())
+    match = EXECUTABLE.fullmatch(executable or "")
+    if match is None or int(match.group(1)) not in known:
+        said = f"--executable={executable}: " if executable else "rank: --replay needs " \
+            "--executable=ID[@FORMAT], the captured executable the candidates replace: "
+        raise UsageError(f"{said}{capture}'s executables: {listed or 'none'}")
 
 
 class ReplayDevice:
@@ -92,6 +111,8 @@ class ReplayDevice:
                               .removesuffix("s"))
         self.confidence = float(config.getoption("confidence") or DEFAULT_CONFIDENCE)
         self.repetitions = int(config.getoption("benchmark_repetitions") or 1)
+        # Adaptive stopping judges the time ranked (--rank_by).
+        self.cpu = config.stash.get(RANKED_METRIC, None) == "cpu_time"
 
     def open(self) -> ReplayDevice:
         return self
@@ -116,7 +137,7 @@ class ReplayDevice:
         with tempfile.TemporaryDirectory(prefix="ireebench-replay-rank-") as scratch:
             out = os.path.join(scratch, "report.json")
             proc = native.run_tool(native.REPLAY_TOOL, self._args(job, repetitions, out))
-            text = open(out).read() if os.path.exists(out) else ""
+            text = Path(out).read_text() if os.path.exists(out) else ""
         try:
             report = json.loads(text) if text else None
         except ValueError:
@@ -167,8 +188,8 @@ class ReplayDevice:
             rows += measured
             if self.accuracy is None:
                 break
-            precision = relative_precision([row.real_seconds for row in rows],
-                                           self.confidence)
+            precision = relative_precision([row.cpu_seconds if self.cpu else row.real_seconds
+                                            for row in rows], self.confidence)
             if precision is not None and precision <= self.accuracy:
                 break
             if time.perf_counter() - start >= self.max_time:

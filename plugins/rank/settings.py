@@ -236,9 +236,6 @@ def _replay(config) -> None:
     refuse_special(replay, f"--replay={replay}")
     if not os.path.isfile(replay):
         raise UsageError(f"--replay={replay}: file not found")
-    if not config.getoption("executable"):
-        raise UsageError("rank: --replay needs --executable=ID, the captured executable the "
-                         f"candidates replace (iree-dump-replay {replay} lists them)")
 
 
 def settings(config) -> RankSettings:
@@ -298,10 +295,7 @@ def _default_metric(config, device_time: bool) -> str:
 def _metric(config) -> str:
     """``--rank_by``, else the metric that measured the work (:func:`_default_metric`)."""
     device_time = bool(config.getoption("device_time"))
-    # A replay's real time is what its scope markers timed; its CPU time is the
-    # whole native process's.
-    chosen = config.getoption("rank_by") or ("real_time" if config.getoption("replay")
-                                             else _default_metric(config, device_time))
+    chosen = config.getoption("rank_by") or _default_metric(config, device_time)
     if chosen not in METRICS:
         raise UsageError(f"--rank_by={chosen}: one of {', '.join(METRICS)}")
     if chosen == "device_time" and not device_time:
