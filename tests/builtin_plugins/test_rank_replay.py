@@ -86,7 +86,7 @@ def test_candidates_are_ranked_by_the_whole_replay_and_an_abi_mismatch_is_a_stat
     assert any(name.startswith("BM_replay/candidate:baseline/device:local-sync#0/round:1/")
                for name in names), sorted(names)
     assert any(name.startswith("BM_replay/candidate:wrong") for name in names)  # its error row
-    assert "Ranking of 3 candidates (BM_replay, CPU time) against" in result.stdout
+    assert "Ranking of 3 candidates (BM_replay, real time) against" in result.stdout
     # A rerun takes everything from the cache (the refused payload too): no native
     # process runs.
     again = ireebench(*args)
