@@ -113,6 +113,17 @@ def test_bad_input_is_one_line(ireebench, tuning, args, expected):
     assert expected.format(**fill) in one_error_line(result)
 
 
+def test_the_python_api_ranks_payloads_by_replay(tuning):
+    import ireebench
+
+    ranking = ireebench.rank([tuning["a"], tuning["wrong"]], None, *FAST[1:],
+                             replay=tuning["capture"], executable=tuning["first"],
+                             devices="local-sync", rank_cache="off", rerank_top=0)
+    states = {candidate.id: candidate.state.value for candidate in ranking.candidates}
+    assert states == {"t8x32x1": "ok", "wrong": "load_failed"}
+    assert ranking.winner.id == "t8x32x1" and ranking.winner.ratio > 0
+
+
 def test_a_file_that_is_not_a_capture_is_one_line(ireebench, tuning, tmp_path):
     text = tmp_path / "notes.ireereplay"
     text.write_text("not a capture\n")
