@@ -180,11 +180,15 @@ class ReplayDevice:
         start = time.perf_counter()
         rows: list = []
         imprecise = False
+        load = None
         while True:
             chunk = max(CHUNK, self.repetitions) if self.accuracy else self.repetitions
             measured, state, message = self._run(job, chunk)
             if state is not None:
                 return Measurement(state, message, elapsed=time.perf_counter() - start)
+            if load is None:  # the native process's start, not its repetitions (timeouts)
+                load = max(0.0, time.perf_counter() - start
+                           - sum(row.real_accumulated_time for row in measured))
             rows += measured
             if self.accuracy is None:
                 break
@@ -203,7 +207,7 @@ class ReplayDevice:
             seconds=median(samples), cpu_samples=cpu, cpu_seconds=median(cpu),
             precision=relative_precision(samples, self.confidence),
             cpu_precision=relative_precision(cpu, self.confidence),
-            elapsed=time.perf_counter() - start, imprecise=imprecise)
+            elapsed=time.perf_counter() - start, load_seconds=load or 0.0, imprecise=imprecise)
 
     def rerank(self, jobs: list[Job], rounds: int, seed: int) -> RerankResult:
         """``rounds`` rounds, each one native process of one repetition per job, in an
