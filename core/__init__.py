@@ -43,7 +43,6 @@ import os
 from ._cli import execute
 from ._cli.commands import CommandConfig
 from ._cli.invocation import Invocation
-from ._discovery import module_functions
 from ._public import IreebenchDeprecationWarning, deprecated_names, lazy_names
 from .backend import Backend
 from .config import Config
@@ -113,7 +112,10 @@ RUNTIME_NAMES = {
     "declared_input_types": ".signature",
     "parse_tensor_type": ".signature",
 }
-__getattr__, __dir__ = lazy_names(__name__, RUNTIME_NAMES)
+# Public names imported on first use although they need neither: what --help and a
+# subcommand never call (a module's functions: its discovery, hashing the file).
+DEFERRED_NAMES = {"module_functions": "._discovery"}
+__getattr__, __dir__ = lazy_names(__name__, {**RUNTIME_NAMES, **DEFERRED_NAMES})
 
 __all__ = [
     "Backend", "Batch", "CommandConfig", "Config", "Counter", "FunctionInfo", "Invocation",

@@ -12,7 +12,8 @@ margin, is not above the leader's raised by the leader's
 candidate's device, so a candidate is eliminated wrongly only when both
 intervals miss, well under 1 - confidence), at most
 :func:`most_finalists` of them, best first. The rest of the budget goes to their
-paired re-rank (:func:`rounds`): as many rounds as it pays for. The error
+paired re-rank, as successive halving (:func:`stages`): each stage as many
+rounds as its share pays for (:func:`rounds`), the better half going on. The error
 rate and the device time it saves are measured by benchmarks/race_rates.py
 (docs/performance.md, "Racing under a budget").
 """
@@ -64,6 +65,20 @@ def finalists(results: list[CandidateResult], metric: str, most: int,
     ceiling = leader.first_pass_ratio * (1 + margin(leader))
     return [result for result in ranked
             if result.first_pass_ratio * (1 - margin(result)) <= ceiling][:most]
+
+
+def stages(budget: float, spent: float, members: int, repetition: float) -> list[tuple[int, int]]:
+    """The re-rank as successive halving: ``(members, rounds)`` per stage, the better
+    half of each stage's members (by their paired ratios over all the rounds they ran)
+    going on to the next, down to two. The rest of the budget is split evenly among
+    the stages, so the last pair, whose order is the answer, runs the most rounds:
+    over the stages they are paired in about twice the rounds one stage of every
+    finalist would give them (benchmarks/race_rates.py measures what it buys)."""
+    counts = [members]
+    while counts[-1] > 2:
+        counts.append(math.ceil(counts[-1] / 2))
+    share = max(0.0, budget - spent) / len(counts)
+    return [(count, rounds(share, 0.0, count, repetition)) for count in counts]
 
 
 def repetition_seconds(min_time) -> float:

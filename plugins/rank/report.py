@@ -154,8 +154,10 @@ def lines(ranking: Ranking) -> list[str]:
            table(ranking)]
     rerank = ranking.rerank
     if rerank is not None:
+        halving = "" if not rerank.stages else \
+            f", halved: {' -> '.join(str(len(stage)) for stage in rerank.stages)} members"
         head = (f"Re-rank of the top {len(rerank.members)} on {rerank.device}, {rerank.rounds} "
-                f"rounds (seed {rerank.seed})" + (", cached" if rerank.cached else ""))
+                f"rounds{halving} (seed {rerank.seed})" + (", cached" if rerank.cached else ""))
         if rerank.order and len(rerank.order) > 1:
             p = rerank.p_values[0] if rerank.p_values else None
             verdict = (f"{rerank.order[0]} before {rerank.order[1]} (Wilcoxon signed-rank "

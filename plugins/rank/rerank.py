@@ -5,7 +5,8 @@ repetition of each per round in a fresh random order
 (:func:`.measure.rerank`); their order is by the median of the per-round
 ratios to the baseline (:func:`judge`), each neighbour pair judged by the
 Wilcoxon signed-rank test on the paired log differences, and Kendall's tau
-between the first pass and the re-rank says how stable the order is.
+between the first pass and the re-rank says how stable the order is. A race's
+re-rank (``--race_budget``) runs in stages of successive halving (:mod:`.race`).
 """
 
 from __future__ import annotations
@@ -57,21 +58,31 @@ def round_ratios(rerank: Rerank, member: str) -> list[float]:
 
 
 def judge(rerank: Rerank, result: RerankResult, metric: str) -> None:
-    """The re-rank's order, ratios, p-values and Kendall's tau, from its rounds."""
-    rerank.failed = dict(result.failed)
+    """The re-rank's order, ratios, p-values and Kendall's tau, from its rounds (a
+    stage of successive halving: added to the earlier stages' rounds, and a member
+    that went further ranks before one that did not)."""
+    rerank.failed.update(result.failed)
     by_round = result.cpu_seconds if metric == "cpu_time" else result.seconds
     base = by_round.get(BASELINE_ID)
     if base is None or BASELINE_ID in result.failed:
         rerank.message = f"the baseline failed in the re-rank: " \
                          f"{result.failed.get(BASELINE_ID, 'not measured')}"
         return
-    rerank.round_seconds = {member: by_round[member] for member in rerank.members
-                            if by_round.get(member) is not None and member not in result.failed}
-    rerank.round_seconds[BASELINE_ID] = base
+    # A member's rounds pair with the baseline's first ones: it ran every stage's
+    # rounds until it was left out, and the baseline's list grows stage by stage.
+    for member in [*rerank.members, BASELINE_ID]:
+        if by_round.get(member) is not None:
+            rerank.round_seconds[member] = rerank.round_seconds.get(member, []) \
+                + by_round[member]
+    for member in rerank.failed:
+        rerank.round_seconds.pop(member, None)
     ratios = {member: round_ratios(rerank, member) for member in rerank.round_seconds
               if member != BASELINE_ID}
     rerank.ratios = {member: median(values) for member, values in ratios.items() if values}
-    rerank.order = sorted(rerank.ratios, key=rerank.ratios.__getitem__)
+    reached = {member: max((stage for stage, members in enumerate(rerank.stages)
+                            if member in members), default=0) for member in rerank.ratios}
+    rerank.order = sorted(rerank.ratios, key=lambda member: (-reached[member],
+                                                            rerank.ratios[member]))
     rerank.p_values = [
         signed_rank_test([math.log(a / b) for a, b in zip(rerank.round_seconds[first],
                                                            rerank.round_seconds[second])

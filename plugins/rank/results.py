@@ -165,13 +165,16 @@ class Rerank:
     of those ratios; ``p_values[i]`` is the two-sided Wilcoxon signed-rank
     test of the paired log differences between ``order[i]`` and
     ``order[i + 1]`` (``p_values[0]``: is the winner really faster than the
-    runner-up?).
+    runner-up?). A race's re-rank is successive halving: ``stages`` are the
+    members of each stage, each stage's better half going on; a member's
+    rounds are all those it ran, and those that went further rank first.
     """
 
     device: str
-    rounds: int
+    rounds: int  # all the stages'
     seed: int
     members: list[str]  # candidate ids in first-pass order
+    stages: list[list[str]] = field(default_factory=list)  # one stage: empty
     order: list[str] = field(default_factory=list)
     ratios: dict[str, float] = field(default_factory=dict)  # median paired ratio
     round_seconds: dict[str, list[float]] = field(default_factory=dict)  # id -> per round

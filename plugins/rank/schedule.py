@@ -61,6 +61,8 @@ class Task:
     jobs: list[Job] = field(default_factory=list)  # a re-rank's members
     timeout: float | None = None
     sequence: int = 0  # its place in its device's order of measurements
+    rounds: int = 0  # a re-rank's, and the seed of its order
+    seed: int = 0
 
 
 @dataclass
@@ -348,7 +350,7 @@ class Ranker:
         worker.started_at = worker.deadline = None
         if task.kind == "rerank":
             sent = worker.send("rerank", [job.to_data() for job in task.jobs],
-                               self.rerank.rounds, self.settings.seed)
+                               task.rounds, task.seed)
         else:
             sent = worker.send("measure", task.job.to_data())
             if task.kind == "candidate":
@@ -462,44 +464,57 @@ class Ranker:
         settings = self.settings
         if self.losses.stopped or settings.rerank_top < 2:
             return
-        rounds = settings.rerank_rounds
         if settings.race_budget is None:
             members = sorted((result for result in self.results
                               if result.state is State.OK and result.first_pass_ratio is not None
                               and not result.same_as),
                              key=lambda result: result.first_pass_ratio)[:settings.rerank_top]
-        else:  # the finalists, for what is left of the budget
+            plan = [(len(members), settings.rerank_rounds)]
+        else:  # the finalists, halved stage by stage for what is left of the budget
             members = race.finalists(self.results, settings.metric,
                                      race.most_finalists(len(self.results), settings.rerank_top),
                                      self._drift)
-            rounds = race.rounds(settings.race_budget, self.device_seconds(), len(members),
-                                 race.repetition_seconds(
-                                     self.config.getoption("benchmark_min_time")))
+            plan = race.stages(settings.race_budget, self.device_seconds(), len(members),
+                               race.repetition_seconds(
+                                   self.config.getoption("benchmark_min_time")))
         if len(members) < 2:
             return
         device = rerank.device(self.devices, self.losses.retired)
-        self.rerank = Rerank(device.spec.label if device else "", rounds,
-                             settings.seed, [member.id for member in members])
+        self.rerank = Rerank(device.spec.label if device else "",
+                             sum(rounds for _, rounds in plan), settings.seed,
+                             [member.id for member in members])
         if device is None:
             self.rerank.message = "no device is left for the re-rank (their nodes were lost)"
             return
-        rerank_key = rank_cache.key(kind="rerank", rounds=rounds,
+        rerank_key = rank_cache.key(kind="rerank", rounds=self.rerank.rounds,
                                     members=[self.key(module=m.sha256) for m in members],
-                                    device=fingerprint(device.spec))
+                                    device=fingerprint(device.spec),
+                                    **({"stages": plan} if len(plan) > 1 else {}))
         record = self.cache.get(rerank_key)
         if record is not None:
             self.rerank = Rerank(**record["rerank"])
             self.rerank.cached = True
             return
-        jobs = [Job(member.id, self.jobs[member.id].path, member.sha256,
-                    {"candidate": member.id, "pass": "rerank"}) for member in members]
-        jobs.append(self.baselines.job(**{"pass": "rerank"}))
-        if device.worker is None:
-            self.start(device)
-        self.pending_rerank = Task("rerank", jobs=jobs,
-                                   timeout=rerank.timeout(settings, members, device.first,
-                                                          rounds))
-        self._loop()
+        by_id = {member.id: member for member in members}
+        for stage, (count, rounds) in enumerate(plan):
+            alive = [by_id[member] for member in (self.rerank.order[:count] if stage
+                                                  else by_id)]
+            if len(alive) < 2 or (stage and self.losses.stopped):
+                break
+            if len(plan) > 1:
+                self.rerank.stages.append([member.id for member in alive])
+            jobs = [Job(member.id, self.jobs[member.id].path, member.sha256,
+                        {"candidate": member.id, "pass": "rerank"}) for member in alive]
+            jobs.append(self.baselines.job(**{"pass": "rerank"}))
+            if device.worker is None:
+                self.start(device)
+            self.pending_rerank = Task("rerank", jobs=jobs, rounds=rounds,
+                                       seed=settings.seed + stage,
+                                       timeout=rerank.timeout(settings, alive, device.first,
+                                                              rounds))
+            self._loop()
+            if not self.rerank.order or self.rerank.message:
+                break
         if self.rerank.order:
             self.cache.put(rerank_key, {"rerank": self.rerank.to_dict()})
         self.stream.write("rerank", self.rerank.to_dict())

@@ -47,7 +47,11 @@ from ireebench.plugins.rank import (
     close_workers,
     warm_workers,
 )
+from ireebench.plugins.rank.measure import RerankResult
 from ireebench.plugins.rank.ordering import interpolate, kendall_tau, signed_rank_test
+from ireebench.plugins.rank.race import stages
+from ireebench.plugins.rank.rerank import judge
+from ireebench.plugins.rank.results import Rerank
 
 INPUTS = 1 << 20
 INPUT = f"--input={INPUTS}xi32=0"  # zeros: every correct candidate returns 0
@@ -1079,3 +1083,34 @@ def test_a_race_under_a_budget_picks_the_true_winner(ireebench, compile_mlir, tm
     # The finalists re-ranked, unless the first pass already left the leader alone.
     assert ranking["rerank"] is None or ("w0" in ranking["rerank"]["members"]
                                          and ranking["rerank"]["rounds"] >= 5), ranking["rerank"]
+    rerank = ranking["rerank"]
+    if rerank is not None and len(rerank["members"]) > 2:  # halved down to the last two
+        assert [len(stage) for stage in rerank["stages"]][-1] == 2, rerank["stages"]
+        assert set(rerank["stages"][-1]) == set(rerank["order"][:2]), rerank
+
+
+def test_a_race_halves_its_finalists_down_to_two():
+    """Successive halving: each stage the better half of the last, down to two; the
+    budget left split evenly, so the fewer members the more rounds."""
+    plan = stages(budget=10.0, spent=1.0, members=8, repetition=0.01)
+    assert [count for count, _ in plan] == [8, 4, 2]
+    assert [rounds for _, rounds in plan] == sorted(rounds for _, rounds in plan)
+    assert [count for count, _ in stages(10.0, 1.0, 5, 0.01)] == [5, 3, 2]
+    assert [count for count, _ in stages(10.0, 1.0, 2, 0.01)] == [2]
+
+
+def test_a_halving_stage_pools_its_rounds_and_ranks_who_went_further_first():
+    """The second stage's members keep their first-stage rounds (paired with the
+    baseline's first rounds); one left out at stage 1 ranks after them even with a
+    better ratio over the rounds it ran."""
+    rerank = Rerank("local-sync", 6, 0, ["a", "b", "c"], stages=[["a", "b", "c"]])
+    seconds = {"a": [1.0, 1.0], "b": [2.0, 2.0], "c": [3.0, 3.0], "baseline": [2.0, 2.0]}
+    judge(rerank, RerankResult(seconds=seconds, cpu_seconds=seconds), "real_time")
+    assert rerank.order == ["a", "b", "c"]
+    rerank.stages.append(["a", "b"])
+    seconds = {"a": [3.0, 3.0, 3.0, 3.0], "b": [1.0] * 4, "baseline": [2.0] * 4}
+    judge(rerank, RerankResult(seconds=seconds, cpu_seconds=seconds), "real_time")
+    assert rerank.round_seconds["a"] == [1.0, 1.0, 3.0, 3.0, 3.0, 3.0]
+    assert rerank.round_seconds["baseline"] == [2.0] * 6
+    assert rerank.order == ["b", "a", "c"], rerank.ratios
+    assert rerank.ratios["c"] == 1.5 and rerank.ratios["b"] == 0.5

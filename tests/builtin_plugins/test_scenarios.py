@@ -405,6 +405,33 @@ def test_a_plugin_supplies_the_server_arrivals(ireebench, serving, tmp_path):
     assert BURSTY.read_text() in (ROOT / "docs" / "serving.md").read_text()
 
 
+SLO_GATE = ROOT / "examples" / "serving" / "slo_gate.py"
+
+
+def test_a_plugin_fails_a_server_run_on_its_slos(ireebench, serving, tmp_path):
+    """docs/serving.md's slo_gate: an INVALID Server row (a rate the function cannot
+    keep up with), or goodput under 99 % of the completed queries, fails the run with
+    exit 5 after every row is written; a run within its SLOs passes."""
+    base = ("--scenario=server", "--min_query_count=100", "--benchmark_format=json", *FAST,
+            f"--plugin={SLO_GATE}")
+    out = tmp_path / "out.json"
+    slow = ireebench(f"--module={serving}", "--function=spin", "--input=i32=2000000",
+                     "--target_qps=20000", *base, f"--benchmark_out={out}")
+    assert slow.returncode == 5, slow.stderr
+    line = slow.stderr.strip().splitlines()[-1]
+    assert line.startswith("ireebench: run failed: plugin 'slo_gate': BM_spin/"), line
+    assert ": INVALID: it did not keep up: completed " in line, line
+    assert json.loads(out.read_text())["benchmarks"][0]["valid"] == 0  # written whole
+    missed = ireebench(f"--module={serving}", *SPIN, "--target_qps=100", *base,
+                       "--goodput=e2e:1us")
+    assert missed.returncode == 5, missed.stderr
+    assert ": goodput 0/s, under 99% of the " in missed.stderr, missed.stderr
+    kept = ireebench(f"--module={serving}", *SPIN, "--target_qps=100", *base,
+                     "--goodput=e2e:100s")
+    assert kept.returncode == 0, kept.stderr
+    assert SLO_GATE.read_text() in (ROOT / "docs" / "serving.md").read_text()
+
+
 def test_arrivals_that_are_not_a_schedule_are_the_plugins_error(ireebench, serving,
                                                                  tmp_path):
     plugin = tmp_path / "backwards.py"
