@@ -474,9 +474,12 @@ class Ranker:
             members = race.finalists(self.results, settings.metric,
                                      race.most_finalists(len(self.results), settings.rerank_top),
                                      self._drift)
+            repetition = race.repetition_seconds(self.config.getoption("benchmark_min_time"))
+            if settings.replay:  # each of its samples is a native process: its start too
+                repetition += max((device.first.load_seconds for device in self.devices
+                                   if device.first), default=0.0)
             plan = race.stages(settings.race_budget, self.device_seconds(), len(members),
-                               race.repetition_seconds(
-                                   self.config.getoption("benchmark_min_time")))
+                               repetition)
         if len(members) < 2:
             return
         device = rerank.device(self.devices, self.losses.retired)
