@@ -76,7 +76,8 @@ def run(argv: list[str], stdout=None, stderr=None, plugins=()) -> RunResult:
 
 def rank(candidates, baseline, *flags: str, stdout=None, stderr=None, plugins=(),
          **options):
-    """Ranks candidate modules against ``baseline``: ``ireebench rank`` from Python.
+    """Ranks candidate modules against ``baseline``: ``ireebench rank`` from Python
+    (``baseline=None`` with ``replay=CAPTURE, executable=ID``: payloads by replay).
 
     ``candidates`` are paths, or one path (``.vmfb``, ``.mlir``, globs, manifests),
     ``flags`` further command-line flags, and each keyword an option
@@ -89,7 +90,9 @@ def rank(candidates, baseline, *flags: str, stdout=None, stderr=None, plugins=()
     """
     if isinstance(candidates, (str, os.PathLike)):
         candidates = [candidates]  # one path is one candidate, not its characters
-    argv = ["rank", *map(os.fspath, candidates), f"--baseline={os.fspath(baseline)}", *flags]
+    # None: no --baseline (a ranking by replay, replay=..., has the capture as its baseline).
+    given = [] if baseline is None else [f"--baseline={os.fspath(baseline)}"]
+    argv = ["rank", *map(os.fspath, candidates), *given, *flags]
     for name, value in options.items():
         if value is None:
             continue  # an option left at its default

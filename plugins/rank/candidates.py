@@ -36,6 +36,9 @@ from ireebench.errors import one_line, printable
 from .results import State
 
 MODULE_SUFFIXES = (".vmfb", ".mlir")
+# With --replay a candidate is an executable payload (.so, .hsaco, .bin ...): a
+# manifest is then a file with one of these suffixes.
+MANIFEST_SUFFIXES = (".json", ".txt")
 GLOB_CHARACTERS = re.compile(r"[*?[]")
 ID = re.compile(r"[^\s/]+")
 
@@ -50,8 +53,10 @@ class Candidate:
     message: str = ""
 
 
-def collect(arguments: list[str]) -> list[Candidate]:
-    """The candidates the arguments name, in order (see the module docstring)."""
+def collect(arguments: list[str], payloads: bool = False) -> list[Candidate]:
+    """The candidates the arguments name, in order (see the module docstring);
+    ``payloads``: executable payloads (``--replay``), any file but a ``.json`` or
+    ``.txt`` manifest."""
     if not arguments:
         raise UsageError("rank: no candidates: ireebench rank CANDIDATES... --baseline=BASE "
                          "(files, globs or a manifest)")
@@ -62,7 +67,8 @@ def collect(arguments: list[str]) -> list[Candidate]:
             if not matches:
                 raise UsageError(f"rank: {argument}: no file matches")
             found.extend(Candidate(_stem(path), path) for path in matches)
-        elif argument.endswith(MODULE_SUFFIXES) or not os.path.isfile(argument):
+        elif argument.endswith(MODULE_SUFFIXES) or not os.path.isfile(argument) \
+                or (payloads and not argument.endswith(MANIFEST_SUFFIXES)):
             found.append(Candidate(_stem(argument), argument))
         else:
             found.extend(read_manifest(argument))

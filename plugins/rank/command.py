@@ -49,7 +49,9 @@ interleaved. Every candidate ends ok or in a failure state (load_failed,
 runtime_error, wrong_output with --check_outputs, timeout, crashed); results are
 cached (--rank_cache) and a rerun measures only what is missing. With
 --executor=ray each device's worker is a Ray actor on a node that holds the
-device (docs/fleet.md). See docs/tuning.md.
+device (docs/fleet.md). With --replay=CAPTURE --executable=ID the candidates are
+executable payloads, each ranked by the whole capture replayed with it substituted
+(iree-benchmark-replay), the baseline the capture unchanged. See docs/tuning.md.
 """
 
 # Options a ranking sets itself, or that make no sense for one.
@@ -157,7 +159,7 @@ def main(argv: list[str], invocation) -> Ranking:
 
         return serve(config, invocation)
     options = settings(config)
-    found = candidate_files.collect(arguments)
+    found = candidate_files.collect(arguments, payloads=bool(options.replay))
     # Reported as the run's module and devices (provenance, the store's fingerprint).
     config = derived(config, module=(options.baseline,),
                      device=tuple(dict.fromkeys(options.devices)))

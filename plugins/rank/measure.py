@@ -204,6 +204,15 @@ class WarmDevice:
             time_unit=point.getoption("time_unit") or self.kind.default_time_unit,
             selected=True, inputs=self.inputs, params=dict(job.params))
 
+    def describe(self) -> str:
+        return repr(self.session.device)
+
+    def measure(self, job: Job) -> Measurement:
+        return measure_candidate(self, job)
+
+    def rerank(self, jobs: list[Job], rounds: int, seed: int) -> RerankResult:
+        return rerank(self, jobs, rounds, seed)
+
     def close(self) -> None:
         self.inputs = None
         if self.session is not None:

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 import iree.runtime as rt
 from ireebench import module_functions, names
-from ireebench.backend import machine_context
+from ireebench.backend import file_sha256, machine_context
 from ireebench.errors import Terminated, UsageError
 from ireebench.lib.channel import decode_error
 
 from . import cache as rank_cache
-from . import race, report, rerank
+from . import race, replay, report, rerank
 from .candidates import Candidate, resolve, resolve_all
 from .devices import DeviceSpec, fingerprint, worker_devices
 from .drift import BASELINE_ID, Baselines
@@ -204,11 +204,18 @@ class Ranker:
         config, settings = self.config, self.settings
         compiling = config.for_point(dict(config.options, device=(self.devices[0].spec.uri,)),
                                      list(config.runtime_flags), {})
-        baseline = resolve(compiling, Candidate(BASELINE_ID, settings.baseline))
-        if baseline.state is not None:
-            raise UsageError(f"--baseline={settings.baseline}: {baseline.message}")
+        if settings.replay:  # the capture is the baseline (replayed unchanged)
+            replay.check_executable(settings.replay, settings.executable)
+            baseline = Candidate(BASELINE_ID, settings.replay, settings.replay,
+                                 file_sha256(settings.replay))
+            function = replay.FUNCTION
+        else:
+            baseline = resolve(compiling, Candidate(BASELINE_ID, settings.baseline))
+            if baseline.state is not None:
+                raise UsageError(f"--baseline={settings.baseline}: {baseline.message}")
+            function = _function(compiling, baseline, settings.baseline)
+        self.rows.function = function
         self.baselines = Baselines(settings, baseline, self.stream)
-        function = self.rows.function = _function(compiling, baseline, settings.baseline)
         # A candidate's cache key, but its module and its device's fingerprint.
         self.key = functools.partial(
             rank_cache.key, kind="candidate", function=function, baseline=baseline.sha256,
@@ -228,7 +235,9 @@ class Ranker:
         context = machine_context(config)
         context.extra["rank"] = {"baseline": os.path.abspath(settings.baseline),
                                  "baseline_sha256": baseline.sha256, "function": function,
-                                 "devices": [d.spec.to_dict() for d in self.devices]}
+                                 "devices": [d.spec.to_dict() for d in self.devices],
+                                 **({"replay_executable": settings.executable}
+                                    if settings.replay else {})}
         # Reported before the first rows: a device or input the workers refuse
         # is then one line without a context block before it.
         self.rows.context = (context, [names.run_name(function, {"candidate": result.id})
@@ -465,9 +474,12 @@ class Ranker:
             members = race.finalists(self.results, settings.metric,
                                      race.most_finalists(len(self.results), settings.rerank_top),
                                      self._drift)
+            repetition = race.repetition_seconds(self.config.getoption("benchmark_min_time"))
+            if settings.replay:  # each of its samples is a native process: its start too
+                repetition += max((device.first.load_seconds for device in self.devices
+                                   if device.first), default=0.0)
             plan = race.stages(settings.race_budget, self.device_seconds(), len(members),
-                               race.repetition_seconds(
-                                   self.config.getoption("benchmark_min_time")))
+                               repetition)
         if len(members) < 2:
             return
         device = rerank.device(self.devices, self.losses.retired)

@@ -19,6 +19,7 @@ multimodality warning per measurement.
 from __future__ import annotations
 
 import math
+import os
 import random
 from dataclasses import dataclass
 
@@ -133,6 +134,17 @@ def add_options(parser) -> None:
              "not measured, an interrupted ranking resumes; off: no cache.")
     add("--remeasure", "remeasure", type=bool, group=GROUP,
         help="Measure everything again (the cache is still written).")
+    add("--replay", "replay", default="", group=GROUP, metavar="FILE.ireereplay",
+        help="Rank executable payloads for one executable of this capture "
+             "(--device_replay_output) by the whole model's replayed time with each "
+             "substituted (iree-benchmark-replay); the baseline is the capture unchanged. "
+             "See docs/tuning.md.")
+    add("--executable", "executable", default="", group=GROUP, metavar="ID[@FORMAT]",
+        help="With --replay: the captured executable the candidates replace "
+             "(iree-dump-replay lists them).")
+    add("--replay_scope", "replay_scope", default="execute", group=GROUP, metavar="NAME",
+        help="With --replay: time the regions inside these scope markers (default execute, "
+             "the benchmark's timed work; empty: the whole replay).")
     add("--rank_serve", "rank_serve", default="", group=GROUP, hidden=True,
         help="On a cluster's node: serve as one device's warm worker (plugins/rank/serve.py).")
 
@@ -161,6 +173,8 @@ class RankSettings:
     adaptive: bool  # --benchmark_min_rel_accuracy
     max_time: float | None  # its --benchmark_max_time
     metric: str  # --rank_by
+    replay: str = ""  # --replay: the capture, whose unchanged replay is the baseline
+    executable: str = ""
 
 
 def _seconds(flag: str, text: str) -> float | None:
@@ -196,9 +210,39 @@ def device_list(config) -> list[str]:
     return parse_device_list(text) if text else (given or ["local-task"])
 
 
+# What a ranking by replay cannot use: the capture holds the module's work.
+REPLAY_REFUSED = {
+    "baseline": "the baseline is the capture replayed unchanged",
+    "function": "the capture holds the function's work",
+    "input": "the capture holds the inputs",
+    "parameters": "the capture holds or references the parameters",
+    "device_time": "a replay has no profiling pass; it is ranked by the replay's time",
+}
+
+
+def _replay(config) -> None:
+    """``--replay``'s checks (one line each); ``--executable`` alone is refused too."""
+    replay = config.getoption("replay")
+    if not replay:
+        if config.getoption("executable"):
+            raise UsageError("--executable: only with --replay=CAPTURE.ireereplay")
+        return
+    for name, reason in REPLAY_REFUSED.items():
+        if config.getoption(name):
+            raise UsageError(f"rank: --{name} cannot be used with --replay: {reason}")
+    if config.getoption("executor") == "ray":
+        raise UsageError("rank: --replay: the replay's native processes run on this machine "
+                         "(--executor=local)")
+    refuse_special(replay, f"--replay={replay}")
+    if not os.path.isfile(replay):
+        raise UsageError(f"--replay={replay}: file not found")
+
+
 def settings(config) -> RankSettings:
     """The rank options, checked (one line for a bad value)."""
-    baseline = config.getoption("baseline")
+    _replay(config)
+    replay = config.getoption("replay")
+    baseline = replay or config.getoption("baseline")
     refuse_special(baseline, f"--baseline={baseline}")
     if not baseline:
         raise UsageError("rank: --baseline=BASE.vmfb is required (the module every candidate "
@@ -216,7 +260,7 @@ def settings(config) -> RankSettings:
         rerank_top=_at_least(config, "rerank_top", 0),
         rerank_rounds=_at_least(config, "rerank_rounds", 2),
         seed=seed if seed is not None else random.SystemRandom().randrange(2 ** 31),
-        check_outputs=bool(config.getoption("check_outputs")),
+        check_outputs=bool(config.getoption("check_outputs")) and not replay,
         rotate_inputs=_at_least(config, "rotate_inputs", 1),
         candidate_timeout=_seconds("candidate_timeout", config.getoption("candidate_timeout")),
         timeout_factor=factor if factor is not None else DEFAULT_TIMEOUT_FACTOR,
@@ -231,6 +275,8 @@ def settings(config) -> RankSettings:
         max_time=_seconds("benchmark_max_time", config.getoption("benchmark_max_time") or
                           "10s") if accuracy else None,
         metric=_metric(config),
+        replay=replay,
+        executable=config.getoption("executable"),
     )
 
 
@@ -249,7 +295,12 @@ def _default_metric(config, device_time: bool) -> str:
 def _metric(config) -> str:
     """``--rank_by``, else the metric that measured the work (:func:`_default_metric`)."""
     device_time = bool(config.getoption("device_time"))
-    chosen = config.getoption("rank_by") or _default_metric(config, device_time)
+    # A replay's real time is what its scope markers timed (the model's work); its CPU
+    # time is the whole replay iteration's, the replay's own setup of each iteration
+    # (executables prepared, buffers allocated) included, which dilutes every ratio
+    # (benchmarks/replay_rank.py).
+    chosen = config.getoption("rank_by") or ("real_time" if config.getoption("replay")
+                                             else _default_metric(config, device_time))
     if chosen not in METRICS:
         raise UsageError(f"--rank_by={chosen}: one of {', '.join(METRICS)}")
     if chosen == "device_time" and not device_time:

@@ -52,7 +52,8 @@ from ireebench.lib.channel import (
 from ireebench.streams import CliStream
 
 from .devices import DeviceSpec
-from .measure import Job, WarmDevice, measure_candidate, rerank
+from .measure import Job, WarmDevice
+from .replay import ReplayDevice
 
 # How long an idle worker has to end after "stop" before it is killed.
 STOP_SECONDS = 2.0
@@ -232,11 +233,13 @@ def _serve(config, spec: DeviceSpec, function: str, baseline: Job, check_outputs
             os.sched_setaffinity(0, spec.cpus)
         for flag in spec.runtime_flags(config.runtime_flags):
             rt.flags.parse_flags(flag)
-        warm = WarmDevice(config, spec.uri, function, baseline, check_outputs).open()
+        # --replay: each measurement a native replay process (nothing stays warm).
+        device = ReplayDevice if config.getoption("replay", "") else WarmDevice
+        warm = device(config, spec.uri, function, baseline, check_outputs).open()
     except BaseException as exc:  # noqa: BLE001 - told to the ranking
         channel.send("failed", encode_error(exc))
         return EXIT_FAILED
-    channel.send("ready", {"pid": os.getpid(), "device": repr(warm.session.device),
+    channel.send("ready", {"pid": os.getpid(), "device": warm.describe(),
                            "cpus": sorted(os.sched_getaffinity(0)) if spec.cpus else []})
     frames = Frames()
     try:
@@ -249,11 +252,11 @@ def _serve(config, spec: DeviceSpec, function: str, baseline: Job, check_outputs
                     return EXIT_OK
                 channel.send("begin")
                 if kind == "measure":
-                    measured = measure_candidate(warm, Job.from_data(args[0]))
+                    measured = warm.measure(Job.from_data(args[0]))
                     channel.send("result", measured.to_data())
                 elif kind == "rerank":
                     jobs = [Job.from_data(data) for data in args[0]]
-                    channel.send("rerank", rerank(warm, jobs, args[1], args[2]).to_data())
+                    channel.send("rerank", warm.rerank(jobs, args[1], args[2]).to_data())
     except BaseException as exc:  # noqa: BLE001 - a plugin's error or a bug: the run's end
         channel.send("error", encode_error(exc))
         return EXIT_PLUGIN_ERROR
