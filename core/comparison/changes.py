@@ -123,13 +123,35 @@ def noise_sigma(runs: list[RunValues]) -> float:
     return max(sigma, 1e-9)
 
 
+def on_their_level(logs: list[float], starts: list[int]) -> list[int]:
+    """PELT's change points with each level's first run on its level.
+
+    A level is two runs or more, so a shift in the latest run alone comes out of
+    PELT as a level of the run before it and the latest, and a report would
+    send its reader to the wrong commit. A level whose first run is nearer the
+    level before it than the rest of its own starts one run later; when that
+    leaves it one run, it is no level yet (the latest's own change is the
+    gate's to judge, and the next run will say whether it stays)."""
+    settled = []
+    bounds = [*starts, len(logs)]
+    for position, start in enumerate(starts):
+        before = logs[settled[-1] if settled else 0:start]
+        rest = logs[start + 1:bounds[position + 1]]
+        if rest and abs(logs[start] - median(before)) < abs(logs[start] - median(rest)):
+            if len(rest) < MIN_RUNS:
+                continue
+            start += 1
+        settled.append(start)
+    return settled
+
+
 def change_points(runs: list[RunValues]) -> list[ChangePoint]:
     """The shifts of level in ``runs`` (oldest first; every run has a positive value)."""
     if len(runs) < 2 * MIN_RUNS:
         return []
     logs = [math.log(median(run.values)) for run in runs]
     penalty = PENALTY * noise_sigma(runs) * math.sqrt(2.0 / math.pi) * math.log(len(runs))
-    starts = pelt(logs, penalty)
+    starts = on_their_level(logs, pelt(logs, penalty))
     bounds = [0, *starts, len(runs)]
     found = []
     for position, start in enumerate(starts, start=1):

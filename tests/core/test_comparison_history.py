@@ -18,7 +18,14 @@ from ireebench.comparison import (
     compare,
     parse_threshold,
 )
-from ireebench.comparison.changes import RunValues, change_points, noise_sigma, pelt
+from ireebench.comparison.changes import (
+    PENALTY,
+    RunValues,
+    change_points,
+    noise_sigma,
+    on_their_level,
+    pelt,
+)
 from ireebench.comparison.disturbance import (
     benchmark_disturbances,
     cpu_share,
@@ -157,6 +164,28 @@ def test_change_points_find_a_step_and_no_step_in_noise():
     spike = [run(1.0) for _ in range(5)] + [run(3.0)] + [run(1.0) for _ in range(5)]
     assert change_points(spike) == []
     assert math.isfinite(noise_sigma(step))
+
+
+def test_a_level_starts_with_a_run_on_that_level():
+    """PELT's levels are two runs or more: five runs alike, one a little slower, then
+    the latest far slower, come out as a level of the last two. The little slower run
+    is the old level's, so that is no level yet (the report's headline then names the
+    latest, not the run before it); a second far slower run makes it one, from the
+    first far slower run."""
+    rng = np.random.default_rng(2)
+
+    def run(level):
+        return RunValues("r", list(level * (1 + rng.normal(0, 0.01, 9))))
+
+    history = [run(1.0) for _ in range(4)] + [run(1.13)]
+    latest = [*history, run(1.87)]
+    logs = [math.log(np.median(each.values)) for each in latest]
+    penalty = PENALTY * noise_sigma(latest) * math.sqrt(2 / math.pi) * math.log(len(latest))
+    assert pelt(logs, penalty) == [4]  # PELT alone: a level of the last two
+    assert change_points(latest) == []
+    [change] = change_points([*history, run(1.87), run(1.87)])
+    assert change.index == 5 and change.runs_after == 2
+    assert on_their_level([0.0] * 4 + [0.1, 0.6, 0.6], [4]) == [5]
 
 
 # --- disturbances: what a report says of its machine ------------------------------
