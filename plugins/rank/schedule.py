@@ -469,7 +469,7 @@ class Ranker:
                               if result.state is State.OK and result.first_pass_ratio is not None
                               and not result.same_as),
                              key=lambda result: result.first_pass_ratio)[:settings.rerank_top]
-            plan = [(len(members), settings.rerank_rounds)]
+            plan, repetition = [(len(members), settings.rerank_rounds)], 0.0
         else:  # the finalists, halved stage by stage for what is left of the budget
             members = race.finalists(self.results, settings.metric,
                                      race.most_finalists(len(self.results), settings.rerank_top),
@@ -499,11 +499,16 @@ class Ranker:
             self.rerank.cached = True
             return
         by_id = {member.id: member for member in members}
+        ran = []
         for stage, (count, rounds) in enumerate(plan):
             alive = [by_id[member] for member in (self.rerank.order[:count] if stage
                                                   else by_id)]
             if len(alive) < 2 or (stage and self.losses.stopped):
                 break
+            if stage:  # planned again from what is left: a loaded machine's rounds cost more
+                rounds = race.stages(settings.race_budget, self.device_seconds(), count,
+                                     repetition)[0][1]
+            ran.append(rounds)
             if len(plan) > 1:
                 self.rerank.stages.append([member.id for member in alive])
             jobs = [Job(member.id, self.jobs[member.id].path, member.sha256,
@@ -518,6 +523,7 @@ class Ranker:
             self._loop()
             if not self.rerank.order or self.rerank.message:
                 break
+        self.rerank.rounds = sum(ran)
         if self.rerank.order:
             self.cache.put(rerank_key, {"rerank": self.rerank.to_dict()})
         self.stream.write("rerank", self.rerank.to_dict())
