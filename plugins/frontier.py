@@ -24,7 +24,6 @@ docs/report.md, "What is drawn"; docs/serving.md, "The throughput-latency fronti
 from __future__ import annotations
 
 import re
-import statistics
 
 from ireebench import hookimpl
 from ireebench.reporting import SECTION_ORDER, ReportSection
@@ -68,8 +67,11 @@ def pareto(points: list[tuple[float, float]]) -> list[bool]:
 
 
 def _median(benchmark, metric: str) -> float | None:
-    values = benchmark.metric(metric)
-    return statistics.median(values) if values else None
+    """The median of a row's repetitions (stdlib ``statistics`` stays out of startup)."""
+    values = sorted(benchmark.metric(metric))
+    middle = len(values) // 2
+    return None if not values else values[middle] if len(values) % 2 else \
+        (values[middle - 1] + values[middle]) / 2
 
 
 # --- the Server's frontier -----------------------------------------------------

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 
 import pytest
+from browser import Browser, blank_fraction, find_chromium
 from conftest import ROOT
 from ireebench.plugins.frontier import KNEE_FACTOR, knee, pareto
 
@@ -56,6 +58,19 @@ def test_the_pareto_frontier_keeps_what_nothing_beats_in_both():
     assert pareto([(1.0, 1.0)]) == [True]
 
 
+@pytest.fixture(scope="module")
+def browser():
+    """A real headless Chromium, as tests/builtin_plugins/test_report.py's."""
+    executable = find_chromium()
+    if executable is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("Chromium not found; CI=true needs it (.ci/run installs it)")
+        pytest.skip("Chromium not found (apt-get install chromium)")
+    browser = Browser(executable)
+    yield browser
+    browser.close()
+
+
 def _section(page, anchor: str) -> str:
     text = page.read_text(encoding="utf-8")
     assert f'<section id="{anchor}">' in text, re.findall(r'<section id="([^"]+)">', text)
@@ -74,12 +89,15 @@ def _report(ireebench, tmp_path, run_json, *args):
     return tmp_path / "page.html"
 
 
-def test_a_sweep_of_rates_draws_its_frontier_and_knee(ireebench, tmp_path):
+def test_a_sweep_of_rates_draws_its_frontier_and_knee(ireebench, tmp_path, browser):
     out = tmp_path / "sweep.json"
     result = ireebench(*SERVER, "--sweep", "target_qps=1000,2000,4000", "--goodput=e2e:1s",
                        f"--benchmark_out={out}")
     assert result.returncode == 0, result.stderr
-    section = _section(_report(ireebench, tmp_path, out), "frontier-serving-frontier")
+    page = _report(ireebench, tmp_path, out)
+    load = browser.load(page)  # from file://: no console error, no request
+    assert load.problems == [] and blank_fraction(load.screenshot) < 0.97, load.problems
+    section = _section(page, "frontier-serving-frontier")
     assert "<h3" in section and "BM_spin" in section
     assert CAPTION.search(section), section[:2000]
     assert section.count("<figure>") == 2  # throughput-latency, and goodput beside it
