@@ -23,6 +23,7 @@ docs/report.md, "What is drawn"; docs/serving.md, "The throughput-latency fronti
 
 from __future__ import annotations
 
+import math
 import re
 
 from ireebench import hookimpl
@@ -64,6 +65,14 @@ def pareto(points: list[tuple[float, float]]) -> list[bool]:
     frontier: no other point is at least as good in both and better in one."""
     return [not any(ox >= x and oy >= y and (ox > x or oy > y) for ox, oy in points)
             for x, y in points]
+
+
+def _number(value: float) -> str:
+    """At most 4 significant digits, never an exponent (13130, 0.1234, 250)."""
+    if not value or not math.isfinite(value):
+        return f"{value:g}"
+    text = f"{value:.{max(0, 3 - math.floor(math.log10(abs(value))))}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _median(benchmark, metric: str) -> float | None:
@@ -133,15 +142,15 @@ def knee_caption(points, tail: str, index: int, rates: list[float],
                  latencies: list[float], time) -> str:
     """The knee in one line: its rate, throughput and latency."""
     point, low = points[index], min(v for v in latencies if v > 0)
-    where = (f"knee at {rates[index]:g} queries/s asked ({_throughput(point):.4g} completed): "
+    where = (f"knee at {_number(rates[index])} queries/s asked ({_number(_throughput(point))} completed): "
              f"{tail} {time.text(latencies[index])}")
     lowest = f"the sweep's lowest {tail}, {time.text(low)}"
     if index == len(points) - 1:
         return (f"No knee within the sweep: {tail} stayed within {KNEE_FACTOR:g}× {lowest}, "
-                f"up to {rates[index]:g} queries/s asked; the last point, "
+                f"up to {_number(rates[index])} queries/s asked; the last point, "
                 f"{where.removeprefix('knee at ')}")
     return (f"The {where}, within {KNEE_FACTOR:g}× {lowest}; at "
-            f"{rates[index + 1]:g} queries/s it is {time.text(latencies[index + 1])}"
+            f"{_number(rates[index + 1])} queries/s it is {time.text(latencies[index + 1])}"
             + ("" if _valid(point) else " (the knee's run is INVALID)"))
 
 
@@ -194,8 +203,8 @@ def serving_frontier(report, out) -> None:
         numbers = ["target qps", "completed qps", *(f"{p} latency" for p in series)]
         numbers += ["goodput"] if has_goodput else []
         out.table([*numbers, "verdict", ""],
-                  [[f"{rate:g}", f"{d:.4g}", *(time.text(v[i]) for v in series.values()),
-                    *([f"{goodput[i]:.4g}"] if has_goodput else []),
+                  [[_number(rate), _number(d), *(time.text(v[i]) for v in series.values()),
+                    *([_number(goodput[i])] if has_goodput else []),
                     "VALID" if valid[i] else "INVALID", "knee" if i == found else ""]
                    for i, (rate, d) in enumerate(zip(rates, done))],
                   numeric=set(range(len(numbers))))
@@ -245,7 +254,7 @@ def llm_frontier(report, out) -> None:
     axes.legend()
     out.chart(figure, "tokens/s per device against tokens/s per user", name="pareto")
     out.table(["benchmark", "tokens/s (device)", "tokens/s per user", "TPOT", "frontier"],
-              [[b.display, f"{x:.4g}", f"{y:.4g}",
+              [[b.display, _number(x), _number(y),
                 report.units.time.text(_median(b, "tpot_ms") / 1e3), "yes" if keep else ""]
                for b, x, y, keep in zip(points, device, user, on)],
               numeric={1, 2, 3}, names={0})
