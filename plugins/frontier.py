@@ -7,7 +7,8 @@ report's rows as docs/serving.md defines them:
 
 * **Serving frontier**: the Server rows of a sweep (``params`` with
   ``scenario: server`` and a ``target_qps``; two rates or more per family
-  and other axes): completed queries per second (``qps``) against the p50
+  and other axes; or the loads a ``--search`` tried, the rows under its
+  benchmark): completed queries per second (``qps``) against the p50
   and the tail latency (the p99, else the highest percentile every point
   has), one point per rate, INVALID points hollow, the knee (:func:`knee`)
   ringed and said in the caption; goodput against throughput beside it
@@ -96,12 +97,26 @@ def server_sweeps(report) -> list[tuple[str, list]]:
             continue
         others = tuple((k, str(v)) for k, v in params.items() if k not in (RATE_AXIS, "scenario"))
         groups.setdefault((benchmark.family, others), []).append(benchmark)
-    found = []
-    for (family, others), points in groups.items():
-        if len(points) >= 2:
-            points.sort(key=lambda b: _median(b, RATE_AXIS))
-            found.append((" ".join([family, *(f"{k}={v}" for k, v in others)]), points))
+    found = [(" ".join([family, *(f"{k}={v}" for k, v in others)]), points)
+             for (family, others), points in groups.items()]
+    for benchmark in report.drawable:  # a --search: the loads it tried, rows under it
+        found.append((f"{benchmark.display}: the loads --search tried",
+                      [SearchLoad(row) for row in benchmark.extra_rows
+                       if RATE_AXIS in row.metrics]))
+    found = [(title, points) for title, points in found if len(points) >= 2]
+    for _, points in found:
+        points.sort(key=lambda b: _median(b, RATE_AXIS))
     return found
+
+
+class SearchLoad:
+    """A load a ``--search`` tried (an extra row under its benchmark), read as a point."""
+
+    def __init__(self, row):
+        self.metrics = row.metrics
+
+    def metric(self, name: str) -> list[float]:
+        return [self.metrics[name]] if name in self.metrics else []
 
 
 def _tail(points) -> str:

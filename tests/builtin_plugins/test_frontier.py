@@ -22,7 +22,7 @@ ASYNC = "--compile_flag=--iree-execution-model=async-external"
 FAST = ("--benchmark_min_time=1x", "--min_duration=0")
 # 70 queries a rate: the p50 and the p90 have early-stopping estimates.
 SERVER = (f"--module={SERVING}", ASYNC, "--function=spin", "--input=i32=20000", *FAST,
-          "--scenario=server", "--target_qps=1", "--min_query_count=70")
+          "--scenario=server", "--min_query_count=70")
 LLM = (f"--llm_config={ROOT / 'examples' / 'llm' / 'config.json'}", "--llm_decode_steps=4",
        "--llm_prompt_length=20", "--device=local-sync", "--benchmark_min_time=1x")
 # A toy LLM of batch sizes 1, 2 and 4 (examples/llm/toy_llm.mlir has bs1 only), with
@@ -283,3 +283,17 @@ def test_one_llm_row_is_no_frontier(ireebench, tmp_path):
                        f"--benchmark_out={out}")
     assert result.returncode == 0, result.stderr
     assert 'id="frontier-llm-frontier"' not in _report(ireebench, tmp_path, out).read_text()
+
+
+def test_the_loads_a_search_tried_are_a_frontier(ireebench, tmp_path):
+    """--search's tried loads are rows under its benchmark: drawn by rate. A bound no
+    run meets halves the rate six times, whatever the machine."""
+    out = tmp_path / "search.json"
+    result = ireebench(*SERVER, "--target_qps=64000", "--search", "--latency_bound=p50:1ns",
+                       f"--benchmark_out={out}")
+    assert result.returncode == 0, result.stderr
+    section = _section(_report(ireebench, tmp_path, out), "frontier-serving-frontier")
+    assert "BM_spin/scenario:server/search:p50:1ns: the loads --search tried" in section
+    rows = _cells(section)
+    assert [row[0] for row in rows] == [str(1000 * 2 ** i) for i in range(7)]
+    assert {row[4] for row in rows} == {"INVALID"}
