@@ -157,8 +157,8 @@ def knee_caption(points, tail: str, index: int, rates: list[float],
                  latencies: list[float], time) -> str:
     """The knee in one line: its rate, throughput and latency."""
     point, low = points[index], min(v for v in latencies if v > 0)
-    where = (f"knee at {_number(rates[index])} queries/s asked ({_number(_throughput(point))} completed): "
-             f"{tail} {time.text(latencies[index])}")
+    where = (f"knee at {_number(rates[index])} queries/s asked "
+             f"({_number(_throughput(point))} completed): {tail} {time.text(latencies[index])}")
     lowest = f"the sweep's lowest {tail}, {time.text(low)}"
     if index == len(points) - 1:
         return (f"No knee within the sweep: {tail} stayed within {KNEE_FACTOR:g}× {lowest}, "
