@@ -37,6 +37,7 @@ RATE_AXIS = "target_qps"
 # The tail percentiles a Server row may have, highest first (early stopping
 # leaves out those its queries cannot vouch for).
 TAILS = ("p99", "p97", "p95", "p90")
+MAX_FRONTIERS = 12  # drawn per page, as the report bounds its sweeps' charts
 INVALID_COLOR = "#c62828"
 FRONTIER_COLOR = "#1f77b4"
 _BATCH = re.compile(r"decode_bs(\d+)")
@@ -175,7 +176,11 @@ def serving_frontier(report, out) -> None:
                   f"--target_qps; INVALID runs hollow and red. The knee: the highest rate "
                   f"whose tail latency is within {KNEE_FACTOR:g}× the sweep's lowest "
                   f"(docs/serving.md).", "meta")
-    for title, points in server_sweeps(report.latest):
+    sweeps = server_sweeps(report.latest)
+    if len(sweeps) > MAX_FRONTIERS:
+        out.paragraph(f"{MAX_FRONTIERS} of {len(sweeps)} frontiers drawn (the first); the "
+                      "Benchmarks table lists every point.", "meta")
+    for title, points in sweeps[:MAX_FRONTIERS]:
         tail = _tail(points) or "p50"
         rates = [_median(b, RATE_AXIS) for b in points]
         done = [_throughput(b) for b in points]
