@@ -70,6 +70,7 @@ BUILTIN_PLUGINS = {
     "ray_executor": "ireebench.plugins.ray_executor",
     "store": "ireebench.plugins.store",
     "report": "ireebench.plugins.report",
+    "frontier": "ireebench.plugins.frontier",
     "rank": "ireebench.plugins.rank",
 }
 
