@@ -286,8 +286,8 @@ def ireebench_report_sections(report):
     found = []
     if server_sweeps(latest):
         found.append(ReportSection("Serving frontier", serving_frontier,
-                                   order=SECTION_ORDER["sweeps"] + 5, anchor="serving-frontier"))
+                                   order=SECTION_ORDER["sweeps"] - 5, anchor="serving-frontier"))
     if len(llm_points(latest)) >= 2:
         found.append(ReportSection("LLM frontier", llm_frontier,
-                                   order=SECTION_ORDER["sweeps"] + 6, anchor="llm-frontier"))
+                                   order=SECTION_ORDER["sweeps"] - 4, anchor="llm-frontier"))
     return found or None
