@@ -8,9 +8,14 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FIXTURE_PLUGINS, fixture_plugin, ireebench_lines, one_error_line, plugin_error_line
+from conftest import (
+    FIXTURE_PLUGINS,
+    fixture_plugin,
+    ireebench_lines,
+    one_error_line,
+    plugin_error_line,
+)
 
-LOCAL = ["--device=local-sync", "--benchmark_min_time=2x"]
 HELLO, READER = fixture_plugin("hello_command"), fixture_plugin("report_reader")
 GREET = "greet_kit"  # by name: its DeferredCommand imports greet_kit:command
 TAG_DECLARER, TAG_IMPLEMENTER = fixture_plugin("tag_declarer"), fixture_plugin("tag_implementer")

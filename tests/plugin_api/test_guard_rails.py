@@ -41,7 +41,7 @@ def test_misspelled_hook_is_an_error(ireebench_tester, tmp_path, decorator):
         def ireebench_benchmark_results(run):
             pass
     """)
-    line = one_error_line(ireebench_tester.run(f"--plugin={plugin}"))
+    line = one_error_line(ireebench_tester.run(plugins=[plugin]))
     assert line == ("ireebench: error: plugin 'typo': ireebench_benchmark_results is not an "
                     "ireebench hook (did you mean ireebench_benchmark_result?)")
 
@@ -55,7 +55,7 @@ def test_option_defined_by_two_plugins(ireebench_tester, tmp_path):
             parser.addoption("--shared_flag", "shared_flag", default="")
     """
     first, second = _plugin(tmp_path, "first", body), _plugin(tmp_path, "second", body)
-    line = one_error_line(ireebench_tester.run(f"--plugin={first}", f"--plugin={second}"))
+    line = one_error_line(ireebench_tester.run(plugins=[first, second]))
     assert "option --shared_flag of plugin 'second' is already defined by plugin 'first'" in line
 
 
@@ -67,7 +67,7 @@ def test_plugin_cannot_redefine_a_core_option(ireebench_tester, tmp_path):
         def ireebench_addoption(parser):
             parser.addoption("--benchmark_repetitions", "benchmark_repetitions", default=5)
     """)
-    line = one_error_line(ireebench_tester.run(f"--plugin={plugin}"))
+    line = one_error_line(ireebench_tester.run(plugins=[plugin]))
     assert ("option --benchmark_repetitions of plugin 'sneaky' is already defined by "
             "ireebench's core options") in line
 
@@ -80,7 +80,7 @@ def test_plugin_cannot_redefine_a_builtin_plugin_option(ireebench_tester, tmp_pa
         def ireebench_addoption(parser):
             parser.addoption("--dispatch_statistics", "my_stats", is_flag=True)
     """)
-    line = one_error_line(ireebench_tester.run(f"--plugin={plugin}"))
+    line = one_error_line(ireebench_tester.run(plugins=[plugin]))
     assert ("option --dispatch_statistics of plugin 'mine' is already defined by plugin "
             "'dispatch_statistics'") in line
 
@@ -93,7 +93,7 @@ def test_plugin_file_named_like_a_builtin(ireebench_tester, tmp_path):
         def ireebench_benchmark_result(run):
             pass
     """)
-    line = one_error_line(ireebench_tester.run(f"--plugin={plugin}"))
+    line = one_error_line(ireebench_tester.run(plugins=[plugin]))
     assert "plugin name 'console' (--plugin from " in line
     assert "is already taken by the builtin plugin 'console'" in line
 
@@ -157,8 +157,8 @@ def test_a_statistic_shadowing_a_builtin_percentile_names_both(ireebench_tester,
         def ireebench_statistics(config):
             return {"p99.9": Statistic("p99.9", max)}
     """)
-    line = one_error_line(ireebench_tester.run(f"--plugin={plugin}", "--benchmark_repetitions=3",
-                                    "--benchmark_statistics=p99.9"))
+    line = one_error_line(ireebench_tester.run("--benchmark_repetitions=3",
+                                               "--benchmark_statistics=p99.9", plugins=[plugin]))
     assert line == ("ireebench: error: statistic 'p99.9' of plugin 'tails' shadows the built-in "
                     "percentile pNN of plugin 'statistics'; rename it")
 
@@ -171,7 +171,7 @@ def test_a_wrapper_that_loses_the_row_is_named(ireebench_tester, tmp_path):
         def ireebench_measure_repetition(config, workload, repetition):
             yield  # forgot: return (yield)
     """)
-    result = ireebench_tester.run(f"--plugin={plugin}", "--benchmark_format=json")
+    result = ireebench_tester.run("--benchmark_format=json", plugins=[plugin])
     assert result.exit_code == 3 and "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1] == (
         "ireebench: plugin error: plugin 'forgetful' failed in ireebench_measure_repetition: "
