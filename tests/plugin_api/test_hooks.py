@@ -16,8 +16,6 @@ import json
 import pytest
 from conftest import FIXTURE_PLUGINS, ROOT, fixture_plugin, one_error_line, plugin_error_line
 
-LOCAL = "--device=local-sync"
-
 
 def _brackets(stderr: str) -> list[dict]:
     return [json.loads(line.split(" ", 1)[1]) for line in stderr.splitlines()
