@@ -19,7 +19,8 @@ in; each run is on a tiny module compiled once per test session
 one, and returns a :class:`RunOutcome`: the rows, stdout, stderr, the exit
 status and the report context. A user error or a plugin failure is the
 exit status and the one line the command line prints, as on the command
-line. Every run of one test uses a results store of its own in the test's
+line; what a plugin writes to ``sys.stderr`` or prints is in the stderr, as
+the command line shows it. Every run of one test uses a results store of its own in the test's
 temporary folder (``IREEBENCH_STORAGE``), so ``--benchmark_save`` and
 ``stored:`` references never touch the user's store; :meth:`~IreebenchTester.subcommand`
 runs a subcommand (``history``, ``compare``, one a plugin adds).
@@ -32,6 +33,7 @@ the runtime that reads it, and the repository holds only source.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.util
 import io
@@ -176,7 +178,10 @@ class IreebenchTester:
         objects = [plugin for plugin in plugins if not isinstance(plugin, (str, os.PathLike))]
         named = [f"--plugin={plugin}" for plugin in plugins if isinstance(plugin, (str, os.PathLike))]
         stdout, stderr = io.StringIO(), io.StringIO()
-        with self._monkeypatch.context() as patch:
+        # The process's streams are the run's, as on the command line: what a plugin
+        # writes to sys.stderr is in the outcome's stderr, and its print() too.
+        with self._monkeypatch.context() as patch, contextlib.redirect_stdout(stdout), \
+                contextlib.redirect_stderr(stderr):
             patch.setenv(STORAGE_ENV, str(self.storage))
             for name, value in QUIET_ENV.items():
                 patch.setenv(name, value)

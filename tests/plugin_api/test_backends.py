@@ -1,4 +1,7 @@
-"""Backends are objects that say what they can do; features check capabilities, not names."""
+"""Backends are objects that say what they can do; features check capabilities, not names.
+
+Every run here is a plugin's backend or option meeting a capability: all on
+``ireebench_tester`` (or ``ireebench.run`` where only the refusal matters)."""
 
 from __future__ import annotations
 
@@ -6,7 +9,7 @@ import io
 import json
 
 import pytest
-from conftest import FIXTURE_PLUGINS, ROOT, one_error_line
+from conftest import FIXTURE_PLUGINS, ROOT, fixture_plugin, one_error_line
 from ireebench._cli.command import build_command, load_plugins, option_specs, parse_args
 from ireebench.backend import forwarded_argv
 
@@ -14,15 +17,17 @@ LOCAL = ["--device=local-sync", "--benchmark_min_time=2x", "--benchmark_filter=n
 SUBPROCESS = ROOT / "examples" / "plugins" / "subprocess_backend" / "ireebench_subprocess.py"
 SEEDED = ROOT / "examples" / "plugins" / "seeded_kind" / "ireebench_seeded.py"
 FAKE = f"--plugin={FIXTURE_PLUGINS / 'fake_backend.py'}"  # for runs in this process
+FAKE_BACKEND = fixture_plugin("fake_backend")
 
 
-def test_a_third_party_backend_with_repetition_samples_gets_statistics(ireebench,
+def test_a_third_party_backend_with_repetition_samples_gets_statistics(ireebench_tester,
                                                                       compile_mlir, tmp_path):
     out = tmp_path / "out.json"
-    result = ireebench(f"--module={compile_mlir('simple')}", *LOCAL, f"--plugin={SUBPROCESS}",
-                       "--backend=subprocess", "--benchmark_repetitions=3",
-                       "--benchmark_statistics=p90,min", f"--benchmark_out={out}")
-    assert result.returncode == 0, result.stderr
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}", *LOCAL,
+                                  "--backend=subprocess", "--benchmark_repetitions=3",
+                                  "--benchmark_statistics=p90,min", f"--benchmark_out={out}",
+                                  plugins=[SUBPROCESS])
+    assert result.exit_code == 0, result.stderr
     names = [row["name"] for row in json.loads(out.read_text())["benchmarks"]]
     assert names[-2:] == ["BM_noargs/process_time/real_time_p90",
                           "BM_noargs/process_time/real_time_min"]
@@ -33,16 +38,17 @@ def test_a_third_party_backend_with_repetition_samples_gets_statistics(ireebench
     assert line.index(" ") >= len("BM_noargs/process_time/real_time_median")
 
 
-def test_a_backend_without_the_capability_is_refused_naming_it(ireebench, compile_mlir):
+def test_a_backend_without_the_capability_is_refused_naming_it(ireebench_tester, compile_mlir):
     # fake_backend gives a bare callable: a backend with no capabilities.
-    line = one_error_line(ireebench("--plugin=fake_backend", "--backend=fake",
-                                    "--benchmark_statistics=p90"))
+    line = one_error_line(ireebench_tester.run("--backend=fake", "--benchmark_statistics=p90",
+                                               plugins=[FAKE_BACKEND]))
     assert line == ("ireebench: error: --benchmark_statistics=p90: needs a backend that reports "
                     "each repetition's own time (capability 'repetition_samples'); "
                     "--backend=fake does not have it")
-    line = one_error_line(ireebench(f"--module={compile_mlir('simple')}", *LOCAL,
-                                    f"--plugin={SUBPROCESS}", "--backend=subprocess",
-                                    "--benchmark_min_rel_accuracy=0.05"))
+    line = one_error_line(ireebench_tester.run(f"--module={compile_mlir('simple')}", *LOCAL,
+                                               "--backend=subprocess",
+                                               "--benchmark_min_rel_accuracy=0.05",
+                                               plugins=[SUBPROCESS]))
     assert "(capability 'adaptive_repetitions'); --backend=subprocess does not have it" in line
 
 
@@ -54,8 +60,8 @@ def test_a_backend_without_the_capability_is_refused_naming_it(ireebench, compil
     (["--print_statistics"], "in_process"),
     (["--task_topology_max_group_count=2"], "native_flags"),
 ])
-def test_features_name_the_capability_they_need(ireebench, flags, capability):
-    line = one_error_line(ireebench("--plugin=fake_backend", "--backend=fake", *flags))
+def test_features_name_the_capability_they_need(ireebench_tester, flags, capability):
+    line = one_error_line(ireebench_tester.run("--backend=fake", *flags, plugins=[FAKE_BACKEND]))
     assert f"(capability '{capability}'); --backend=fake does not have it" in line
 
 
@@ -153,33 +159,34 @@ def test_a_plugin_option_that_requires_a_capability_is_refused_before_configure(
     assert "--trace_me=true: needs a backend that measures in this process" in str(refused.value)
 
 
-def test_native_backend_refuses_a_plugin_kind_in_one_line(ireebench, compile_mlir):
+def test_native_backend_refuses_a_plugin_kind_in_one_line(ireebench_tester, compile_mlir):
     module = compile_mlir("""
 func.func @bench_scale(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = arith.addf %x, %x : tensor<4xf32>
   return %0 : tensor<4xf32>
 }""")
-    line = one_error_line(ireebench(f"--module={module}", "--device=local-sync",
-                                    f"--plugin={SEEDED}", "--backend=native"))
+    line = one_error_line(ireebench_tester.run(f"--module={module}", "--backend=native",
+                                               plugins=[SEEDED]))
     assert line == ("ireebench: error: --backend=native: cannot run BM_bench_scale, a function "
                     "of the kind 'seeded' (plugin 'ireebench_seeded'): needs a backend that runs "
                     "the invocation kinds plugins add (capability 'plugin_kinds'); use "
                     "--backend=runtime")
 
 
-def test_native_backend_has_statistics_from_its_repetitions(ireebench, compile_mlir):
-    result = ireebench(f"--module={compile_mlir('simple')}", *LOCAL, "--backend=native",
-                       "--benchmark_repetitions=3", "--benchmark_statistics=max",
-                       "--benchmark_format=json")
-    assert result.returncode == 0, result.stderr
+def test_native_backend_has_statistics_from_its_repetitions(ireebench_tester, compile_mlir):
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}", *LOCAL,
+                                  "--backend=native", "--benchmark_repetitions=3",
+                                  "--benchmark_statistics=max", "--benchmark_format=json")
+    assert result.exit_code == 0, result.stderr
     rows = result.json()["benchmarks"]
     repetitions = [row["real_time"] for row in rows if row["run_type"] == "iteration"]
     [maximum] = [row for row in rows if row.get("aggregate_name") == "max"]
     assert maximum["real_time"] == pytest.approx(max(repetitions), rel=1e-9)
 
 
-def test_plugins_lists_each_backend_with_its_capabilities(ireebench):
-    listed = {entry["name"]: entry for entry in json.loads(ireebench("plugins", "--json").stdout)}
+def test_plugins_lists_each_backend_with_its_capabilities(ireebench_tester):
+    listed = {entry["name"]: entry
+              for entry in ireebench_tester.subcommand("plugins", "--json").json()}
     runtime = listed["runtime_backend"]["backend_capabilities"]["runtime"]
     assert runtime == ["adaptive_repetitions", "executors", "in_process", "measured_workloads",
                        "plugin_kinds", "process_repetitions", "profiling_passes",
@@ -188,16 +195,17 @@ def test_plugins_lists_each_backend_with_its_capabilities(ireebench):
         "measured_workloads", "native_environment", "native_flags", "repetition_samples"]
 
 
-def test_a_backend_that_is_neither_object_nor_callable_is_one_line(ireebench, tmp_path):
+def test_a_backend_that_is_neither_object_nor_callable_is_one_line(ireebench_tester, tmp_path):
     plugin = tmp_path / "odd.py"
     plugin.write_text("def ireebench_backends():\n    return {'odd': 42}\n")
-    assert one_error_line(ireebench(f"--plugin={plugin}", "--backend=odd")) == \
+    assert one_error_line(ireebench_tester.run("--backend=odd", plugins=[plugin])) == \
         "ireebench: error: backend 'odd' is neither an ireebench.Backend nor a callable"
 
 
-def test_a_backend_failing_is_blamed_on_its_plugin(ireebench):
-    result = ireebench("--plugin=fake_backend", "--backend=fake", "--fake_outcome=crash")
-    assert result.returncode == 3 and "Traceback" not in result.stderr
+def test_a_backend_failing_is_blamed_on_its_plugin(ireebench_tester):
+    result = ireebench_tester.run("--backend=fake", "--fake_outcome=crash",
+                                  plugins=[FAKE_BACKEND])
+    assert result.exit_code == 3 and "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1] == ("ireebench: plugin error: plugin 'fake_backend' "
                                               "failed in backend 'fake': ZeroDivisionError: "
                                               "fake bug")

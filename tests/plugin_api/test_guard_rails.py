@@ -2,7 +2,8 @@
 
 Every mistake a plugin author or user can make with plugins is one line
 naming the plugins involved (a warning where nothing breaks), before
-anything runs.
+anything runs. A plugin's mistakes run on ``ireebench_tester``; the ``-p no:NAME``
+tests stay on the subprocess CLI (how a fresh process parses the block list).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ def simple(compile_mlir):
 
 
 @pytest.mark.parametrize("decorator", ["@hookimpl", ""])
-def test_misspelled_hook_is_an_error(ireebench, tmp_path, simple, decorator):
+def test_misspelled_hook_is_an_error(ireebench_tester, tmp_path, decorator):
     """pluggy's check_pending, also for an undecorated ``ireebench_*`` function."""
     plugin = _plugin(tmp_path, "typo", f"""
         from ireebench import hookimpl
@@ -40,12 +41,12 @@ def test_misspelled_hook_is_an_error(ireebench, tmp_path, simple, decorator):
         def ireebench_benchmark_results(run):
             pass
     """)
-    line = one_error_line(ireebench(*simple, f"--plugin={plugin}"))
+    line = one_error_line(ireebench_tester.run(plugins=[plugin]))
     assert line == ("ireebench: error: plugin 'typo': ireebench_benchmark_results is not an "
                     "ireebench hook (did you mean ireebench_benchmark_result?)")
 
 
-def test_option_defined_by_two_plugins(ireebench, tmp_path, simple):
+def test_option_defined_by_two_plugins(ireebench_tester, tmp_path):
     body = """
         from ireebench import hookimpl
 
@@ -54,11 +55,11 @@ def test_option_defined_by_two_plugins(ireebench, tmp_path, simple):
             parser.addoption("--shared_flag", "shared_flag", default="")
     """
     first, second = _plugin(tmp_path, "first", body), _plugin(tmp_path, "second", body)
-    line = one_error_line(ireebench(*simple, f"--plugin={first}", f"--plugin={second}"))
+    line = one_error_line(ireebench_tester.run(plugins=[first, second]))
     assert "option --shared_flag of plugin 'second' is already defined by plugin 'first'" in line
 
 
-def test_plugin_cannot_redefine_a_core_option(ireebench, tmp_path, simple):
+def test_plugin_cannot_redefine_a_core_option(ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "sneaky", """
         from ireebench import hookimpl
 
@@ -66,12 +67,12 @@ def test_plugin_cannot_redefine_a_core_option(ireebench, tmp_path, simple):
         def ireebench_addoption(parser):
             parser.addoption("--benchmark_repetitions", "benchmark_repetitions", default=5)
     """)
-    line = one_error_line(ireebench(*simple, f"--plugin={plugin}"))
+    line = one_error_line(ireebench_tester.run(plugins=[plugin]))
     assert ("option --benchmark_repetitions of plugin 'sneaky' is already defined by "
             "ireebench's core options") in line
 
 
-def test_plugin_cannot_redefine_a_builtin_plugin_option(ireebench, tmp_path, simple):
+def test_plugin_cannot_redefine_a_builtin_plugin_option(ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "mine", """
         from ireebench import hookimpl
 
@@ -79,12 +80,12 @@ def test_plugin_cannot_redefine_a_builtin_plugin_option(ireebench, tmp_path, sim
         def ireebench_addoption(parser):
             parser.addoption("--dispatch_statistics", "my_stats", is_flag=True)
     """)
-    line = one_error_line(ireebench(*simple, f"--plugin={plugin}"))
+    line = one_error_line(ireebench_tester.run(plugins=[plugin]))
     assert ("option --dispatch_statistics of plugin 'mine' is already defined by plugin "
             "'dispatch_statistics'") in line
 
 
-def test_plugin_file_named_like_a_builtin(ireebench, tmp_path, simple):
+def test_plugin_file_named_like_a_builtin(ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "console", """
         from ireebench import hookimpl
 
@@ -92,7 +93,7 @@ def test_plugin_file_named_like_a_builtin(ireebench, tmp_path, simple):
         def ireebench_benchmark_result(run):
             pass
     """)
-    line = one_error_line(ireebench(*simple, f"--plugin={plugin}"))
+    line = one_error_line(ireebench_tester.run(plugins=[plugin]))
     assert "plugin name 'console' (--plugin from " in line
     assert "is already taken by the builtin plugin 'console'" in line
 
@@ -148,7 +149,7 @@ def test_optional_builtin_can_be_blocked(ireebench, simple):
     assert "--benchmark_format=console: unknown reporter (known: csv, json)" in line
 
 
-def test_a_statistic_shadowing_a_builtin_percentile_names_both(ireebench, tmp_path, simple):
+def test_a_statistic_shadowing_a_builtin_percentile_names_both(ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "tails", """
         from ireebench import Statistic, hookimpl
 
@@ -156,13 +157,13 @@ def test_a_statistic_shadowing_a_builtin_percentile_names_both(ireebench, tmp_pa
         def ireebench_statistics(config):
             return {"p99.9": Statistic("p99.9", max)}
     """)
-    line = one_error_line(ireebench(*simple, f"--plugin={plugin}", "--benchmark_repetitions=3",
-                                    "--benchmark_statistics=p99.9"))
+    line = one_error_line(ireebench_tester.run("--benchmark_repetitions=3",
+                                               "--benchmark_statistics=p99.9", plugins=[plugin]))
     assert line == ("ireebench: error: statistic 'p99.9' of plugin 'tails' shadows the built-in "
                     "percentile pNN of plugin 'statistics'; rename it")
 
 
-def test_a_wrapper_that_loses_the_row_is_named(ireebench, tmp_path, simple):
+def test_a_wrapper_that_loses_the_row_is_named(ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "forgetful", """
         from ireebench import hookimpl
 
@@ -170,8 +171,8 @@ def test_a_wrapper_that_loses_the_row_is_named(ireebench, tmp_path, simple):
         def ireebench_measure_repetition(config, workload, repetition):
             yield  # forgot: return (yield)
     """)
-    result = ireebench(*simple, f"--plugin={plugin}", "--benchmark_format=json")
-    assert result.returncode == 3 and "Traceback" not in result.stderr
+    result = ireebench_tester.run("--benchmark_format=json", plugins=[plugin])
+    assert result.exit_code == 3 and "Traceback" not in result.stderr
     assert result.stderr.splitlines()[-1] == (
         "ireebench: plugin error: plugin 'forgetful' failed in ireebench_measure_repetition: "
         "ValueError: the wrapper of plugin 'forgetful' returned None instead of the row: end it "

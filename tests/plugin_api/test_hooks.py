@@ -1,5 +1,5 @@
 """The hook phases, as a plugin sees them through the real CLI and plugin manager
-(the public ``ireebench_tester``, or a subprocess where the process's own streams matter).
+(the public ``ireebench_tester``).
 
 * ``ireebench_measure_repetition`` wrappers bracket exactly the measured
   iterations of each repetition (calibration and warm-up outside);
@@ -15,8 +15,6 @@ import json
 
 import pytest
 from conftest import FIXTURE_PLUGINS, ROOT, fixture_plugin, one_error_line, plugin_error_line
-
-LOCAL = "--device=local-sync"
 
 
 def _brackets(stderr: str) -> list[dict]:
@@ -125,15 +123,15 @@ def _expected_run_order() -> list[str]:
     return order
 
 
-def test_hooks_are_called_in_the_documented_order(ireebench, compile_mlir, tmp_path):
+def test_hooks_are_called_in_the_documented_order(ireebench_tester, compile_mlir, tmp_path):
     # --benchmark_statistics: the statistics plugin asks every plugin for its
     # statistics (ireebench_statistics) only when statistics are selected.
-    result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL,
-                       "--benchmark_min_time=2x", "--plugin=hook_recorder",
-                       "--benchmark_statistics=min",
-                       f"--device_replay_output={tmp_path / 'capture.ireereplay'}",
-                       f"--benchmark_out={tmp_path / 'run.json'}")
-    assert result.returncode == 0, result.stderr
+    recorder = fixture_plugin("hook_recorder")
+    result = ireebench_tester.run(f"--module={compile_mlir('two_dispatches')}",
+                                  "--benchmark_statistics=min",
+                                  f"--device_replay_output={tmp_path / 'capture.ireereplay'}",
+                                  f"--benchmark_out={tmp_path / 'run.json'}", plugins=[recorder])
+    assert result.exit_code == 0, result.stderr
     called = _called(result.stderr)
     # Every hook of a benchmark run, the core's in hookspecs.py's order;
     # ireebench_compare_reporters (declared by the compare plugin) never.
@@ -142,9 +140,9 @@ def test_hooks_are_called_in_the_documented_order(ireebench, compile_mlir, tmp_p
     # The same plugin in a compare run of that run's file: the plugins are
     # registered and asked for subcommands, then the compare plugin's hook,
     # then each side's reference is resolved (it is a file here).
-    compared = ireebench("compare", tmp_path / "run.json", tmp_path / "run.json",
-                         "--plugin=hook_recorder", "--accept_cannot_judge")
-    assert compared.returncode == 0, compared.stderr
+    compared = ireebench_tester.subcommand("compare", tmp_path / "run.json", tmp_path / "run.json",
+                                           "--accept_cannot_judge", plugins=[recorder])
+    assert compared.exit_code == 0, compared.stderr
     assert _called(compared.stderr) == ["ireebench_addhooks", "ireebench_register_commands",
                                         "ireebench_compare_reporters", "ireebench_load_reports",
                                         "ireebench_load_reports"]

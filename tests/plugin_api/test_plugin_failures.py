@@ -1,4 +1,7 @@
-"""Plugin code called outside pluggy's hook calls still fails cleanly."""
+"""Plugin code called outside pluggy's hook calls still fails cleanly.
+
+On ``ireebench_tester``, but for ``--help`` and a plugin's import failing, which are
+the command line's (a fresh process, its one line and no traceback): subprocess CLI."""
 
 import json
 import os
@@ -77,7 +80,7 @@ def test_wrapper_on_a_named_hook_is_refused(compile_mlir, ireebench_tester, tmp_
     assert "plugin 'watcher': ireebench_reporters cannot be a wrapper" in line
 
 
-def test_sessionfinish_hears_the_exit_status(compile_mlir, ireebench, tmp_path):
+def test_sessionfinish_hears_the_exit_status(compile_mlir, ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "finisher", """
         import sys
         from ireebench import hookimpl
@@ -86,13 +89,13 @@ def test_sessionfinish_hears_the_exit_status(compile_mlir, ireebench, tmp_path):
         def ireebench_sessionfinish(session, exitstatus):
             print(f"FINISH session={session is not None} status={exitstatus}", file=sys.stderr)
     """)
-    ok = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                   "--benchmark_min_time=1x", f"--plugin={plugin}")
+    ok = ireebench_tester.run(f"--module={compile_mlir('simple')}", "--benchmark_min_time=1x",
+                              plugins=[plugin])
     assert "FINISH session=True status=0" in ok.stderr
-    bad = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                    "--function=nope", f"--plugin={plugin}")
+    bad = ireebench_tester.run(f"--module={compile_mlir('simple')}", "--function=nope",
+                               plugins=[plugin])
     assert "FINISH session=True status=1" in bad.stderr
-    unopened = ireebench(f"--module={tmp_path / 'missing.vmfb'}", f"--plugin={plugin}")
+    unopened = ireebench_tester.run(f"--module={tmp_path / 'missing.vmfb'}", plugins=[plugin])
     assert "FINISH session=False status=1" in unopened.stderr
 
 
@@ -124,7 +127,7 @@ def test_a_measurement_plugin_ignoring_the_count_cannot_loop(compile_mlir, ireeb
     assert [row["iterations"] for row in result.json()["benchmarks"]] == [10]
 
 
-def test_a_failed_configure_still_releases_the_run(compile_mlir, ireebench, tmp_path):
+def test_a_failed_configure_still_releases_the_run(compile_mlir, ireebench_tester, tmp_path):
     plugin = _plugin(tmp_path, "opener", """
         from ireebench import hookimpl
 
@@ -133,9 +136,10 @@ def test_a_failed_configure_still_releases_the_run(compile_mlir, ireebench, tmp_
             directory = config.scratch_dir()
             config.add_cleanup(lambda: print("CLEANUP", directory, flush=True))
     """)
-    result = ireebench(f"--module={compile_mlir('simple')}", f"--plugin={plugin}",
-                       "--benchmark_statistics=min", "--confidence=2")
-    assert "--confidence=2" in result.stderr and result.returncode == 1
+    result = ireebench_tester.run(f"--module={compile_mlir('simple')}",
+                                  "--benchmark_statistics=min", "--confidence=2",
+                                  plugins=[plugin])
+    assert "--confidence=2" in result.stderr and result.exit_code == 1
     # print() in a plugin goes to stderr while the report is on stdout.
     [line] = [line for line in result.stderr.splitlines() if line.startswith("CLEANUP")]
     scratch = line.split(" ", 1)[1]

@@ -1,4 +1,9 @@
-"""The plugin manager: built-ins, entry points, --plugin, -p no:NAME, autoload switch."""
+"""The plugin manager: built-ins, entry points, --plugin, -p no:NAME, autoload switch.
+
+What a loaded plugin does runs on ``ireebench_tester``; how a fresh process finds and
+imports plugins (entry points and the autoload switch, ``--plugin`` from the current
+folder, import failures, ``--version``, ``--help``, import times) on the subprocess CLI.
+"""
 
 import io
 import json
@@ -49,15 +54,13 @@ def test_block_a_builtin():
     assert "console" not in collect_named(pm, "ireebench_reporters", "reporter", config=None)
 
 
-def test_plugin_file_adds_option(compile_mlir, ireebench, tmp_path):
+def test_plugin_file_adds_option(ireebench_tester, tmp_path):
     plugin = tmp_path / "echo.py"
     plugin.write_text(ECHO_PLUGIN)
-    result = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                       "--benchmark_min_time=1x", f"--plugin={plugin}", "--echo_tag=hello")
-    assert result.returncode == 0, result.stderr
+    result = ireebench_tester.run("--echo_tag=hello", plugins=[plugin])
+    assert result.exit_code == 0, result.stderr
     assert "ECHO:hello" in result.stderr
-    blocked = ireebench(f"--module={compile_mlir('simple')}", "--device=local-sync",
-                        "--benchmark_min_time=1x", f"--plugin={plugin}", "-p", "no:echo")
+    blocked = ireebench_tester.run("-p", "no:echo", plugins=[plugin])
     assert "ECHO:" not in blocked.stderr
 
 
@@ -117,7 +120,7 @@ def test_duplicate_kind_names_both_plugins(tmp_path, monkeypatch):
     assert "'dupkind'" in str(info.value)
 
 
-def test_raising_hook_is_named(compile_mlir, ireebench, tmp_path):
+def test_raising_hook_is_named(ireebench_tester, tmp_path):
     plugin = tmp_path / "angry.py"
     plugin.write_text(textwrap.dedent("""
         from ireebench import hookimpl
@@ -126,17 +129,16 @@ def test_raising_hook_is_named(compile_mlir, ireebench, tmp_path):
         def ireebench_configure(config):
             raise ValueError("I refuse")
     """))
-    line = plugin_error_line(ireebench(f"--module={compile_mlir('simple')}",
-                                       f"--plugin={plugin}"))
+    line = plugin_error_line(ireebench_tester.run(plugins=[plugin]))
     assert "plugin 'angry' failed in ireebench_configure: ValueError: I refuse" in line
 
 
-def test_plugins_command_lists_what_is_loaded(ireebench, tmp_path):
+def test_plugins_command_lists_what_is_loaded(ireebench_tester, tmp_path):
     plugin = tmp_path / "echo.py"
     plugin.write_text(ECHO_PLUGIN)
-    result = ireebench("plugins", "--json", f"--plugin={plugin}", "-p", "no:csv")
-    assert result.returncode == 0, result.stderr
-    listed = {entry["name"]: entry for entry in __import__("json").loads(result.stdout)}
+    result = ireebench_tester.subcommand("plugins", "--json", "-p", "no:csv", plugins=[plugin])
+    assert result.exit_code == 0, result.stderr
+    listed = {entry["name"]: entry for entry in result.json()}
     assert "csv" not in listed
     assert listed["kinds"]["essential"] and listed["kinds"]["kinds"] == ["sync", "async",
                                                                           "dispatch"]
@@ -148,7 +150,7 @@ def test_plugins_command_lists_what_is_loaded(ireebench, tmp_path):
     assert (echo["origin"], echo["path"]) == ("--plugin", str(plugin))
     assert echo["hooks"] == ["ireebench_addoption", "ireebench_sessionstart"]
     assert echo["options"] == ["--echo_tag"]
-    console = ireebench("plugins", f"--plugin={plugin}")
+    console = ireebench_tester.subcommand("plugins", plugins=[plugin])
     assert "echo (--plugin)\n" in console.stdout and "  options: --echo_tag" in console.stdout
 
 

@@ -1,14 +1,14 @@
 """Profiling sinks: third-party sinks and wrappers of the profiling pass, and the typed rows.
 
-The test plugin ``tests/fixtures/plugins/profiling_probe.py`` (loaded with --plugin)
-provides two sinks and a wrapper of ``ireebench_profiling_pass`` that log
-every event to a JSON-lines file.
+The test plugin ``tests/fixtures/plugins/profiling_probe.py`` (given to
+``ireebench_tester``) provides two sinks and a wrapper of ``ireebench_profiling_pass``
+that log every event to a JSON-lines file.
 """
 
 import json
 
 import pytest
-from conftest import plugin_error_line
+from conftest import fixture_plugin, plugin_error_line
 from ireebench.profiling import (
     HOST_EXECUTION_FUNCTION,
     StatisticsRow,
@@ -17,7 +17,6 @@ from ireebench.profiling import (
     read_statistics,
 )
 
-LOCAL = "--device=local-sync"
 MATMUL = "two_dispatches_dispatch_0_matmul_128x128x128_f32"
 ADD = "two_dispatches_dispatch_1_elementwise_transpose_128x128_f32"
 
@@ -26,17 +25,18 @@ def _events(path):
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def _probe(ireebench, module, log, *args):
-    return ireebench(f"--module={module}", LOCAL, "--plugin", "profiling_probe",
-                     f"--probe_log={log}", "--benchmark_format=json", *args)
+def _probe(ireebench_tester, module, log, *args):
+    return ireebench_tester.run(f"--module={module}", f"--probe_log={log}",
+                                "--benchmark_format=json", *args,
+                                plugins=[fixture_plugin("profiling_probe")])
 
 
-def test_sink_plugin_receives_rows(compile_mlir, ireebench, tmp_path):
+def test_sink_plugin_receives_rows(compile_mlir, ireebench_tester, tmp_path):
     """Without --dispatch_statistics, a third-party sink alone gets a profiling pass."""
     log = tmp_path / "events.jsonl"
-    result = _probe(ireebench, compile_mlir("two_dispatches"), log,
+    result = _probe(ireebench_tester, compile_mlir("two_dispatches"), log,
                     "--benchmark_min_time=5x", "--benchmark_repetitions=2")
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     # A sink adds no rows to the report.
     assert [b["name"] for b in result.json()["benchmarks"]][-1].endswith("real_time_cv")
     events = _events(log)
@@ -61,10 +61,10 @@ def test_sink_plugin_receives_rows(compile_mlir, ireebench, tmp_path):
     assert all(e["ok"] and e["iterations"] == 10 and e["bundle_exists"] for e in ends)
 
 
-def test_wrapper_sees_begin_and_end_around_the_pass(compile_mlir, ireebench, tmp_path):
+def test_wrapper_sees_begin_and_end_around_the_pass(compile_mlir, ireebench_tester, tmp_path):
     log = tmp_path / "events.jsonl"
-    result = _probe(ireebench, compile_mlir("two_dispatches"), log, "--benchmark_min_time=3x")
-    assert result.returncode == 0, result.stderr
+    result = _probe(ireebench_tester, compile_mlir("two_dispatches"), log, "--benchmark_min_time=3x")
+    assert result.exit_code == 0, result.stderr
     events = _events(log)
     names = [e["event"] for e in events]
     begin, native, end = (names.index(n) for n in ("wrap_begin", "native", "wrap_end"))
@@ -75,11 +75,11 @@ def test_wrapper_sees_begin_and_end_around_the_pass(compile_mlir, ireebench, tmp
     assert events[native]["env"] == "set-by-wrapper"
 
 
-def test_sinks_and_dispatch_statistics_share_one_pass(compile_mlir, ireebench, tmp_path):
+def test_sinks_and_dispatch_statistics_share_one_pass(compile_mlir, ireebench_tester, tmp_path):
     log = tmp_path / "events.jsonl"
-    result = _probe(ireebench, compile_mlir("two_dispatches"), log, "--benchmark_min_time=3x",
+    result = _probe(ireebench_tester, compile_mlir("two_dispatches"), log, "--benchmark_min_time=3x",
                     "--dispatch_statistics")
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     names = [b["name"] for b in result.json()["benchmarks"]]
     assert names[1:] == [f"BM_two_dispatches/{MATMUL}", f"BM_two_dispatches/{ADD}"]
     events = _events(log)
@@ -88,9 +88,9 @@ def test_sinks_and_dispatch_statistics_share_one_pass(compile_mlir, ireebench, t
 
 
 @pytest.mark.parametrize("method", ["begin_pass", "receive_rows", "end_pass"])
-def test_failing_sink_is_one_plugin_error_line(compile_mlir, ireebench, tmp_path, method):
+def test_failing_sink_is_one_plugin_error_line(compile_mlir, ireebench_tester, tmp_path, method):
     log = tmp_path / "events.jsonl"
-    result = _probe(ireebench, compile_mlir("two_dispatches"), log, "--benchmark_min_time=2x",
+    result = _probe(ireebench_tester, compile_mlir("two_dispatches"), log, "--benchmark_min_time=2x",
                     f"--probe_fail_in={method}")
     line = plugin_error_line(result)
     assert (f"plugin 'profiling_probe' failed in profiling sink LoggingSink.{method}: "
@@ -101,12 +101,12 @@ def test_failing_sink_is_one_plugin_error_line(compile_mlir, ireebench, tmp_path
     assert any(e["event"] == "end" and e["sink"] == "second" for e in events)
 
 
-def test_typed_rows_from_a_real_bundle(compile_mlir, ireebench, tmp_path):
+def test_typed_rows_from_a_real_bundle(compile_mlir, ireebench_tester, tmp_path):
     bundle = tmp_path / "pass.ireeprof"
-    result = ireebench(f"--module={compile_mlir('two_dispatches')}", LOCAL,
-                       "--benchmark_min_time=4x", "--dispatch_statistics",
-                       f"--profile_output={bundle}")
-    assert result.returncode == 0, result.stderr
+    result = ireebench_tester.run(f"--module={compile_mlir('two_dispatches')}",
+                                  "--benchmark_min_time=4x", "--dispatch_statistics",
+                                  f"--profile_output={bundle}")
+    assert result.exit_code == 0, result.stderr
     summary, rows = read_statistics(bundle)
     assert summary.dropped_record_count == 0 and summary.row_count == len(rows)
     functions = {row.key: row for row in rows if row.is_function_row}
@@ -144,12 +144,12 @@ def test_profiling_mode_per_device():
     assert profiling_mode(["local-sync", "hip"]) == "host-execution,dispatch-events"
 
 
-def test_user_profiling_flags_stay_out_of_the_sinks_pass(compile_mlir, ireebench, tmp_path):
+def test_user_profiling_flags_stay_out_of_the_sinks_pass(compile_mlir, ireebench_tester, tmp_path):
     """--print_device_statistics gets its own native run; the sinks' pass still succeeds."""
     log = tmp_path / "events.jsonl"
-    result = _probe(ireebench, compile_mlir("two_dispatches"), log, "--benchmark_min_time=2x",
+    result = _probe(ireebench_tester, compile_mlir("two_dispatches"), log, "--benchmark_min_time=2x",
                     "--print_device_statistics")
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     assert "IREE HAL device statistics:" in result.stderr
     ends = [e for e in _events(log) if e["event"] == "end"]
     assert ends and all(e["ok"] for e in ends), ends

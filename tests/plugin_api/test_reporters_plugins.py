@@ -1,4 +1,5 @@
-"""Reporter registry, third-party reporters, extra rows and the streaming hook."""
+"""Reporter registry, third-party reporters, extra rows and the streaming hook, on
+``ireebench_tester``."""
 
 import csv
 import io
@@ -7,8 +8,6 @@ import json
 import pytest
 from conftest import fixture_plugin, one_error_line
 
-FAST = ["--device=local-sync", "--benchmark_min_time=2x"]
-
 
 @pytest.fixture(scope="module")
 def module(compile_mlir):
@@ -16,23 +15,23 @@ def module(compile_mlir):
 
 
 @pytest.mark.parametrize("flag", ["--reporter", "--benchmark_format", "--benchmark_out_format"])
-def test_unknown_reporter_lists_known_ones(module, ireebench, tmp_path, flag):
+def test_unknown_reporter_lists_known_ones(module, ireebench_tester, tmp_path, flag):
     out = [f"--benchmark_out={tmp_path / 'out'}"] if flag == "--benchmark_out_format" else []
-    line = one_error_line(ireebench(f"--module={module}", *FAST, *out, f"{flag}=xml"))
+    line = one_error_line(ireebench_tester.run(f"--module={module}", *out, f"{flag}=xml"))
     assert line == f"ireebench: error: {flag}=xml: unknown reporter (known: console, csv, json)"
     assert not (tmp_path / "out").exists()
 
 
-def test_duplicate_reporter_name_names_both_plugins(module, ireebench):
-    line = one_error_line(ireebench(f"--module={module}", *FAST,
-                                    "--plugin", "reporters_duplicate"))
+def test_duplicate_reporter_name_names_both_plugins(module, ireebench_tester):
+    line = one_error_line(ireebench_tester.run(f"--module={module}",
+                                               plugins=[fixture_plugin("reporters_duplicate")]))
     assert "reporter 'json' is defined by two plugins" in line
     assert "'json'" in line and "'reporters_duplicate'" in line
 
 
-def test_benchmark_out_in_missing_directory_is_one_error(module, ireebench, tmp_path):
-    line = one_error_line(ireebench(f"--module={module}", *FAST,
-                                    f"--benchmark_out={tmp_path / 'no' / 'out.json'}"))
+def test_benchmark_out_in_missing_directory_is_one_error(module, ireebench_tester, tmp_path):
+    line = one_error_line(ireebench_tester.run(f"--module={module}",
+                                               f"--benchmark_out={tmp_path / 'no' / 'out.json'}"))
     assert f"--benchmark_out={tmp_path / 'no' / 'out.json'}" in line
 
 
@@ -101,18 +100,20 @@ def test_failing_run_is_streamed_as_error_row(compile_mlir, ireebench_tester, tm
     assert rows[-1]["error_occurred"] is True and "boom" in rows[-1]["error_message"]
 
 
-def test_no_matching_benchmark_with_an_out_file_fails(module, ireebench, tmp_path):
+def test_no_matching_benchmark_with_an_out_file_fails(module, ireebench_tester, tmp_path):
     """Unlike Google Benchmark (exit 0): an output flag and nothing measured is a failure
     (a CI job must not pass on an empty report); a plain console run still exits 0."""
     out = tmp_path / "out.json"
-    result = ireebench(f"--module={module}", *FAST, "--benchmark_filter=nothing_matches",
-                       f"--benchmark_out={out}", "--benchmark_format=json")
-    assert result.returncode == 1, result.stderr
+    result = ireebench_tester.run(f"--module={module}", "--benchmark_filter=nothing_matches",
+                                  f"--benchmark_out={out}", "--benchmark_format=json")
+    assert result.exit_code == 1, result.stderr
     assert result.stdout == ""
     lines = result.stderr.splitlines()
     assert lines[0] == "Failed to match any benchmarks against regex: nothing_matches"
     assert f"ireebench: error: --benchmark_out={out}: no benchmark was measured" in result.stderr
     assert "Traceback" not in result.stderr
-    assert [p.name for p in tmp_path.iterdir()] in ([], ["out.json"])  # no temporary left
-    plain = ireebench(f"--module={module}", *FAST, "--benchmark_filter=nothing_matches")
-    assert plain.returncode == 0, plain.stderr
+    # no temporary left (the tester's results store is not written by a run without
+    # --benchmark_save)
+    assert [p.name for p in tmp_path.iterdir()] in ([], ["out.json"])
+    plain = ireebench_tester.run(f"--module={module}", "--benchmark_filter=nothing_matches")
+    assert plain.exit_code == 0, plain.stderr
