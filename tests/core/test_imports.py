@@ -100,6 +100,24 @@ LAZY_IMPORTS = {
     "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME},
     # statistics (~3 ms of every start) only when a run computes the LLM rows.
     "ireebench.plugins.llm.metrics": {"statistics": ("statistics",)},
+    # Standard modules that every start paid for (issue 39: ~15 ms together with their own
+    # imports) though only a run, an error or a rare path uses them: hashlib (OpenSSL)
+    # where a digest is taken, tempfile (random, shutil) where a scratch or temporary file
+    # is made, ctypes for a libc call, subprocess (locale) where a process is started,
+    # traceback (linecache, tokenize) only for the debug traceback of a plugin's error.
+    "ireebench._cli": {"traceback": ("traceback",)},
+    "ireebench._measure": {"traceback": ("traceback",)},
+    "ireebench._context": {"ctypes": ("ctypes",)},
+    "ireebench.plugins.allocator": {"ctypes": ("ctypes",)},
+    "ireebench._scratch": {"tempfile": ("tempfile",), "shutil": ("shutil",)},
+    "ireebench._modules": {"tempfile": ("tempfile",), "hashlib": ("hashlib",)},
+    "ireebench.outfiles": {"tempfile": ("tempfile",)},
+    "ireebench.lib.compile_cache": {"tempfile": ("tempfile",), "hashlib": ("hashlib",)},
+    "ireebench.comparison.machine": {"hashlib": ("hashlib",)},
+    "ireebench.lib.ray_cluster.shipping": {"hashlib": ("hashlib",)},
+    "ireebench.plugins.mlir_modules.key": {"hashlib": ("hashlib",)},
+    "ireebench.plugins.store.records": {"hashlib": ("hashlib",)},
+    "ireebench.plugins.local_executor": {"subprocess": ("subprocess",)},
 }
 # The packages kept out of startup: never reached from it but through LAZY_IMPORTS.
 KEPT_OUT = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
