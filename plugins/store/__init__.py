@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
 from ireebench.commands import DeferredCommand
-from ireebench.comparison.inputs import ReportHistory
 from ireebench.errors import EXIT_OK, Terminated, UsageError, signal_name
 from ireebench.outfiles import run_files
 from ireebench.reporting.reported import reported, reporter_factories
@@ -231,6 +230,7 @@ def ireebench_load_reports(config, reference, like):
             if window < 1:
                 raise UsageError(f"--window={window}: must be 1 or more")
             runs, note = store.history(filters, like, any_machine, window)
+            from ireebench.comparison.inputs import ReportHistory
             return ReportHistory([(summary.label, report) for summary, report in runs],
                                  [note] if note else [])
         offset = parsed.offset if parsed.selector == LATEST else 0

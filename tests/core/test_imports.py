@@ -84,6 +84,9 @@ LAZY_IMPORTS = {
                                                                              "psycopg")},
     # The report's drawing is the `report` extra (matplotlib): only when a report is made.
     "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
+    # The report's reading of a run's rows (3 dataclasses, the comparison's inputs: ~3 ms
+    # of every start) only when a run with --benchmark_report ends.
+    "ireebench.plugins.report": {"ireebench.plugins.report.data": ("ireebench.plugins.report.data",)},
     # The rank plugin's measuring modules (its coordinator, workers and benchmark_module:
     # the IREE runtime and numpy), and the run it measures in, only when a ranking runs
     # or its Python API is used; tests/builtin_plugins/test_rank.py checks the modules.
@@ -92,8 +95,11 @@ LAZY_IMPORTS = {
     "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": RUNTIME,
                                        "ireebench.plugins.rank.serve": RUNTIME},
     "ireebench.plugins.rank.schedule": {"ireebench.plugins.rank.remote": ("ray",)},
-    # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
-    "ireebench.plugins.ray_executor": {"ireebench.lib.ray_cluster.cluster": ("ray",)},
+    # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster;
+    # what the nodes are shipped (2 dataclasses) only with --ray_node_files.
+    "ireebench.plugins.ray_executor": {"ireebench.lib.ray_cluster.cluster": ("ray",),
+                                       "ireebench.lib.ray_cluster.shipping":
+                                       ("ireebench.lib.ray_cluster.shipping",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
     # measures a scenario or builds an LLM workload.
     "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
@@ -119,10 +125,12 @@ LAZY_IMPORTS = {
     "ireebench.plugins.store.records": {"hashlib": ("hashlib",)},
     "ireebench.plugins.local_executor": {"subprocess": ("subprocess",)},
     # The store's git state and records (5 dataclasses, ~3 ms of every start) only
-    # when a saved run reports its context and ends.
+    # when a saved run reports its context and ends; the comparison's inputs (2 more)
+    # when stored:history is read.
     "ireebench.plugins.store": {"ireebench.plugins.store.git": ("ireebench.plugins.store.git",),
                                 "ireebench.plugins.store.records":
-                                    ("ireebench.plugins.store.records",)},
+                                    ("ireebench.plugins.store.records",),
+                                "ireebench.comparison.inputs": ("ireebench.comparison.inputs",)},
 }
 # The packages kept out of startup: never reached from it but through LAZY_IMPORTS.
 KEPT_OUT = tuple(sorted({package for lazy in LAZY_IMPORTS.values()
