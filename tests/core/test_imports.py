@@ -103,7 +103,10 @@ LAZY_IMPORTS = {
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
     # measures a scenario or builds an LLM workload.
     "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
-    "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME},
+    "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME,
+                              # --llm_config's reading (~1.5 ms of every start): an LLM run's.
+                              "ireebench.plugins.llm.service_config":
+                                  ("ireebench.plugins.llm.service_config",)},
     # statistics (~3 ms of every start) only when a run computes the LLM rows.
     "ireebench.plugins.llm.metrics": {"statistics": ("statistics",)},
     # Standard modules that every start paid for (issue 39: ~15 ms together with their own
