@@ -102,7 +102,10 @@ LAZY_IMPORTS = {
                                        ("ireebench.lib.ray_cluster.shipping",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
     # measures a scenario or builds an LLM workload.
-    "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
+    "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME,
+                                    # a scenario's row (~1 ms of every start): its run's.
+                                    "ireebench.plugins.scenarios.summary":
+                                        ("ireebench.plugins.scenarios.summary",)},
     "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME,
                               # --llm_config's reading (~1.5 ms of every start): an LLM run's.
                               "ireebench.plugins.llm.service_config":
