@@ -106,6 +106,9 @@ LAZY_IMPORTS = {
                                     # a scenario's row (~1 ms of every start): its run's.
                                     "ireebench.plugins.scenarios.summary":
                                         ("ireebench.plugins.scenarios.summary",)},
+    # The compare reporters (textwrap, ~2 ms of every start) when a command asks for them.
+    "ireebench.plugins.compare": {"ireebench.plugins.compare.reporters":
+                                  ("ireebench.plugins.compare.reporters",)},
     "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME,
                               # --llm_config's reading (~1.5 ms of every start): an LLM run's.
                               "ireebench.plugins.llm.service_config":
