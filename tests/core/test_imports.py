@@ -123,6 +123,9 @@ LAZY_IMPORTS = {
     "ireebench._cli": {"traceback": ("traceback",)},
     "ireebench._measure": {"traceback": ("traceback",)},
     "ireebench._context": {"ctypes": ("ctypes",)},
+    # The machine's description (platform, 2 dataclasses): a run's, or a native report's
+    # read back; the JSON reporter that every start imports writes only what it is given.
+    "ireebench.lib.gbench_json": {"ireebench._context": ("ireebench._context",)},
     "ireebench.plugins.allocator": {"ctypes": ("ctypes",)},
     "ireebench._scratch": {"tempfile": ("tempfile",), "shutil": ("shutil",)},
     "ireebench._modules": {"tempfile": ("tempfile",), "hashlib": ("hashlib",)},
