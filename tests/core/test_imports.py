@@ -106,6 +106,10 @@ LAZY_IMPORTS = {
                                     # a scenario's row (~1 ms of every start): its run's.
                                     "ireebench.plugins.scenarios.summary":
                                         ("ireebench.plugins.scenarios.summary",)},
+    # A comparison against a history (~3 ms of `ireebench compare a.json b.json`) only
+    # when its old side is one.
+    "ireebench.plugins.compare.run": {"ireebench.comparison.history":
+                                      ("ireebench.comparison.history",)},
     # The compare reporters (textwrap, ~2 ms of every start) when a command asks for them.
     "ireebench.plugins.compare": {"ireebench.plugins.compare.reporters":
                                   ("ireebench.plugins.compare.reporters",)},
