@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import datetime
 import os
 import platform
@@ -151,6 +150,7 @@ def _aslr_enabled() -> bool | None:
     if not sys.platform.startswith("linux"):
         return None
     try:
+        import ctypes
         libc = ctypes.CDLL(None, use_errno=True)
         persona = libc.personality(ctypes.c_ulong(0xFFFFFFFF))
     except (OSError, AttributeError):

@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import os
 import time
-import traceback
 from dataclasses import dataclass, field
 
 from ._pluginmanager import plugin_file
@@ -112,6 +111,7 @@ def kind_failure(session, workload, exc: BaseException) -> str:
     if config is None:
         return message
     if os.environ.get(DEBUG_ENV):
+        import traceback
         config.stderr.write("".join(traceback.format_exception(exc)))
     builtin = [name for name, info in config.pm.infos.items() if info.builtin]
     plugin = plugin_of_exception(config.pm, exc)

@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import dataclasses
 import fcntl
-import hashlib
 import mmap
 import os
 import stat
 import struct
 import sys
-import tempfile
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
@@ -228,6 +226,7 @@ def _anonymous(size: int, spec: str) -> mmap.mmap:
 
 def _preload(handle, spec: str, size: int) -> tuple[mmap.mmap, str]:
     """Reads ``handle`` whole into anonymous memory; ``size`` is what fstat said."""
+    import hashlib
     digest = hashlib.sha256()
     memory = _anonymous(size, spec)
     filled = 0
@@ -279,6 +278,7 @@ def _preload_stdin() -> tuple[mmap.mmap, str]:
 
 def _copy_privately(handle, spec: str, destination: Path) -> str:
     """Copies ``handle`` to ``destination`` in the scratch directory; the sha256."""
+    import hashlib
     digest = hashlib.sha256()
     try:
         with open(destination, "wb") as out:
@@ -293,6 +293,7 @@ def _copy_privately(handle, spec: str, destination: Path) -> str:
 
 
 def _file_sha256(handle, spec: str) -> str:
+    import hashlib
     digest = hashlib.sha256()
     while chunk := _read_source(handle, spec):
         digest.update(chunk)
@@ -317,6 +318,7 @@ def _module_directory(config, index: int, spec: str) -> Path:
         directory = config.scratch_dir() / "modules" / str(index)
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        import tempfile
         raise _scratch_error(spec, Path(tempfile.gettempdir()), exc) from None
     return directory
 
@@ -451,6 +453,7 @@ def module_files(config) -> list[str]:
 
 def file_sha256(path) -> str:
     """Hex sha256 of a file (a replay capture), or "" when it cannot be read."""
+    import hashlib
     digest = hashlib.sha256()
     try:
         with open(path, "rb") as handle:

@@ -22,9 +22,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import shutil
 import stat
-import tempfile
 
 LOCK = ".holder.lock"
 
@@ -36,6 +34,7 @@ class Scratch:
     def __init__(self, prefix: str):
         self.prefix = prefix
         self.pid = os.getpid()  # its maker (a forked child shares the folder)
+        import tempfile
         self.path = os.path.realpath(tempfile.mkdtemp(prefix=prefix))
         # Locked before it has its name, so that no sweeper ever finds it unlocked. A
         # child this process forks shares the lock; a program it executes does not (the
@@ -52,6 +51,7 @@ class Scratch:
         sweep(prefix, keep=self.path)
 
     def remove(self) -> None:
+        import shutil
         shutil.rmtree(self.path, ignore_errors=True)
         if self._fd is not None:
             with contextlib.suppress(OSError):
@@ -63,6 +63,8 @@ def sweep(prefix: str, keep: str = "") -> None:
     """Removes this user's folders ``prefix*`` of the temporary directory whose holder
     is gone (their lock is free). A folder without a lock file is left: not one of
     ours to judge."""
+    import shutil
+    import tempfile
     base = os.path.realpath(tempfile.gettempdir())
     try:
         names = os.listdir(base)

@@ -20,7 +20,6 @@ import contextlib
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,6 +166,7 @@ def _temporary_next_to(target: Path) -> tuple[int, str]:
     room = _NAME_MAX - len(".") - len(".") - 8 - len(_TEMP_SUFFIX)
     name = target.name.encode(errors="surrogateescape")[: max(room, 1)]
     prefix = "." + name.decode(errors="ignore") + "."
+    import tempfile
     fd, path = tempfile.mkstemp(prefix=prefix, suffix=_TEMP_SUFFIX, dir=directory)
     if _temporary_observer is not None:
         _temporary_observer(os.path.abspath(path))
@@ -326,6 +326,7 @@ def written_by_tool(target, flag: str = "output"):
         yield Path(target)
         return
     if resolved.kind == "descriptor":
+        import tempfile
         fd, temporary = tempfile.mkstemp(suffix=_TEMP_SUFFIX)
         os.close(fd)
         try:

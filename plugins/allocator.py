@@ -16,7 +16,6 @@ In the Python API the setting stays in the calling process after the run
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
 from dataclasses import dataclass, field
@@ -82,6 +81,7 @@ def libc_name() -> str:
 
 def mallopt(parameter: int, value: int) -> bool:
     """glibc's ``mallopt``; True when it accepted the value."""
+    import ctypes
     return bool(ctypes.CDLL(None).mallopt(ctypes.c_int(parameter), ctypes.c_int(value)))
 
 

@@ -13,7 +13,6 @@ read from stdout. See :mod:`ireebench.executor`.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 
 from ireebench import hookimpl
@@ -25,6 +24,7 @@ def run_point_processes(config, jobs):
     environment = {**os.environ, **POINT_PROCESS_ENV}
     for job in jobs:
         command = [sys.executable, "-m", "ireebench", *job.command]
+        import subprocess
         proc = subprocess.run(command, capture_output=True, text=True, errors="replace",
                               check=False, stdin=subprocess.DEVNULL, env=environment)
         yield PointOutcome(job, proc.stdout, proc.stderr, proc.returncode)

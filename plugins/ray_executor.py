@@ -26,7 +26,6 @@ from ireebench.lib.ray_cluster.identity import (
     forwarded_environment,
     plugin_selection,
 )
-from ireebench.lib.ray_cluster.shipping import NodeFiles
 
 NAME = "ray"
 GROUP = "Ray cluster (--executor=ray)"
@@ -35,7 +34,7 @@ DEFAULT_RETRIES = 3
 # The flags that only mean something with --executor=ray.
 RAY_ONLY = ("ray_retries", "ray_point_timeout", "ray_resource")
 # On a node: the files the task shipped for the point (--ray_node_files).
-NODE_FILES = StashKey[NodeFiles]()
+NODE_FILES = StashKey["NodeFiles"]()  # ireebench.lib.ray_cluster.shipping's
 
 
 @hookimpl
@@ -95,6 +94,7 @@ def _given(config, name: str) -> bool:
 def ireebench_configure(config):
     """Checks the Ray flags, the extra and the address of an ``--executor=ray`` run."""
     if config.getoption("ray_node_files"):
+        from ireebench.lib.ray_cluster.shipping import NodeFiles
         config.stash[NODE_FILES] = NodeFiles.load(config.getoption("ray_node_files"))
     if select_executor(config).name != NAME:
         for name in RAY_ONLY:

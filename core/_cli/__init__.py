@@ -18,7 +18,6 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import traceback
 
 from ..errors import (
     DEBUG_ENV,
@@ -112,6 +111,7 @@ def run_cli(argv: list[str]) -> int:
             outcome = error_outcome(exc)
             debug = os.environ.get(DEBUG_ENV)
             if debug and isinstance(exc, PluginError) and exc.original is not None:
+                import traceback
                 traceback.print_exception(exc.original)  # the plugin's, where it raised
             if outcome is None:
                 if debug:

@@ -25,7 +25,6 @@ the gate's baselines, the report) asks it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 
 # The --benchmark_context entry that names the machine instead of its host name.
@@ -64,6 +63,7 @@ def machine_fingerprint(context: dict) -> str:
     """16 hex digits identifying the machine and devices of a context (a report's,
     or a row's: :func:`row_context`)."""
     identity = json.dumps(machine_identity(context), sort_keys=True)
+    import hashlib
     return hashlib.sha256(identity.encode()).hexdigest()[:16]
 
 

@@ -15,11 +15,9 @@ The rules: docs/reliability.md.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import pwd
 import stat
-import tempfile
 from pathlib import Path
 
 CACHE_ENV = "XDG_CACHE_HOME"
@@ -140,6 +138,8 @@ class CompileCache:
 
     def store(self, stem: str, key: str, binary: bytes) -> Path:
         """Writes an entry whole, then renames it into place; returns its path."""
+        import hashlib
+        import tempfile
         digest = hashlib.sha256(binary).hexdigest()[:DIGEST_CHARS]
         target = self.directory / f"{self._prefix(stem, key)}{digest}{SUFFIX}"
         fd, temporary = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
@@ -171,6 +171,7 @@ def _entry_problem(path: Path, digest: str) -> str | None:
         writers = _writers(st.st_mode)
         if writers is not None:
             return f"is writable by {writers}"
+        import hashlib
         content = hashlib.sha256()
         while chunk := handle.read(1 << 20):
             content.update(chunk)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import json
 import re
 
-from ireebench._context import CacheInfo, Context
 from ireebench.errors import UsageError
 from ireebench.names import function_of
 from ireebench.reporting import Reporter
@@ -159,8 +158,10 @@ def benchmark_function(runs: list[Run]) -> str:
     return function_of(runs[0].name)
 
 
-def context_from_benchmark_json(report: dict, global_context: dict | None = None) -> Context:
-    """The :class:`Context` a native tool reported (its machine, its executable)."""
+def context_from_benchmark_json(report: dict, global_context: dict | None = None):
+    """The :class:`ireebench._context.Context` a native tool reported (its machine, its
+    executable)."""
+    from ireebench._context import CacheInfo, Context
     data = report.get("context", {}) or {}
     mhz = int(data.get("mhz_per_cpu", 0) or 0)
     return Context(

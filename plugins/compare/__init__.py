@@ -30,8 +30,6 @@ from ireebench.commands import DeferredCommand
 from ireebench.errors import EXIT_COMPARE_USAGE
 from ireebench.hookspecs import named_objects, per_plugin
 
-from .reporters import ConsoleCompareReporter, JSONCompareReporter, MarkdownCompareReporter
-
 
 class CompareHooks:
     """Declared through ``ireebench_addhooks``: only ``ireebench compare`` calls it."""
@@ -100,5 +98,6 @@ def ireebench_register_commands(cli):
 @hookimpl
 def ireebench_compare_reporters():
     """Registers ``console``, ``markdown`` and ``json`` for ``ireebench compare``."""
+    from .reporters import ConsoleCompareReporter, JSONCompareReporter, MarkdownCompareReporter
     return {"console": ConsoleCompareReporter, "markdown": MarkdownCompareReporter,
             "json": JSONCompareReporter}

@@ -29,7 +29,6 @@ import contextlib
 import gc
 import os
 
-from ireebench.comparison.history import compare_history
 from ireebench.comparison.inputs import ReportHistory, benchmark_file, load_reports
 from ireebench.comparison.judgement import compare
 from ireebench.comparison.model import COMPARE_OPTIONS
@@ -128,6 +127,7 @@ def judge(config, options):
     new_file = benchmark_file(*new)
     if isinstance(old, ReportHistory) or len(old) > 1:
         olds = [benchmark_file(label, report) for label, report in old]
+        from ireebench.comparison.history import compare_history
         comparison = compare_history(olds, new_file, options, old_reference,
                                      getattr(old, "notes", ()))
     else:

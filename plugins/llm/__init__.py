@@ -25,7 +25,6 @@ from ireebench.names import family_of, function_of, row_name
 from ireebench.outfiles import register_input
 
 from . import metrics
-from .service_config import MAX_SIZE, MAX_TOKENS, read_service_config
 from .settings import FIXED, GREEDY, GenerationSettings, batch_size_of
 
 GROUP = "LLM prefill and decode (sharktank's export_paged_llm_v1)"
@@ -67,6 +66,7 @@ def generation_settings(config) -> GenerationSettings | None:
     steps = config.getoption("llm_decode_steps")
     if steps is None:
         return None
+    from .service_config import MAX_SIZE, MAX_TOKENS, read_service_config
     option = config.getoption
     # Bounds checked before anything is made (issue 40): beyond them the token
     # arrays and the cache alone would exhaust a machine's memory.

@@ -17,7 +17,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import platform
 from pathlib import Path
@@ -89,6 +88,7 @@ def machine(flags: list[str]) -> str:
 
 
 def cache_key(source: bytes, flags: list[str], compiler: str, machine_identity: str) -> str:
+    import hashlib
     digest = hashlib.sha256()
     for part in (source, "\0".join(flags).encode(), compiler.encode(),
                  machine_identity.encode()):

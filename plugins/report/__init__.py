@@ -25,7 +25,6 @@ from ireebench.lib.gbench_json import JSONReporter
 from ireebench.outfiles import register_output
 from ireebench.reporting.reported import reported
 
-from .data import read_report
 from .hooks import ReportHooks
 from .render import load_renderer, require_renderer
 
@@ -103,6 +102,7 @@ def ireebench_sessionfinish(config):
     context, rows = reported(config)
     if state is None or context is None:
         return  # --benchmark_list_tests, or the run ended before its first report
+    from .data import read_report
     report = read_report(RUN_LABEL, run_report(context, rows, config))
     reason = report.nothing_to_draw()
     if reason:

@@ -16,8 +16,6 @@ from pathlib import Path
 
 from ireebench.errors import UsageError
 
-from .data import Report
-
 CHART_FORMATS = ("svg", "png")
 EXTRA = 'pip install "ireebench[report]"'
 # The libraries the drawing imports: missing, the report names the extra.
@@ -63,9 +61,9 @@ def check_output_dir(path: str, flag: str = "output_dir") -> None:
         raise UsageError(f"--{flag}={path}: directory {target.parent} does not exist")
 
 
-def readable_reports(config, reports: list[Report], what: str = "report") -> list[Report]:
-    """The reports, once each one with nothing to draw was said in one line; when
-    none has anything, that line is the error."""
+def readable_reports(config, reports: list, what: str = "report") -> list:
+    """The reports (:class:`.data.Report`), once each one with nothing to draw was
+    said in one line; when none has anything, that line is the error."""
     empty = [(report, report.nothing_to_draw()) for report in reports]
     empty = [(report, reason) for report, reason in empty if reason]
     if len(empty) == len(reports):

@@ -30,7 +30,6 @@ from .settings import (
     Settings,
     settings_of,
 )
-from .summary import scenario_row
 
 GROUP = "Serving scenarios (MLPerf LoadGen)"
 DEFAULT_TOLERANCE = 0.02
@@ -239,6 +238,7 @@ def ireebench_measure_repetition(config, workload, repetition):
         return None
     if config.getoption("benchmark_dry_run"):
         settings = _dry(settings)
+    from .summary import scenario_row
     try:
         if settings.search:
             return _search(config, workload, repetition, settings)
@@ -250,6 +250,7 @@ def ireebench_measure_repetition(config, workload, repetition):
 
 
 def _search(config, workload, repetition, settings: Settings):
+    from .summary import scenario_row
     template = new_run(workload, repetition.repetitions, repetition.index)
 
     def measure_at(trial_settings):

@@ -20,15 +20,12 @@ from dataclasses import dataclass
 
 from ireebench import StashKey, hookimpl
 from ireebench.commands import DeferredCommand
-from ireebench.comparison.inputs import ReportHistory
 from ireebench.errors import EXIT_OK, Terminated, UsageError, signal_name
 from ireebench.outfiles import run_files
 from ireebench.reporting.reported import reported, reporter_factories
 from ireebench.signals import held_signal, signals_deferred
 
-from .git import git_state
 from .location import open_store, register_store, storage_url
-from .records import COMPILE_FLAGS, GIT_BRANCH, GIT_COMMIT, record_of_report, status_of
 from .references import HISTORY, LATEST, is_stored, parse_filter, parse_reference
 
 GROUP = "Results store"
@@ -129,6 +126,8 @@ def ireebench_report_context(config, context):
     capture = config.stash.get(CAPTURE, None)
     if capture is None:
         return
+    from .git import git_state  # only a saved run's (see LAZY_IMPORTS)
+    from .records import COMPILE_FLAGS, GIT_BRANCH, GIT_COMMIT
     state = git_state()
     if state.note:
         _note(config, f"git: {state.note}; the run is saved without a commit")
@@ -168,6 +167,7 @@ def ireebench_sessionfinish(config, exitstatus):
             config.stderr.write("ireebench: --benchmark_save: nothing saved (no benchmark "
                                 "ran)\n")
         return
+    from .records import record_of_report, status_of
     text = render_report(config, context, runs)
     record = record_of_report(
         text, json.loads(text), run_id=config.run_id, status=status_of(exitstatus),
@@ -230,6 +230,7 @@ def ireebench_load_reports(config, reference, like):
             if window < 1:
                 raise UsageError(f"--window={window}: must be 1 or more")
             runs, note = store.history(filters, like, any_machine, window)
+            from ireebench.comparison.inputs import ReportHistory
             return ReportHistory([(summary.label, report) for summary, report in runs],
                                  [note] if note else [])
         offset = parsed.offset if parsed.selector == LATEST else 0

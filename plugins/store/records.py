@@ -19,7 +19,6 @@ they measured.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import time
 import uuid
@@ -125,6 +124,7 @@ class RunRecord:
 
     @property
     def report_sha256(self) -> str:
+        import hashlib
         return hashlib.sha256(self.report.encode("utf-8", "surrogateescape")).hexdigest()
 
     def columns(self) -> dict:

@@ -27,17 +27,18 @@ from ireebench.names import format_value
 from ireebench.points import MAX_POINTS, PointSpec, describe_params
 
 SWEEP_FLAG = "--sweep"
-NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Patterns compiled on first use (re's cache): a start that sweeps nothing pays none.
+NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 # {NAME}, or the escaped braces {{ and }}.
-PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}")
-RANGE = re.compile(r"(-?\d+)\.\.(-?\d+)(?::([+*])(\d+))?")
+PLACEHOLDER = r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)\}"
+RANGE = r"(-?\d+)\.\.(-?\d+)(?::([+*])(\d+))?"
 # What a range looks like: a number, then "..": 1..64, and 0.5..2.5 (refused:
 # ranges are integers); not a path such as ../model.vmfb.
-RANGE_START = re.compile(r"-?\.?\d[\d.eE+-]*?\.\.")
+RANGE_START = r"-?\.?\d[\d.eE+-]*?\.\."
 # 1-64: a range written with a dash (refused, with the spelling that works).
-DASH_RANGE = re.compile(r"(-?\d+)-(\d+)")
-INTEGER = re.compile(r"-?(0|[1-9]\d*)")
-FLOAT = re.compile(r"-?\d+\.\d+(e-?\d+)?|-?\d+e-?\d+")
+DASH_RANGE = r"(-?\d+)-(\d+)"
+INTEGER = r"-?(0|[1-9]\d*)"
+FLOAT = r"-?\d+\.\d+(e-?\d+)?|-?\d+e-?\d+"
 
 
 @dataclass
@@ -55,9 +56,9 @@ class Axis:
 
 def parse_value(text: str):
     """``4`` -> 4, ``0.5`` -> 0.5 (when Python writes them so), anything else as text."""
-    if INTEGER.fullmatch(text):
+    if re.fullmatch(INTEGER, text):
         return int(text)
-    if FLOAT.fullmatch(text) and repr(float(text)) == text:
+    if re.fullmatch(FLOAT, text) and repr(float(text)) == text:
         return float(text)
     return text
 
@@ -83,7 +84,7 @@ def split_items(text: str) -> list[str]:
 
 def expand_range(axis_text: str, item: str) -> list[int]:
     """``1..64:*2`` -> [1, 2, 4, ..., 64]; a bad range is one line naming it."""
-    match = RANGE.fullmatch(item)
+    match = re.fullmatch(RANGE, item)
     usage = "expected START..END, START..END:+STEP or START..END:*FACTOR (integers)"
     if not match:
         if re.search(r"\d\.\d|\d[eE]", item):  # 0.5..2.5:+0.5
@@ -120,7 +121,7 @@ def _powers(start: int, end: int, factor: int) -> int:
 def parse_axis(text: str) -> Axis:
     """``NAME=V1,V2,...`` (values and ranges) as an :class:`Axis`."""
     name, sep, body = text.partition("=")
-    if not sep or not NAME.fullmatch(name):
+    if not sep or not re.fullmatch(NAME, name):
         raise UsageError(f"{SWEEP_FLAG} {text}: expected NAME=V1,V2,... (a name of letters, "
                          "digits and _, then values or ranges such as 1..64:*2)")
     if not body.strip():
@@ -132,12 +133,12 @@ def parse_axis(text: str) -> Axis:
         if printable(item) != item:  # a line break, ESC or OSC would reach names and terminals
             raise UsageError(f"{SWEEP_FLAG} {text}: the value '{item}' has a control "
                              "character; a value names rows and files, so it is plain text")
-        dash = DASH_RANGE.fullmatch(item)
+        dash = re.fullmatch(DASH_RANGE, item)
         if dash:  # bs=1-64 means the range
             raise UsageError(f"{SWEEP_FLAG} {text}: {item!r} is not a range: write "
                              f"{dash.group(1)}..{dash.group(2)} (or {dash.group(1)}.."
                              f"{dash.group(2)}:*2 for powers of two)")
-        if RANGE_START.match(item):  # 1..64:*2 (not a path such as ../model.vmfb)
+        if re.match(RANGE_START, item):  # 1..64:*2 (not a path such as ../model.vmfb)
             values.extend(expand_range(text, item))
         else:
             values.append(parse_value(item))
@@ -181,7 +182,7 @@ def parse_axes(argv: list[str], option_specs: dict) -> tuple[list[Axis], set[int
 
 
 def _placeholders(text: str) -> set[str]:
-    return {match.group(1) for match in PLACEHOLDER.finditer(text) if match.group(1)}
+    return {match.group(1) for match in re.finditer(PLACEHOLDER, text) if match.group(1)}
 
 
 def substitute(text: str, values: dict[str, str]) -> str:
@@ -193,14 +194,14 @@ def substitute(text: str, values: dict[str, str]) -> str:
             return "}"
         return values[match.group(1)]
 
-    return PLACEHOLDER.sub(replace, text)
+    return re.sub(PLACEHOLDER, replace, text)
 
 
 def _template_folder(template: str) -> tuple[int, str] | None:
     """Where the path of a flag value with ``{NAME}`` starts, and the folder its
     fixed text names before the first placeholder (``--out=runs/{bs}.json``:
     ``runs``); None when it names none (``{m}``, ``--module={m}.vmfb``)."""
-    first = next((match for match in PLACEHOLDER.finditer(template) if match.group(1)), None)
+    first = next((match for match in re.finditer(PLACEHOLDER, template) if match.group(1)), None)
     if first is None:
         return None
     before = template[:first.start()]

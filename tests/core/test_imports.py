@@ -84,6 +84,9 @@ LAZY_IMPORTS = {
                                                                              "psycopg")},
     # The report's drawing is the `report` extra (matplotlib): only when a report is made.
     "ireebench.plugins.report.render": {"ireebench.plugins.report.build": ("matplotlib",)},
+    # The report's reading of a run's rows (3 dataclasses, the comparison's inputs: ~3 ms
+    # of every start) only when a run with --benchmark_report ends.
+    "ireebench.plugins.report": {"ireebench.plugins.report.data": ("ireebench.plugins.report.data",)},
     # The rank plugin's measuring modules (its coordinator, workers and benchmark_module:
     # the IREE runtime and numpy), and the run it measures in, only when a ranking runs
     # or its Python API is used; tests/builtin_plugins/test_rank.py checks the modules.
@@ -92,14 +95,58 @@ LAZY_IMPORTS = {
     "ireebench.plugins.rank.command": {"ireebench.plugins.rank.schedule": RUNTIME,
                                        "ireebench.plugins.rank.serve": RUNTIME},
     "ireebench.plugins.rank.schedule": {"ireebench.plugins.rank.remote": ("ray",)},
-    # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster.
-    "ireebench.plugins.ray_executor": {"ireebench.lib.ray_cluster.cluster": ("ray",)},
+    # The Ray executor's driver is the `ray` extra: only when a run measures on a cluster;
+    # what the nodes are shipped (2 dataclasses) only with --ray_node_files.
+    "ireebench.plugins.ray_executor": {"ireebench.lib.ray_cluster.cluster": ("ray",),
+                                       "ireebench.lib.ray_cluster.shipping":
+                                       ("ireebench.lib.ray_cluster.shipping",)},
     # The serving plugins' work with the IREE runtime and numpy, imported when a run first
     # measures a scenario or builds an LLM workload.
-    "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME},
-    "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME},
+    "ireebench.plugins.scenarios": {"ireebench.plugins.scenarios.measurement": RUNTIME,
+                                    # a scenario's row (~1 ms of every start): its run's.
+                                    "ireebench.plugins.scenarios.summary":
+                                        ("ireebench.plugins.scenarios.summary",)},
+    # A comparison against a history (~3 ms of `ireebench compare a.json b.json`) only
+    # when its old side is one.
+    "ireebench.plugins.compare.run": {"ireebench.comparison.history":
+                                      ("ireebench.comparison.history",)},
+    # The compare reporters (textwrap, ~2 ms of every start) when a command asks for them.
+    "ireebench.plugins.compare": {"ireebench.plugins.compare.reporters":
+                                  ("ireebench.plugins.compare.reporters",)},
+    "ireebench.plugins.llm": {"ireebench.plugins.llm.generation": RUNTIME,
+                              # --llm_config's reading (~1.5 ms of every start): an LLM run's.
+                              "ireebench.plugins.llm.service_config":
+                                  ("ireebench.plugins.llm.service_config",)},
     # statistics (~3 ms of every start) only when a run computes the LLM rows.
     "ireebench.plugins.llm.metrics": {"statistics": ("statistics",)},
+    # Standard modules that every start paid for (issue 39: ~15 ms together with their own
+    # imports) though only a run, an error or a rare path uses them: hashlib (OpenSSL)
+    # where a digest is taken, tempfile (random, shutil) where a scratch or temporary file
+    # is made, ctypes for a libc call, subprocess (locale) where a process is started,
+    # traceback (linecache, tokenize) only for the debug traceback of a plugin's error.
+    "ireebench._cli": {"traceback": ("traceback",)},
+    "ireebench._measure": {"traceback": ("traceback",)},
+    "ireebench._context": {"ctypes": ("ctypes",)},
+    # The machine's description (platform, 2 dataclasses): a run's, or a native report's
+    # read back; the JSON reporter that every start imports writes only what it is given.
+    "ireebench.lib.gbench_json": {"ireebench._context": ("ireebench._context",)},
+    "ireebench.plugins.allocator": {"ctypes": ("ctypes",)},
+    "ireebench._scratch": {"tempfile": ("tempfile",), "shutil": ("shutil",)},
+    "ireebench._modules": {"tempfile": ("tempfile",), "hashlib": ("hashlib",)},
+    "ireebench.outfiles": {"tempfile": ("tempfile",)},
+    "ireebench.lib.compile_cache": {"tempfile": ("tempfile",), "hashlib": ("hashlib",)},
+    "ireebench.comparison.machine": {"hashlib": ("hashlib",)},
+    "ireebench.lib.ray_cluster.shipping": {"hashlib": ("hashlib",)},
+    "ireebench.plugins.mlir_modules.key": {"hashlib": ("hashlib",)},
+    "ireebench.plugins.store.records": {"hashlib": ("hashlib",)},
+    "ireebench.plugins.local_executor": {"subprocess": ("subprocess",)},
+    # The store's git state and records (5 dataclasses, ~3 ms of every start) only
+    # when a saved run reports its context and ends; the comparison's inputs (2 more)
+    # when stored:history is read.
+    "ireebench.plugins.store": {"ireebench.plugins.store.git": ("ireebench.plugins.store.git",),
+                                "ireebench.plugins.store.records":
+                                    ("ireebench.plugins.store.records",),
+                                "ireebench.comparison.inputs": ("ireebench.comparison.inputs",)},
 }
 # The packages kept out of startup: never reached from it but through LAZY_IMPORTS.
 KEPT_OUT = tuple(sorted({package for lazy in LAZY_IMPORTS.values()

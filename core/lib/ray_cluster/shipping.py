@@ -26,7 +26,6 @@ asked anything, the node's half in the point's own ireebench.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from dataclasses import dataclass, field
@@ -96,6 +95,7 @@ def _file(kind: str, key: str, path: str) -> Shipped | None:
     data = _read(path)
     if data is None:
         return None
+    import hashlib
     return Shipped(kind, key, os.path.basename(path) or "file",
                    hashlib.sha256(data).hexdigest(), data)
 
